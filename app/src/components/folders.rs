@@ -1,0 +1,194 @@
+//! Opening folders and listing the open ones.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::client;
+use crate::components::hub_page::{folder_href, HubState};
+use crate::types::{ChatConfig, SessionStatus, SessionSummary};
+
+#[component]
+pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {
+    let state = expect_context::<HubState>();
+    let path = RwSignal::new(String::new());
+    let form_error = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+    let submit = move |event: leptos::ev::SubmitEvent| {
+        event.prevent_default();
+        let typed = path.get_untracked().trim().to_string();
+        if typed.is_empty() || busy.get_untracked() {
+            return;
+        }
+        busy.set(true);
+        spawn_local(async move {
+            match client::open_folder(&typed).await {
+                Ok(config) => {
+                    form_error.set(None);
+                    path.set(String::new());
+                    state.refresh_projects();
+                    on_open.run(config);
+                }
+                Err(message) => form_error.set(Some(message)),
+            }
+            busy.set(false);
+        });
+    };
+    view! {
+        <aside class="w-full border-b border-slate-200 bg-white p-4 md:w-80 md:border-b-0 md:border-r dark:border-slate-800 dark:bg-slate-900">
+            <form on:submit=submit class="flex flex-col gap-2" data-testid="open-folder-form">
+                <label for="folder-path" class="text-xs font-semibold uppercase tracking-wide text-slate-500">
+                    "Open a folder"
+                </label>
+                <div class="flex gap-2">
+                    <input
+                        id="folder-path"
+                        name="folder-path"
+                        type="text"
+                        autocomplete="off"
+                        spellcheck="false"
+                        placeholder="/absolute/path/to/project"
+                        bind:value=path
+                        class="min-w-0 flex-1 rounded-md border border-slate-300 bg-white px-2 py-1.5 font-mono text-sm focus:border-sky-500 focus:outline-none focus:ring-2 focus:ring-sky-500/30 dark:border-slate-700 dark:bg-slate-950"
+                    />
+                    <button
+                        type="submit"
+                        disabled=move || busy.get()
+                        class="rounded-md bg-sky-600 px-3 py-1.5 text-sm font-medium text-white hover:bg-sky-700 disabled:opacity-50"
+                    >
+                        "Open"
+                    </button>
+                </div>
+                <Show when=move || form_error.get().is_some()>
+                    <p data-testid="open-folder-error" class="text-sm text-red-700 dark:text-red-400">
+                        {move || form_error.get()}
+                    </p>
+                </Show>
+            </form>
+            <h2 class="mt-6 mb-2 text-xs font-semibold uppercase tracking-wide text-slate-500">"Open folders"</h2>
+            <ul data-testid="folder-list" class="flex flex-col gap-1">
+                <For
+                    each=move || state.projects.get()
+                    key=|project| project.folder_path.clone()
+                    children=move |project| {
+                        let href = folder_href(&project.folder_path);
+                        let current = {
+                            let folder_path = project.folder_path.clone();
+                            move || state.config.with(|config| config.as_ref().is_some_and(|c| c.folder_path == folder_path))
+                        };
+                        let waiting: usize = project.sessions.iter().map(|session| session.pending_count).sum();
+                        view! {
+                            <li>
+                                <a
+                                    href=href
+                                    class="block truncate rounded-md px-2 py-1.5 font-mono text-sm hover:bg-slate-100 dark:hover:bg-slate-800"
+                                    class=("bg-sky-50", current.clone())
+                                    class=("dark:bg-sky-950", current)
+                                    title=project.folder_path.clone()
+                                >
+                                    {folder_name(&project.folder_path)}
+                                    <Show when=move || { waiting > 0 }>
+                                        <span class="ml-2 rounded-full bg-amber-500 px-1.5 text-xs text-white">{waiting}</span>
+                                    </Show>
+                                </a>
+                            </li>
+                        }
+                    }
+                />
+            </ul>
+            <Show when=move || state.projects.with(Vec::is_empty)>
+                <p class="text-sm text-slate-500">"No folder open yet."</p>
+            </Show>
+        </aside>
+    }
+}
+
+/// The last component of a path, for compact lists (the full path is the title).
+pub fn folder_name(path: &str) -> String {
+    path.trim_end_matches('/').rsplit('/').next().filter(|name| !name.is_empty()).unwrap_or(path).to_string()
+}
+
+#[component]
+pub fn FolderPanel() -> impl IntoView {
+    let state = expect_context::<HubState>();
+    move || {
+        match state.config.get() {
+        None => view! {
+            <section class="mx-auto max-w-xl py-16 text-center text-slate-600 dark:text-slate-400">
+                <h1 class="mb-2 text-2xl font-semibold text-slate-900 dark:text-slate-100">"Supervise your coding agents"</h1>
+                <p>"Open a project folder on the left. Every command or file change the agent wants waits for your approval, unless you switch YOLO on for that folder."</p>
+            </section>
+        }
+        .into_any(),
+        Some(config) => {
+            let sessions: Vec<SessionSummary> = state.projects.with(|projects| {
+                projects
+                    .iter()
+                    .find(|project| project.folder_path == config.folder_path)
+                    .map(|project| project.sessions.clone())
+                    .unwrap_or_default()
+            });
+            view! {
+                <section class="flex flex-col gap-4" data-testid="folder-panel">
+                    <h1 class="truncate font-mono text-xl font-semibold" title=config.folder_path.clone()>
+                        {folder_name(&config.folder_path)}
+                    </h1>
+                    <p data-testid="yolo-note" class="text-sm text-slate-600 dark:text-slate-400">
+                        {if config.yolo_mode {
+                            "YOLO is on: the agent's tool calls run without asking."
+                        } else {
+                            "YOLO is off: every command and file change waits for your approval."
+                        }}
+                        " "
+                        {config.note.clone()}
+                    </p>
+                    <ul class="flex flex-col gap-2">
+                        {sessions
+                            .into_iter()
+                            .map(|session| {
+                                view! {
+                                    <li class="flex items-center gap-3 rounded-lg border border-slate-200 bg-white px-4 py-3 text-sm dark:border-slate-800 dark:bg-slate-900">
+                                        <span class="font-mono text-slate-500">{session.id.clone()}</span>
+                                        <StatusBadge status=session.status />
+                                    </li>
+                                }
+                            })
+                            .collect_view()}
+                    </ul>
+                </section>
+            }
+            .into_any()
+        }
+    }
+    }
+}
+
+#[component]
+pub fn StatusBadge(status: SessionStatus) -> impl IntoView {
+    let class = match status {
+        SessionStatus::Idle => {
+            "rounded-full bg-slate-100 px-2 py-0.5 text-xs text-slate-700 dark:bg-slate-800 dark:text-slate-300"
+        }
+        SessionStatus::Running => {
+            "rounded-full bg-sky-100 px-2 py-0.5 text-xs text-sky-800 dark:bg-sky-900 dark:text-sky-200"
+        }
+        SessionStatus::WaitingApproval | SessionStatus::WaitingInput => {
+            "rounded-full bg-amber-100 px-2 py-0.5 text-xs text-amber-800 dark:bg-amber-900 dark:text-amber-200"
+        }
+        SessionStatus::Error => {
+            "rounded-full bg-red-100 px-2 py-0.5 text-xs text-red-800 dark:bg-red-900 dark:text-red-200"
+        }
+    };
+    view! { <span class=class data-testid="status-badge">{status.label()}</span> }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::folder_name;
+
+    #[test]
+    fn folder_names_are_the_last_component() {
+        assert_eq!(folder_name("/home/me/project"), "project");
+        assert_eq!(folder_name("/home/me/project/"), "project");
+        assert_eq!(folder_name("/"), "/");
+    }
+}

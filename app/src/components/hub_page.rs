@@ -1,0 +1,169 @@
+//! The hub's one page: header, folder list, and the open folder.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use leptos_router::hooks::{use_navigate, use_query_map};
+
+use crate::client;
+use crate::components::folders::{FolderPanel, FolderSidebar};
+use crate::components::header::Header;
+use crate::components::updates;
+use crate::types::{ChatConfig, HubUpdate, ProjectSummary};
+
+/// Page state shared by the components through context.
+#[derive(Clone, Copy)]
+pub struct HubState {
+    /// The folder named in the URL (`/?folder=…`), as typed or linked.
+    pub folder: Memo<Option<String>>,
+    pub projects: RwSignal<Vec<ProjectSummary>>,
+    /// The open folder's YOLO config, once the hub answered.
+    pub config: RwSignal<Option<ChatConfig>>,
+    pub error: RwSignal<Option<String>>,
+}
+
+impl HubState {
+    pub fn refresh_projects(self) {
+        spawn_local(async move {
+            match client::projects().await {
+                Ok(response) => self.projects.set(response.projects),
+                Err(message) => self.error.set(Some(message)),
+            }
+        });
+    }
+
+    /// Fetches the config of the folder in the URL, ignoring answers that arrive
+    /// after the user moved on to another folder.
+    pub fn load_config(self) {
+        let Some(folder) = self.folder.get_untracked() else {
+            self.config.set(None);
+            return;
+        };
+        spawn_local(async move {
+            let result = client::open_folder(&folder).await;
+            if self.folder.get_untracked().as_deref() != Some(folder.as_str()) {
+                return;
+            }
+            match result {
+                Ok(config) => {
+                    self.error.set(None);
+                    self.config.set(Some(config));
+                }
+                Err(message) => {
+                    self.config.set(None);
+                    self.error.set(Some(message));
+                }
+            }
+        });
+    }
+
+    pub fn toggle_yolo(self) {
+        let Some(config) = self.config.get_untracked() else { return };
+        spawn_local(async move {
+            match client::set_yolo(&config.folder_path, &config.session_id, !config.yolo_mode).await {
+                Ok(next) => self.apply_config(next),
+                Err(message) => self.error.set(Some(message)),
+            }
+        });
+    }
+
+    fn apply_config(self, next: ChatConfig) {
+        let current = self.config.get_untracked();
+        if current.as_ref().is_some_and(|current| current.session_id == next.session_id) {
+            self.config.set(Some(next));
+        }
+    }
+
+    fn apply_update(self, update: HubUpdate) {
+        match update {
+            HubUpdate::Config(config) => {
+                self.apply_config(config);
+                self.refresh_projects();
+            }
+            HubUpdate::Projects => self.refresh_projects(),
+        }
+    }
+}
+
+#[component]
+pub fn HubPage() -> impl IntoView {
+    let query = use_query_map();
+    let folder = Memo::new(move |_| query.read().get("folder").filter(|folder| !folder.is_empty()));
+    let state = HubState {
+        folder,
+        projects: RwSignal::new(Vec::new()),
+        config: RwSignal::new(None),
+        error: RwSignal::new(None),
+    };
+    provide_context(state);
+
+    // Effects run in the browser only, after hydration.
+    Effect::new(move |_| {
+        mark_hydrated();
+        updates::subscribe(
+            move |update| state.apply_update(update),
+            move || {
+                state.refresh_projects();
+                state.load_config();
+            },
+        );
+    });
+    Effect::new(move |_| {
+        folder.track();
+        state.load_config();
+    });
+
+    let navigate = use_navigate();
+    let open = Callback::new(move |config: ChatConfig| {
+        navigate(&folder_href(&config.folder_path), Default::default());
+    });
+
+    view! {
+        <div class="flex min-h-screen flex-col">
+            <Header />
+            <div class="flex flex-1 flex-col md:flex-row">
+                <FolderSidebar on_open=open />
+                <main class="flex-1 p-6">
+                    <ErrorBanner />
+                    <FolderPanel />
+                </main>
+            </div>
+        </div>
+    }
+}
+
+/// Lets tests (and curious users) tell a live page from server-rendered HTML.
+fn mark_hydrated() {
+    #[cfg(feature = "hydrate")]
+    if let Some(root) = document().document_element() {
+        let _ = root.set_attribute("data-hydrated", "true");
+    }
+}
+
+pub fn folder_href(folder_path: &str) -> String {
+    format!("/?folder={}", urlencoding::encode(folder_path))
+}
+
+#[component]
+fn ErrorBanner() -> impl IntoView {
+    let state = expect_context::<HubState>();
+    move || {
+        state.error.get().map(|message| {
+            view! {
+                <div
+                    role="alert"
+                    data-testid="error-banner"
+                    class="mb-4 flex items-start justify-between gap-4 rounded-lg border border-red-300 bg-red-50 px-4 py-3 text-sm text-red-800 dark:border-red-800 dark:bg-red-950 dark:text-red-200"
+                >
+                    <span>{message}</span>
+                    <button
+                        type="button"
+                        class="font-medium hover:underline"
+                        on:click=move |_| state.error.set(None)
+                    >
+                        "Dismiss"
+                    </button>
+                </div>
+            }
+        })
+    }
+}

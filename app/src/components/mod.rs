@@ -1,0 +1,4 @@
+pub mod folders;
+pub mod header;
+pub mod hub_page;
+pub mod updates;

@@ -1,0 +1,73 @@
+// Starts a real hub process and a real headless Chromium for end-to-end tests.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { chromium } from 'playwright-core';
+
+export const ROOT = resolve(import.meta.dirname, '..');
+const HUB_BIN = process.env.HUB_BIN || join(ROOT, 'target/debug/agent-hub');
+
+/** Starts `agent-hub` on a free port; resolves once it printed its URL. */
+export async function startHub(args = [], env = {}) {
+  const token = randomBytes(12).toString('hex');
+  const child = spawn(HUB_BIN, ['--port', '0', '--token', token, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, RUST_LOG: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => { stderr += chunk; });
+  const url = await new Promise((resolvePromise, reject) => {
+    let stdout = '';
+    const timer = setTimeout(() => reject(new Error(`hub did not start: ${stderr}`)), 15000);
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      const match = stdout.match(/Agent Hub listening on (http:\/\/\S+)/);
+      if (match) { clearTimeout(timer); resolvePromise(match[1]); }
+    });
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`hub exited ${code}: ${stderr}`)); });
+  });
+  const base = new URL(url).origin;
+  return {
+    url, base, token,
+    stop: () => new Promise((done) => { child.once('exit', done); child.kill('SIGTERM'); }),
+    api: async (path, init = {}) => {
+      const response = await fetch(base + path, {
+        ...init,
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', ...(init.headers || {}) },
+      });
+      return { status: response.status, body: await response.json() };
+    },
+  };
+}
+
+export async function launchBrowser() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** A fresh project folder, optionally with a .gemini/settings.json. */
+export function makeFolder(settings) {
+  const dir = mkdtempSync(join(tmpdir(), 'hub-e2e-'));
+  if (settings !== undefined) writeSettings(dir, settings);
+  return dir;
+}
+
+export function writeSettings(dir, settings) {
+  mkdirSync(join(dir, '.gemini'), { recursive: true });
+  const text = typeof settings === 'string' ? settings : JSON.stringify(settings);
+  writeFileSync(join(dir, '.gemini', 'settings.json'), text);
+}
+
+/** Saves a screenshot when SCREENSHOT_DIR is set (for looking at the UI). */
+export async function snapshot(page, name) {
+  if (process.env.SCREENSHOT_DIR) {
+    mkdirSync(process.env.SCREENSHOT_DIR, { recursive: true });
+    await page.screenshot({ path: join(process.env.SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+  }
+}

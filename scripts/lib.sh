@@ -1,0 +1,115 @@
+# Shared by scripts/*: installs what the build needs, idempotently, and builds.
+# Sourced, not run. Every step prints one line and is quick when already done.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}"
+export PATH="$CARGO_HOME/bin:$ROOT/node_modules/.bin:$PATH"
+SITE="$ROOT/target/site"
+OUTPUT_NAME=agent_hub
+WASM_TARGET=wasm32-unknown-unknown
+
+step() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Runs apt-get as root (directly, or via sudo) where this is a Debian-like machine.
+apt_install() {
+  command -v apt-get >/dev/null || die "please install: $*"
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  if [ ! -f /tmp/.agent-hub-apt-updated ]; then
+    $sudo apt-get update -qq >&2 && touch /tmp/.agent-hub-apt-updated
+  fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >&2
+}
+
+# Chooses how to build for wasm32: rustup's target when it can be had, else
+# Debian's rustc-web with the standard library built from source (shared/BUILD.md).
+# Sets WASM_MODE to "rustup" or "debian".
+ensure_wasm_toolchain() {
+  if command -v rustup >/dev/null; then
+    if rustup target list --installed 2>/dev/null | grep -qx "$WASM_TARGET"; then
+      WASM_MODE=rustup; return
+    fi
+    step "adding the $WASM_TARGET target with rustup"
+    if timeout 180 rustup target add "$WASM_TARGET" >&2 \
+      && rustup target list --installed | grep -qx "$WASM_TARGET"; then
+      WASM_MODE=rustup; return
+    fi
+    step "rustup could not add $WASM_TARGET: using Debian's rustc-web with -Zbuild-std"
+  fi
+  if ! { [ -x /usr/bin/cargo ] && [ -d /usr/lib/rustlib/src/rust ] && [ -e /usr/bin/rust-lld ] \
+         && /usr/bin/rustc --print target-list | grep -qx "$WASM_TARGET"; }; then
+    step "installing Debian's rustc-web, rust-web-src and lld"
+    apt_install rustc-web cargo-web rust-web-src lld-22
+  fi
+  WASM_MODE=debian
+}
+
+# Cargo for the client build, by WASM_MODE.
+wasm_cargo() {
+  if [ "$WASM_MODE" = rustup ]; then
+    cargo "$@"
+  else
+    # Debian's cargo and rustc both; a target dir of its own so the two
+    # toolchains never invalidate each other's artifacts.
+    env -u RUSTC -u RUSTDOC -u RUSTUP_TOOLCHAIN PATH="/usr/bin:$PATH" RUSTC_BOOTSTRAP=1 \
+      CARGO_TARGET_DIR="$ROOT/target/debian-wasm" /usr/bin/cargo "$@" -Zbuild-std=std,panic_abort
+  fi
+}
+
+wasm_target_dir() {
+  if [ "$WASM_MODE" = rustup ]; then echo "$ROOT/target"; else echo "$ROOT/target/debian-wasm"; fi
+}
+
+# wasm-bindgen-cli must match the wasm-bindgen version in Cargo.lock exactly.
+ensure_wasm_bindgen() {
+  local want
+  want="$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/[^0-9.]/, ""); print; exit }' Cargo.lock)"
+  [ -n "$want" ] || die "wasm-bindgen not found in Cargo.lock"
+  if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$want" ]; then
+    step "installing wasm-bindgen-cli $want (about 2 minutes, once)"
+    # Not --locked: its lockfile pins a crate version the registry may lack.
+    cargo install -q wasm-bindgen-cli --version "$want" >&2
+  fi
+}
+
+# Node packages: Tailwind and playwright-core, as locked in package-lock.json.
+ensure_node_modules() {
+  command -v npm >/dev/null || apt_install nodejs npm
+  if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    step "installing node packages (npm ci)"
+    npm ci --no-audit --no-fund --loglevel=error >&2
+  fi
+}
+
+build_client() {
+  ensure_wasm_toolchain
+  ensure_wasm_bindgen
+  ensure_node_modules
+  step "building the client (wasm, $WASM_MODE toolchain)"
+  wasm_cargo build --lib -p agent-hub-web --target "$WASM_TARGET" --profile wasm-release
+  local wasm pkg="$SITE/pkg"
+  wasm="$(wasm_target_dir)/$WASM_TARGET/wasm-release/agent_hub_web.wasm"
+  mkdir -p "$pkg"
+  wasm-bindgen --target web --out-name "$OUTPUT_NAME" --out-dir "$pkg" --no-typescript \
+    --remove-name-section --remove-producers-section "$wasm"
+  mv -f "$pkg/${OUTPUT_NAME}_bg.wasm" "$pkg/$OUTPUT_NAME.wasm"
+  step "building the stylesheet (Tailwind)"
+  tailwindcss -i style/main.css -o "$pkg/$OUTPUT_NAME.css" --minify 2>/dev/null
+  cp -R public/. "$SITE/"
+  compress_assets "$pkg/$OUTPUT_NAME.js" "$pkg/$OUTPUT_NAME.wasm" "$pkg/$OUTPUT_NAME.css"
+}
+
+# Writes .gz and .br beside each asset; the server sends them as they are.
+compress_assets() {
+  node -e '
+    const zlib = require("zlib"), fs = require("fs");
+    for (const file of process.argv.slice(1)) {
+      const data = fs.readFileSync(file);
+      fs.writeFileSync(file + ".gz", zlib.gzipSync(data, { level: 9 }));
+      fs.writeFileSync(file + ".br", zlib.brotliCompressSync(data, {
+        params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } }));
+    }' "$@"
+}

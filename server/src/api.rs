@@ -1,0 +1,77 @@
+//! `/api/*` handlers for folders, sessions and the YOLO config.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use app::types::{ChatConfig, ConfigQuery, ProjectsResponse, SetConfigRequest};
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::StatusCode;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::routing::get;
+use axum::{Json, Router};
+use futures::Stream;
+use serde_json::{json, Value};
+use tokio_stream::wrappers::BroadcastStream;
+use tokio_stream::StreamExt;
+
+use crate::error::{ApiError, ApiJson, ApiQuery, ApiResult};
+use crate::hub::Hub;
+
+/// Request bodies are prompts and file contents: generous, but bounded.
+pub const BODY_LIMIT: usize = 4 * 1024 * 1024;
+
+pub fn router() -> Router<Arc<Hub>> {
+    Router::new()
+        .route("/projects", get(projects))
+        .route("/chat/config", get(get_config).post(set_config))
+        .route("/sessions/{id}", get(session))
+        .route("/updates", get(updates))
+        .fallback(|| async { ApiError::not_found("No such API endpoint.") })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "bad_request", "Method not allowed on this endpoint.")
+        })
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+}
+
+async fn projects(State(hub): State<Arc<Hub>>) -> Json<ProjectsResponse> {
+    Json(hub.projects())
+}
+
+async fn get_config(
+    State(hub): State<Arc<Hub>>,
+    ApiQuery(query): ApiQuery<ConfigQuery>,
+) -> ApiResult<Json<ChatConfig>> {
+    hub.open_session(&query.folder_path, query.session_id.as_deref()).map(Json)
+}
+
+async fn set_config(
+    State(hub): State<Arc<Hub>>,
+    ApiJson(body): ApiJson<SetConfigRequest>,
+) -> ApiResult<Json<ChatConfig>> {
+    hub.set_yolo(&body.folder_path, body.session_id.as_deref(), body.yolo_mode).map(Json)
+}
+
+async fn session(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+    let session = hub.session(&id).ok_or_else(|| ApiError::not_found(format!("No session with id '{id}'.")))?;
+    Ok(Json(json!({
+        "id": session.id,
+        "folderPath": session.folder.display().to_string(),
+        "status": session.status,
+        "yoloMode": session.yolo.enabled,
+        "pendingApproval": null,
+        "pendingInput": null,
+        "events": [],
+    })))
+}
+
+/// Server-sent events for open pages: one JSON `HubUpdate` per message.
+async fn updates(State(hub): State<Arc<Hub>>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let stream = BroadcastStream::new(hub.subscribe()).filter_map(|update| {
+        // A page that fell behind just misses intermediate states; the next
+        // update (or its own refetch) brings it up to date.
+        let update = update.ok()?;
+        Some(Ok(Event::default().json_data(update).unwrap_or_else(|_| Event::default().comment("unserializable"))))
+    });
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+}

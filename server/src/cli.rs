@@ -1,0 +1,120 @@
+//! Command line and environment (`shared/API.md`, "Launch, auth, origin").
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AgentKind {
+    /// The hub's own tool loop over an OpenAI-compatible Chat Completions endpoint.
+    Builtin,
+    /// An Agent Client Protocol agent started with --acp-command.
+    Acp,
+}
+
+#[derive(Debug, Clone, Parser)]
+#[command(name = "agent-hub", version, about = "Supervise coding agents from your browser.")]
+pub struct Cli {
+    /// Project folders to open at start.
+    pub folders: Vec<PathBuf>,
+
+    /// Port to listen on (0 picks a free one).
+    #[arg(long, env = "HUB_PORT", default_value_t = 7744)]
+    pub port: u16,
+
+    /// Address to bind. Anything but loopback exposes the hub to the network.
+    #[arg(long, env = "HUB_HOST", default_value = "127.0.0.1")]
+    pub host: IpAddr,
+
+    /// Launch token required by every request (random per launch when absent).
+    #[arg(long, env = "HUB_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+
+    /// Where the hub keeps its data (default: the platform data dir).
+    #[arg(long, env = "HUB_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+
+    /// Which agent works in the folders.
+    #[arg(long, env = "HUB_AGENT", value_enum, default_value_t = AgentKind::Builtin)]
+    pub agent: AgentKind,
+
+    /// Command that starts an ACP agent on stdio.
+    #[arg(long, env = "HUB_ACP_COMMAND", default_value = "gemini --acp")]
+    pub acp_command: String,
+
+    /// Base URL of the OpenAI-compatible endpoint for the built-in agent.
+    #[arg(long = "model-url", env = "OPENAI_BASE_URL")]
+    pub model_url: Option<String>,
+
+    /// Model name for the built-in agent.
+    #[arg(long, env = "HUB_MODEL")]
+    pub model: Option<String>,
+
+    /// Another Host name to accept besides 127.0.0.1, localhost and [::1] (repeatable).
+    #[arg(long = "allow-host", value_name = "HOST")]
+    pub allow_hosts: Vec<String>,
+
+    /// Open the hub in the default browser once it listens.
+    #[arg(long)]
+    pub open: bool,
+
+    /// Folder holding the built client (pkg/, CSS, icons).
+    #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
+    pub site_root: PathBuf,
+}
+
+impl Cli {
+    /// Rejects values that would make the hub unsafe or unusable.
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(token) = &self.token {
+            if token.len() < 8 || !token.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.~".contains(&b)) {
+                return Err("--token must be at least 8 characters of letters, digits, '-', '_', '.' or '~'.".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_bind_loopback_with_a_generated_token() {
+        let cli = Cli::try_parse_from(["agent-hub"]).unwrap();
+        assert_eq!(cli.host.to_string(), "127.0.0.1");
+        assert_eq!(cli.token, None);
+        assert_eq!(cli.agent, AgentKind::Builtin);
+        assert!(cli.validate().is_ok());
+    }
+
+    #[test]
+    fn parses_folders_and_flags() {
+        let cli = Cli::try_parse_from([
+            "agent-hub",
+            "/a",
+            "/b",
+            "--port",
+            "0",
+            "--token",
+            "secret-123",
+            "--agent",
+            "acp",
+            "--allow-host",
+            "hub.local",
+        ])
+        .unwrap();
+        assert_eq!(cli.folders, [PathBuf::from("/a"), PathBuf::from("/b")]);
+        assert_eq!((cli.port, cli.agent), (0, AgentKind::Acp));
+        assert_eq!(cli.allow_hosts, ["hub.local"]);
+    }
+
+    #[test]
+    fn refuses_weak_or_cookie_breaking_tokens() {
+        for token in ["short", "has space here", "semi;colon-token"] {
+            let cli = Cli::try_parse_from(["agent-hub", "--token", token]).unwrap();
+            assert!(cli.validate().is_err(), "{token}");
+        }
+    }
+}

@@ -1,0 +1,68 @@
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use agent_hub::cli::Cli;
+use agent_hub::gates::Gate;
+use agent_hub::hub::Hub;
+use agent_hub::{app, launch_url, leptos_options, random_token, web};
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_writer(std::io::stderr)
+        .init();
+    match run(Cli::parse()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("agent-hub: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<(), String> {
+    cli.validate()?;
+    let token = match &cli.token {
+        Some(token) => token.clone(),
+        None => random_token().map_err(|err| format!("cannot generate a token: {err}"))?,
+    };
+    if !cli.host.is_loopback() {
+        tracing::warn!("binding {}: the hub will be reachable from the network", cli.host);
+    }
+    let listener = tokio::net::TcpListener::bind((cli.host, cli.port))
+        .await
+        .map_err(|err| format!("cannot listen on {}:{}: {err}", cli.host, cli.port))?;
+    let addr = listener.local_addr().map_err(|err| err.to_string())?;
+
+    let hub = Hub::new();
+    for folder in &cli.folders {
+        let config = hub
+            .open_session(&folder.display().to_string(), None)
+            .map_err(|err| format!("cannot open {}: {}", folder.display(), err.message))?;
+        tracing::info!(folder = %config.folder_path, yolo = config.yolo_mode, "opened folder");
+    }
+    let options = leptos_options(&cli);
+    web::check_bundle(&options);
+    let gate = Arc::new(Gate::new(token.clone(), addr.port(), &cli.allow_hosts));
+    let url = launch_url(addr, &token);
+    println!("Agent Hub listening on {url}");
+    if cli.open {
+        open_browser(&url);
+    }
+    axum::serve(listener, app(hub, gate, options))
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .map_err(|err| err.to_string())
+}
+
+fn open_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
+    if let Err(err) = std::process::Command::new(opener).arg(url).spawn() {
+        tracing::warn!("could not open a browser ({opener}): {err}");
+    }
+}

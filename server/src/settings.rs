@@ -1,0 +1,141 @@
+//! Reads the per-folder YOLO default from `<folder>/.gemini/settings.json`.
+//!
+//! `security.disableYoloMode` present and boolean → `yoloMode = !value`, and `true`
+//! also locks YOLO off. Anything else (no file, unreadable, invalid JSON, key
+//! missing or not a boolean) → YOLO off, unlocked. `note` says why, for the UI.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+pub const SETTINGS_DIR: &str = ".gemini";
+pub const SETTINGS_FILE: &str = "settings.json";
+
+/// What the settings file says about YOLO for one folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsDefault {
+    pub yolo_mode: bool,
+    pub locked: bool,
+    /// True when the value came from `security.disableYoloMode` itself.
+    pub from_settings: bool,
+    /// Why the default is what it is, when that is not obvious.
+    pub note: Option<String>,
+}
+
+impl SettingsDefault {
+    fn fallback(note: impl Into<String>) -> Self {
+        Self { yolo_mode: false, locked: false, from_settings: false, note: Some(note.into()) }
+    }
+}
+
+pub fn settings_path(folder: &Path) -> PathBuf {
+    folder.join(SETTINGS_DIR).join(SETTINGS_FILE)
+}
+
+/// Reads and interprets the folder's settings file; never fails.
+pub fn read_settings(folder: &Path) -> SettingsDefault {
+    interpret(std::fs::read_to_string(settings_path(folder)))
+}
+
+/// Interprets the outcome of reading the settings file.
+pub fn interpret(read: io::Result<String>) -> SettingsDefault {
+    match read {
+        Ok(text) => parse_settings(&text),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {
+            SettingsDefault::fallback("No .gemini/settings.json in this folder.")
+        }
+        Err(err) => SettingsDefault::fallback(format!(".gemini/settings.json could not be read: {err}.")),
+    }
+}
+
+/// Interprets the text of a settings file.
+pub fn parse_settings(text: &str) -> SettingsDefault {
+    let json: Value = match serde_json::from_str(text) {
+        Ok(json) => json,
+        Err(err) => return SettingsDefault::fallback(format!(".gemini/settings.json is not valid JSON ({err}).")),
+    };
+    match json.get("security").and_then(|security| security.get("disableYoloMode")) {
+        Some(Value::Bool(disabled)) => SettingsDefault {
+            yolo_mode: !disabled,
+            locked: *disabled,
+            from_settings: true,
+            note: disabled
+                .then(|| "YOLO is locked off by security.disableYoloMode in .gemini/settings.json.".to_string()),
+        },
+        Some(other) => SettingsDefault::fallback(format!(
+            "security.disableYoloMode in .gemini/settings.json is {other}, not true or false."
+        )),
+        None => SettingsDefault::fallback(".gemini/settings.json does not set security.disableYoloMode."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn yolo_locked_source(d: &SettingsDefault) -> (bool, bool, bool) {
+        (d.yolo_mode, d.locked, d.from_settings)
+    }
+
+    #[test]
+    fn disable_true_means_off_and_locked() {
+        let d = parse_settings(r#"{"security":{"disableYoloMode":true}}"#);
+        assert_eq!(yolo_locked_source(&d), (false, true, true));
+        assert!(d.note.unwrap().contains("locked"));
+    }
+
+    #[test]
+    fn disable_false_means_on_and_unlocked() {
+        let d = parse_settings(r#"{"security":{"disableYoloMode":false},"other":1}"#);
+        assert_eq!(yolo_locked_source(&d), (true, false, true));
+        assert_eq!(d.note, None);
+    }
+
+    #[test]
+    fn missing_key_or_section_is_off() {
+        for text in [r#"{}"#, r#"{"security":{}}"#, r#"{"security":null}"#, r#"{"disableYoloMode":false}"#] {
+            assert_eq!(yolo_locked_source(&parse_settings(text)), (false, false, false), "{text}");
+        }
+    }
+
+    #[test]
+    fn non_boolean_values_are_off() {
+        for value in ["\"true\"", "\"false\"", "0", "1", "null", "[]", "{}"] {
+            let text = format!(r#"{{"security":{{"disableYoloMode":{value}}}}}"#);
+            let d = parse_settings(&text);
+            assert_eq!(yolo_locked_source(&d), (false, false, false), "{text}");
+            assert!(d.note.unwrap().contains("not true or false"));
+        }
+    }
+
+    #[test]
+    fn invalid_json_or_non_object_is_off() {
+        for text in ["", "{", "{\"security\":", "not json", "[1,2]", "true", "\"s\""] {
+            assert_eq!(yolo_locked_source(&parse_settings(text)), (false, false, false), "{text:?}");
+        }
+        assert!(parse_settings("{").note.unwrap().contains("not valid JSON"));
+    }
+
+    #[test]
+    fn missing_or_unreadable_file_is_off() {
+        let missing = interpret(Err(io::Error::from(io::ErrorKind::NotFound)));
+        assert_eq!(yolo_locked_source(&missing), (false, false, false));
+        let denied = interpret(Err(io::Error::from(io::ErrorKind::PermissionDenied)));
+        assert_eq!(yolo_locked_source(&denied), (false, false, false));
+        assert!(denied.note.unwrap().contains("could not be read"));
+    }
+
+    #[test]
+    fn reads_the_file_from_the_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!read_settings(dir.path()).yolo_mode);
+        std::fs::create_dir(dir.path().join(SETTINGS_DIR)).unwrap();
+        std::fs::write(settings_path(dir.path()), r#"{"security":{"disableYoloMode":false}}"#).unwrap();
+        assert_eq!(yolo_locked_source(&read_settings(dir.path())), (true, false, true));
+        // A directory where the file should be is "unreadable", not a crash.
+        std::fs::remove_file(settings_path(dir.path())).unwrap();
+        std::fs::create_dir(settings_path(dir.path())).unwrap();
+        assert_eq!(yolo_locked_source(&read_settings(dir.path())), (false, false, false));
+    }
+}
