@@ -26,9 +26,10 @@ apt_install() {
 
 # Chooses how to build for wasm32: rustup's target when it can be had, else
 # Debian's rustc-web with the standard library built from source (shared/BUILD.md).
-# Sets WASM_MODE to "rustup" or "debian".
+# Sets WASM_MODE to "rustup" or "debian"; HUB_WASM_TOOLCHAIN=debian forces the
+# fallback (to check it on a machine where rustup works).
 ensure_wasm_toolchain() {
-  if command -v rustup >/dev/null; then
+  if [ "${HUB_WASM_TOOLCHAIN:-}" != debian ] && command -v rustup >/dev/null; then
     if rustup target list --installed 2>/dev/null | grep -qx "$WASM_TARGET"; then
       WASM_MODE=rustup; return
     fi
@@ -112,4 +113,24 @@ compress_assets() {
       fs.writeFileSync(file + ".br", zlib.brotliCompressSync(data, {
         params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } }));
     }' "$@"
+}
+
+# Debian's Chromium (no browser download); CHROMIUM_PATH overrides.
+ensure_chromium() {
+  if [ -n "${CHROMIUM_PATH:-}" ]; then
+    [ -x "$CHROMIUM_PATH" ] || die "CHROMIUM_PATH=$CHROMIUM_PATH is not executable"
+    return
+  fi
+  if [ ! -x /usr/bin/chromium ]; then
+    step "installing Debian's chromium"
+    apt_install chromium
+  fi
+  export CHROMIUM_PATH=/usr/bin/chromium
+}
+
+ensure_rust_components() {
+  if command -v rustup >/dev/null && ! { cargo fmt --version && cargo clippy --version; } >/dev/null 2>&1; then
+    step "adding rustfmt and clippy"
+    rustup component add rustfmt clippy >&2
+  fi
 }

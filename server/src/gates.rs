@@ -35,7 +35,7 @@ impl Gate {
 
     fn host_allowed(&self, host: &str) -> bool {
         let name = host_name(host).to_ascii_lowercase();
-        self.allowed_hosts.iter().any(|allowed| *allowed == name)
+        self.allowed_hosts.contains(&name)
     }
 
     fn token_matches(&self, candidate: &str) -> bool {

@@ -1,0 +1,88 @@
+//! The real `agent-hub` binary: launch line, loopback bind, folders from argv.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+
+struct Running {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(args: &[&str]) -> Running {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-hub"))
+        .args(["--port", "0"])
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("Agent Hub listening on ")
+        .unwrap_or_else(|| panic!("launch line: {line:?}"))
+        .to_string();
+    Running { child, url }
+}
+
+/// A raw HTTP/1.1 GET; returns the status code and body.
+fn get(url: &str, path: &str, token: &str) -> (u16, String) {
+    let authority = url.trim_start_matches("http://").split('/').next().unwrap();
+    let mut stream = TcpStream::connect(authority).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response[9..12].parse().unwrap();
+    let body = response.split_once("\r\n\r\n").map(|(_, body)| body.to_string()).unwrap_or_default();
+    (status, body)
+}
+
+#[test]
+fn prints_the_launch_line_and_binds_loopback_with_a_random_token() {
+    let hub = start(&[]);
+    let rest = hub.url.strip_prefix("http://127.0.0.1:").expect("loopback URL");
+    let (port, token) = rest.split_once("/?token=").expect("token in URL");
+    assert!(port.parse::<u16>().unwrap() > 0);
+    assert_eq!(token.len(), 32);
+    let other = start(&[]);
+    assert_ne!(other.url.split_once("token=").unwrap().1, token, "a token per launch");
+    assert_eq!(get(&hub.url, "/api/projects", token).0, 200);
+    assert_eq!(get(&hub.url, "/api/projects", "wrong-token").0, 401);
+}
+
+#[test]
+fn opens_the_folders_given_on_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = start(&[dir.path().to_str().unwrap(), "--token", "given-token-1"]);
+    assert!(hub.url.ends_with("/?token=given-token-1"));
+    let (status, body) = get(&hub.url, "/api/projects", "given-token-1");
+    assert_eq!(status, 200);
+    let projects: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(projects["projects"][0]["folderPath"], dir.path().canonicalize().unwrap().to_str().unwrap());
+}
+
+#[test]
+fn bad_launch_arguments_fail_with_a_clear_message() {
+    for (args, expected) in [(vec!["/no/such/folder"], "does not exist"), (vec!["--token", "short"], "--token must be")]
+    {
+        let output = Command::new(env!("CARGO_BIN_EXE_agent-hub")).args(["--port", "0"]).args(&args).output().unwrap();
+        assert!(!output.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(output.stdout.is_empty(), "no launch line for a failed start");
+    }
+}

@@ -1,0 +1,109 @@
+//! An in-process hub behind its real gates, and request helpers.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agent_hub::cli::Cli;
+use agent_hub::gates::Gate;
+use agent_hub::hub::Hub;
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, Request, StatusCode};
+use axum::Router;
+use clap::Parser;
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tower::ServiceExt;
+
+pub const TOKEN: &str = "test-token-1234";
+pub const PORT: u16 = 7744;
+pub const HOST: &str = "127.0.0.1:7744";
+
+pub struct TestHub {
+    pub hub: Arc<Hub>,
+    router: Router,
+}
+
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Reply {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|err| panic!("not JSON ({err}): {:?}", self.body))
+    }
+    /// Asserts the contract's error shape and returns the code.
+    pub fn error_code(&self) -> String {
+        let json = self.json();
+        assert!(json["message"].as_str().is_some_and(|m| !m.is_empty()), "error without message: {json}");
+        json["error"].as_str().expect("error code").to_string()
+    }
+}
+
+impl TestHub {
+    pub fn new() -> Self {
+        let cli = Cli::parse_from(["agent-hub"]);
+        let hub = Hub::new();
+        let gate = Arc::new(Gate::new(TOKEN.to_string(), PORT, &[]));
+        let router = agent_hub::app(hub.clone(), gate, agent_hub::leptos_options(&cli));
+        Self { hub, router }
+    }
+
+    pub async fn send(&self, request: Request<Body>) -> Reply {
+        let response = self.router.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        Reply { status, headers, body }
+    }
+
+    pub async fn get(&self, path: &str) -> Reply {
+        self.send(authorized(Request::get(path)).body(Body::empty()).unwrap()).await
+    }
+
+    pub async fn post(&self, path: &str, body: impl Into<String>) -> Reply {
+        let request = authorized(Request::post(path)).header("content-type", "application/json");
+        self.send(request.body(Body::from(body.into())).unwrap()).await
+    }
+
+    pub async fn config(&self, folder: &Path) -> Reply {
+        self.get(&config_path(folder)).await
+    }
+
+    pub async fn set_yolo(&self, folder: &Path, on: bool) -> Reply {
+        self.post("/api/chat/config", serde_json::json!({"folderPath": folder, "yoloMode": on}).to_string()).await
+    }
+
+    pub fn router(&self) -> Router {
+        self.router.clone()
+    }
+}
+
+pub fn authorized(builder: axum::http::request::Builder) -> axum::http::request::Builder {
+    builder.header("host", HOST).header("authorization", format!("Bearer {TOKEN}"))
+}
+
+pub fn config_path(folder: &Path) -> String {
+    format!("/api/chat/config?folderPath={}", urlencoding(folder))
+}
+
+pub fn urlencoding(path: &Path) -> String {
+    form_urlencoded::byte_serialize(path.to_str().unwrap().as_bytes()).collect()
+}
+
+/// A temporary project folder, canonical, optionally with settings text.
+pub fn project(settings: Option<&str>) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().canonicalize().unwrap();
+    if let Some(text) = settings {
+        write_settings(&path, text);
+    }
+    (dir, path)
+}
+
+pub fn write_settings(folder: &Path, text: &str) {
+    std::fs::create_dir_all(folder.join(".gemini")).unwrap();
+    std::fs::write(folder.join(".gemini/settings.json"), text).unwrap();
+}

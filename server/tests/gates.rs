@@ -1,0 +1,118 @@
+//! Launch token, Host allowlist and Origin check on every route.
+
+mod common;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use common::*;
+
+fn request(path: &str) -> axum::http::request::Builder {
+    Request::get(path).header("host", HOST)
+}
+
+#[tokio::test]
+async fn api_needs_the_token() {
+    let hub = TestHub::new();
+    let missing = hub.send(request("/api/projects").body(Body::empty()).unwrap()).await;
+    assert_eq!((missing.status, missing.error_code().as_str()), (StatusCode::UNAUTHORIZED, "unauthorized"));
+    let wrong = hub
+        .send(request("/api/projects").header("authorization", "Bearer nope-nope-nope").body(Body::empty()).unwrap())
+        .await;
+    assert_eq!((wrong.status, wrong.error_code().as_str()), (StatusCode::UNAUTHORIZED, "unauthorized"));
+    let bearer = hub.get("/api/projects").await;
+    assert_eq!(bearer.status, StatusCode::OK);
+    let cookie = hub
+        .send(
+            request("/api/projects").header("cookie", format!("agent_hub_{PORT}={TOKEN}")).body(Body::empty()).unwrap(),
+        )
+        .await;
+    assert_eq!(cookie.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn token_in_the_url_sets_a_strict_cookie_and_is_dropped_from_the_url() {
+    let hub = TestHub::new();
+    let reply = hub.send(request(&format!("/?folder=%2Ftmp&token={TOKEN}")).body(Body::empty()).unwrap()).await;
+    assert_eq!(reply.status, StatusCode::SEE_OTHER);
+    assert_eq!(reply.headers["location"], "/?folder=%2Ftmp");
+    let cookie = reply.headers["set-cookie"].to_str().unwrap();
+    assert!(cookie.starts_with(&format!("agent_hub_{PORT}={TOKEN};")), "{cookie}");
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+
+    let wrong = hub.send(request("/?token=guess-guess").body(Body::empty()).unwrap()).await;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    assert!(wrong.headers.get("set-cookie").is_none());
+}
+
+#[tokio::test]
+async fn pages_and_assets_need_the_token_too() {
+    let hub = TestHub::new();
+    for path in ["/", "/pkg/agent_hub.wasm", "/favicon.svg"] {
+        let reply = hub.send(request(path).body(Body::empty()).unwrap()).await;
+        assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "{path}");
+    }
+    let page =
+        hub.send(request("/").header("cookie", format!("agent_hub_{PORT}={TOKEN}")).body(Body::empty()).unwrap()).await;
+    assert_eq!(page.status, StatusCode::OK);
+    let html = String::from_utf8_lossy(&page.body);
+    assert!(html.contains("Agent Hub") && html.contains("/pkg/agent_hub.wasm"), "the page loads the hydration bundle");
+}
+
+#[tokio::test]
+async fn foreign_hosts_are_refused_even_with_the_token() {
+    let hub = TestHub::new();
+    for host in ["evil.example:7744", "127.0.0.1.evil.example", "192.168.1.5:7744", ""] {
+        let reply = hub
+            .send(
+                Request::get("/api/projects")
+                    .header("host", host)
+                    .header("authorization", format!("Bearer {TOKEN}"))
+                    .body(Body::empty())
+                    .unwrap(),
+            )
+            .await;
+        assert_eq!((reply.status, reply.error_code().as_str()), (StatusCode::FORBIDDEN, "forbidden"), "{host:?}");
+    }
+    for host in ["localhost:7744", "[::1]:7744"] {
+        let reply = hub
+            .send(
+                Request::get("/api/projects")
+                    .header("host", host)
+                    .header("authorization", format!("Bearer {TOKEN}"))
+                    .body(Body::empty())
+                    .unwrap(),
+            )
+            .await;
+        assert_eq!(reply.status, StatusCode::OK, "{host}");
+    }
+}
+
+#[tokio::test]
+async fn foreign_origins_are_refused_and_nothing_changes() {
+    let hub = TestHub::new();
+    let (_dir, folder) = project(None);
+    let body = serde_json::json!({"folderPath": folder, "yoloMode": true}).to_string();
+    for origin in ["http://evil.example", "http://127.0.0.1:9999", "null", "https://127.0.0.1:7744"] {
+        let reply = hub
+            .send(
+                authorized(Request::post("/api/chat/config"))
+                    .header("origin", origin)
+                    .header("content-type", "application/json")
+                    .body(Body::from(body.clone()))
+                    .unwrap(),
+            )
+            .await;
+        assert_eq!((reply.status, reply.error_code().as_str()), (StatusCode::FORBIDDEN, "forbidden"), "{origin}");
+    }
+    assert_eq!(hub.get("/api/projects").await.json()["projects"], serde_json::json!([]));
+    let same_origin = hub
+        .send(
+            authorized(Request::post("/api/chat/config"))
+                .header("origin", format!("http://{HOST}"))
+                .header("content-type", "application/json")
+                .body(Body::from(body))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(same_origin.status, StatusCode::OK);
+}
