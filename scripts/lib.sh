@@ -77,11 +77,14 @@ ensure_wasm_bindgen() {
 }
 
 # Node packages: Tailwind and playwright-core, as locked in package-lock.json.
+# `npm install --no-save` rather than `npm ci`: some registry mirrors lack
+# Tailwind's optional binaries for other platforms, which `npm ci` refuses.
 ensure_node_modules() {
   command -v npm >/dev/null || apt_install nodejs npm
-  if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-    step "installing node packages (npm ci)"
-    npm ci --no-audit --no-fund --loglevel=error >&2
+  if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] \
+     || [ package.json -nt node_modules/.package-lock.json ]; then
+    step "installing node packages"
+    npm install --no-save --no-audit --no-fund --loglevel=error >&2
   fi
 }
 
