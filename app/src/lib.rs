@@ -5,6 +5,9 @@
 
 pub mod client;
 pub mod components;
+pub mod events;
+pub mod markdown;
+pub mod transcript;
 pub mod types;
 
 use leptos::prelude::*;

@@ -102,6 +102,47 @@ pub enum HubUpdate {
     Projects,
 }
 
+/// `POST /api/chat/prompt`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptRequest {
+    pub folder_path: String,
+    #[serde(default)]
+    pub session_id: Option<String>,
+    pub message: String,
+    /// `false` answers with one JSON object once the turn ends or pauses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<bool>,
+}
+
+/// `POST /api/sessions/{id}/approve`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApproveRequest {
+    pub tool_id: String,
+    /// `approve`, `reject`, `approve_session` or `edit`.
+    pub decision: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edit_instruction: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modified_content: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<bool>,
+}
+
+/// `GET /api/sessions/{id}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionDetail {
+    pub id: String,
+    pub folder_path: String,
+    pub status: SessionStatus,
+    pub yolo_mode: bool,
+    pub pending_approval: Option<serde_json::Value>,
+    pub pending_input: Option<serde_json::Value>,
+    pub events: Vec<crate::events::SeqEvent>,
+}
+
 /// Body of every 4xx/5xx response.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorBody {

@@ -1,35 +1,92 @@
 //! The hub's shared state: the session registry, the settings watcher and the
 //! channel that pushes updates to open pages.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use app::types::{ChatConfig, HubUpdate, ProjectsResponse};
+use app::types::{ChatConfig, HubUpdate, ProjectsResponse, SessionStatus};
 use axum::http::StatusCode;
 use tokio::sync::broadcast;
 
+use crate::agent::model::{ModelClient, ModelConfig};
+use crate::agent::SessionRuntime;
 use crate::error::{ApiError, ApiResult};
 use crate::folder::canonical_folder;
 use crate::registry::{Registry, RegistryError, Session, YoloLocked};
 use crate::settings::read_settings;
 use crate::watcher::SettingsWatcher;
 
+/// How the hub's agents work.
+#[derive(Debug, Clone)]
+pub struct HubOptions {
+    /// The built-in agent's model; `None` answers prompts with `agent_unavailable`.
+    pub model: Option<ModelConfig>,
+    pub shell_timeout: Duration,
+}
+
+impl Default for HubOptions {
+    fn default() -> Self {
+        Self { model: None, shell_timeout: Duration::from_secs(120) }
+    }
+}
+
 pub struct Hub {
     registry: Mutex<Registry>,
+    runtimes: Mutex<HashMap<String, Arc<SessionRuntime>>>,
     updates: broadcast::Sender<HubUpdate>,
     watcher: Option<SettingsWatcher>,
+    model: Option<Arc<ModelClient>>,
+    shell_timeout: Duration,
 }
 
 impl Hub {
     /// A hub whose settings watcher runs on the current tokio runtime.
-    pub fn new() -> Arc<Self> {
+    pub fn new(options: HubOptions) -> Arc<Self> {
         Arc::new_cyclic(|weak| {
             let watcher = SettingsWatcher::start(weak.clone())
                 .map_err(|err| tracing::warn!("settings files will not be watched: {err}"))
                 .ok();
-            Self { registry: Mutex::default(), updates: broadcast::channel(256).0, watcher }
+            Self {
+                registry: Mutex::default(),
+                runtimes: Mutex::default(),
+                updates: broadcast::channel(256).0,
+                watcher,
+                model: options.model.as_ref().map(|config| Arc::new(ModelClient::new(config))),
+                shell_timeout: options.shell_timeout,
+            }
         })
+    }
+
+    pub fn model(&self) -> Option<Arc<ModelClient>> {
+        self.model.clone()
+    }
+
+    pub fn shell_timeout(&self) -> Duration {
+        self.shell_timeout
+    }
+
+    /// The agent runtime of an existing session.
+    pub fn runtime(&self, id: &str) -> Option<Arc<SessionRuntime>> {
+        let folder = self.registry().get(id)?.folder.clone();
+        let mut runtimes = self.runtimes.lock().unwrap_or_else(|p| p.into_inner());
+        Some(
+            runtimes
+                .entry(id.to_string())
+                .or_insert_with(|| Arc::new(SessionRuntime::new(id.to_string(), folder)))
+                .clone(),
+        )
+    }
+
+    /// Records a session's status (and how many calls wait) and tells open pages.
+    pub fn set_status(&self, id: &str, status: SessionStatus, pending_count: usize) {
+        if let Some(session) = self.registry().get_mut(id) {
+            session.status = status;
+            session.pending_count = pending_count;
+            session.updated_at_ms = now_ms();
+        }
+        self.publish(HubUpdate::Projects);
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<HubUpdate> {

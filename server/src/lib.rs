@@ -1,6 +1,9 @@
+#![recursion_limit = "256"]
 //! Agent Hub server: HTTP, gates, sessions, settings.
 
+pub mod agent;
 pub mod api;
+pub mod approval;
 pub mod cli;
 pub mod error;
 pub mod folder;
@@ -8,6 +11,7 @@ pub mod gates;
 pub mod hub;
 pub mod registry;
 pub mod settings;
+pub mod tools;
 pub mod watcher;
 pub mod web;
 

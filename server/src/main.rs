@@ -1,9 +1,10 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use agent_hub::agent::model::ModelConfig;
 use agent_hub::cli::Cli;
 use agent_hub::gates::Gate;
-use agent_hub::hub::Hub;
+use agent_hub::hub::{Hub, HubOptions};
 use agent_hub::{app, launch_url, leptos_options, random_token, web};
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
@@ -37,7 +38,15 @@ async fn run(cli: Cli) -> Result<(), String> {
         .map_err(|err| format!("cannot listen on {}:{}: {err}", cli.host, cli.port))?;
     let addr = listener.local_addr().map_err(|err| err.to_string())?;
 
-    let hub = Hub::new();
+    let model = cli.model_url.clone().map(|base_url| ModelConfig {
+        base_url,
+        model: cli.model.clone().unwrap_or_default(),
+        api_key: std::env::var("OPENAI_API_KEY").ok().filter(|key| !key.is_empty()),
+    });
+    if model.as_ref().is_some_and(|model| model.model.is_empty()) {
+        return Err("--model-url is set but no model: set HUB_MODEL or --model.".into());
+    }
+    let hub = Hub::new(HubOptions { model, ..HubOptions::default() });
     for folder in &cli.folders {
         let config = hub
             .open_session(&folder.display().to_string(), None)

@@ -56,6 +56,8 @@ pub struct Session {
     pub id: String,
     pub folder: PathBuf,
     pub status: SessionStatus,
+    /// Tool calls waiting for the user.
+    pub pending_count: usize,
     pub yolo: YoloState,
     pub created_at_ms: u64,
     pub updated_at_ms: u64,
@@ -77,7 +79,7 @@ impl Session {
         SessionSummary {
             id: self.id.clone(),
             status: self.status,
-            pending_count: 0,
+            pending_count: self.pending_count,
             yolo_mode: self.yolo.enabled,
             updated_at: self.updated_at_ms,
         }
@@ -144,6 +146,7 @@ impl Registry {
             id,
             folder: folder.to_path_buf(),
             status: SessionStatus::Idle,
+            pending_count: 0,
             yolo: YoloState::from_settings(read_settings()),
             created_at_ms: now_ms,
             updated_at_ms: now_ms,
@@ -156,6 +159,10 @@ impl Registry {
 
     pub fn get(&self, id: &str) -> Option<&Session> {
         self.sessions.get(id)
+    }
+
+    pub fn get_mut(&mut self, id: &str) -> Option<&mut Session> {
+        self.sessions.get_mut(id)
     }
 
     pub fn sessions_in_mut<'a>(&'a mut self, folder: &'a Path) -> impl Iterator<Item = &'a mut Session> + 'a {

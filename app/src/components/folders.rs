@@ -4,6 +4,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::client;
+use crate::components::chat::ChatPanel;
 use crate::components::hub_page::{folder_href, HubState};
 use crate::types::{ChatConfig, SessionStatus, SessionSummary};
 
@@ -110,8 +111,14 @@ pub fn folder_name(path: &str) -> String {
 #[component]
 pub fn FolderPanel() -> impl IntoView {
     let state = expect_context::<HubState>();
+    // Only a change of folder or session remounts the chat; a YOLO toggle does not.
+    let open = Memo::new(move |_| {
+        state
+            .config
+            .with(|config| config.as_ref().map(|config| (config.folder_path.clone(), config.session_id.clone())))
+    });
     move || {
-        match state.config.get() {
+        match open.get() {
         None => view! {
             <section class="mx-auto max-w-xl py-16 text-center text-slate-600 dark:text-slate-400">
                 <h1 class="mb-2 text-2xl font-semibold text-slate-900 dark:text-slate-100">"Supervise your coding agents"</h1>
@@ -119,46 +126,54 @@ pub fn FolderPanel() -> impl IntoView {
             </section>
         }
         .into_any(),
-        Some(config) => {
-            let sessions: Vec<SessionSummary> = state.projects.with(|projects| {
+        Some((folder_path, session_id)) => view! {
+            <section class="mx-auto flex w-full max-w-4xl flex-col gap-4" data-testid="folder-panel">
+                <FolderHeading folder_path=folder_path.clone() session_id=session_id.clone() />
+                <ChatPanel folder_path session_id />
+            </section>
+        }
+        .into_any(),
+    }
+    }
+}
+
+#[component]
+fn FolderHeading(folder_path: String, session_id: String) -> impl IntoView {
+    let state = expect_context::<HubState>();
+    let status = {
+        let folder_path = folder_path.clone();
+        move || {
+            state.projects.with(|projects| {
                 projects
                     .iter()
-                    .find(|project| project.folder_path == config.folder_path)
-                    .map(|project| project.sessions.clone())
-                    .unwrap_or_default()
-            });
-            view! {
-                <section class="flex flex-col gap-4" data-testid="folder-panel">
-                    <h1 class="truncate font-mono text-xl font-semibold" title=config.folder_path.clone()>
-                        {folder_name(&config.folder_path)}
-                    </h1>
-                    <p data-testid="yolo-note" class="text-sm text-slate-600 dark:text-slate-400">
-                        {if config.yolo_mode {
-                            "YOLO is on: the agent's tool calls run without asking."
-                        } else {
-                            "YOLO is off: every command and file change waits for your approval."
-                        }}
-                        " "
-                        {config.note.clone()}
-                    </p>
-                    <ul class="flex flex-col gap-2">
-                        {sessions
-                            .into_iter()
-                            .map(|session| {
-                                view! {
-                                    <li class="flex items-center gap-3 rounded-lg border border-slate-200 bg-white px-4 py-3 text-sm dark:border-slate-800 dark:bg-slate-900">
-                                        <span class="font-mono text-slate-500">{session.id.clone()}</span>
-                                        <StatusBadge status=session.status />
-                                    </li>
-                                }
-                            })
-                            .collect_view()}
-                    </ul>
-                </section>
-            }
-            .into_any()
+                    .filter(|project| project.folder_path == folder_path)
+                    .flat_map(|project| project.sessions.iter())
+                    .find(|session| session.id == session_id)
+                    .map(|session: &SessionSummary| session.status)
+            })
         }
-    }
+    };
+    let yolo_note = move || {
+        state.config.with(|config| {
+            let Some(config) = config else { return String::new() };
+            let mode = if config.yolo_mode {
+                "YOLO is on: the agent's tool calls run without asking."
+            } else {
+                "YOLO is off: every command and file change waits for your approval."
+            };
+            format!("{mode} {}", config.note.as_deref().unwrap_or_default()).trim_end().to_string()
+        })
+    };
+    view! {
+        <div class="flex flex-col gap-1">
+            <div class="flex items-center gap-3">
+                <h1 class="truncate font-mono text-xl font-semibold" title=folder_path.clone()>
+                    {folder_name(&folder_path)}
+                </h1>
+                {move || status().map(|status| view! { <StatusBadge status /> })}
+            </div>
+            <p data-testid="yolo-note" class="text-sm text-slate-600 dark:text-slate-400">{yolo_note}</p>
+        </div>
     }
 }
 

@@ -1,4 +1,7 @@
+pub mod approval_card;
+pub mod chat;
 pub mod folders;
 pub mod header;
 pub mod hub_page;
+pub mod tool_call;
 pub mod updates;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use agent_hub::cli::Cli;
 use agent_hub::gates::Gate;
-use agent_hub::hub::Hub;
+use agent_hub::hub::{Hub, HubOptions};
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, Request, StatusCode};
 use axum::Router;
@@ -44,8 +44,12 @@ impl Reply {
 
 impl TestHub {
     pub fn new() -> Self {
+        Self::with_options(HubOptions::default())
+    }
+
+    pub fn with_options(options: HubOptions) -> Self {
         let cli = Cli::parse_from(["agent-hub"]);
-        let hub = Hub::new();
+        let hub = Hub::new(options);
         let gate = Arc::new(Gate::new(TOKEN.to_string(), PORT, &[]));
         let router = agent_hub::app(hub.clone(), gate, agent_hub::leptos_options(&cli));
         Self { hub, router }
@@ -106,4 +110,40 @@ pub fn project(settings: Option<&str>) -> (tempfile::TempDir, PathBuf) {
 pub fn write_settings(folder: &Path, text: &str) {
     std::fs::create_dir_all(folder.join(".gemini")).unwrap();
     std::fs::write(folder.join(".gemini/settings.json"), text).unwrap();
+}
+
+pub mod fake_model;
+
+impl Reply {
+    /// The NDJSON lines of a streamed reply.
+    pub fn lines(&self) -> Vec<Value> {
+        assert_eq!(self.headers["content-type"], "application/x-ndjson", "{:?}", self.body);
+        String::from_utf8_lossy(&self.body).lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+    }
+}
+
+/// The `type` of each event, for compact assertions.
+pub fn types(events: &[Value]) -> Vec<String> {
+    events.iter().map(|event| event["type"].as_str().unwrap().to_string()).collect()
+}
+
+impl TestHub {
+    pub async fn prompt(&self, folder: &Path, message: &str) -> Reply {
+        self.post("/api/chat/prompt", serde_json::json!({"folderPath": folder, "message": message}).to_string()).await
+    }
+
+    pub async fn decide(&self, session: &str, body: Value) -> Reply {
+        self.post(&format!("/api/sessions/{session}/approve"), body.to_string()).await
+    }
+
+    pub fn with_model(fake: &fake_model::FakeModel) -> Self {
+        Self::with_options(HubOptions {
+            model: Some(agent_hub::agent::model::ModelConfig {
+                base_url: fake.base_url.clone(),
+                model: "fake-model".into(),
+                api_key: None,
+            }),
+            shell_timeout: std::time::Duration::from_secs(20),
+        })
+    }
 }

@@ -1,17 +1,18 @@
 //! `/api/*` handlers for folders, sessions and the YOLO config.
 
+mod chat;
+
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use app::types::{ChatConfig, ConfigQuery, ProjectsResponse, SetConfigRequest};
+use app::types::{ChatConfig, ConfigQuery, ProjectsResponse, SessionDetail, SetConfigRequest};
 use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use futures::Stream;
-use serde_json::{json, Value};
 use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::StreamExt;
 
@@ -26,6 +27,8 @@ pub fn router() -> Router<Arc<Hub>> {
         .route("/projects", get(projects))
         .route("/chat/config", get(get_config).post(set_config))
         .route("/sessions/{id}", get(session))
+        .route("/chat/prompt", post(chat::prompt))
+        .route("/sessions/{id}/approve", post(chat::approve))
         .route("/updates", get(updates))
         .fallback(|| async { ApiError::not_found("No such API endpoint.") })
         .method_not_allowed_fallback(|| async {
@@ -52,17 +55,19 @@ async fn set_config(
     hub.set_yolo(&body.folder_path, body.session_id.as_deref(), body.yolo_mode).map(Json)
 }
 
-async fn session(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+async fn session(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> ApiResult<Json<SessionDetail>> {
     let session = hub.session(&id).ok_or_else(|| ApiError::not_found(format!("No session with id '{id}'.")))?;
-    Ok(Json(json!({
-        "id": session.id,
-        "folderPath": session.folder.display().to_string(),
-        "status": session.status,
-        "yoloMode": session.yolo.enabled,
-        "pendingApproval": null,
-        "pendingInput": null,
-        "events": [],
-    })))
+    let runtime = hub.runtime(&id).ok_or_else(|| ApiError::not_found(format!("No session with id '{id}'.")))?;
+    let events = runtime.log.all();
+    Ok(Json(SessionDetail {
+        pending_approval: Some(chat::pending_approval(&runtime, &events)).filter(|pending| !pending.is_null()),
+        id: session.id,
+        folder_path: session.folder.display().to_string(),
+        status: session.status,
+        yolo_mode: session.yolo.enabled,
+        pending_input: None,
+        events,
+    }))
 }
 
 /// Server-sent events for open pages: one JSON `HubUpdate` per message.

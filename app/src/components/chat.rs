@@ -1,0 +1,218 @@
+//! A session's chat: the transcript, the Action Required card, a working
+//! indicator and the prompt box. Events come from the streams of the prompt and
+//! decision requests, and from the stored log (on open, and whenever the hub
+//! says the session changed); the transcript drops what it has already seen.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::client;
+use crate::components::approval_card::ApprovalCard;
+use crate::components::hub_page::HubState;
+use crate::components::tool_call::ToolEntry;
+use crate::events::SeqEvent;
+use crate::markdown::to_safe_html;
+use crate::transcript::{Entry, Item, Transcript};
+use crate::types::{ApproveRequest, PromptRequest};
+
+#[derive(Clone, Copy)]
+struct Chat {
+    folder_path: StoredValue<String>,
+    session_id: StoredValue<String>,
+    transcript: RwSignal<Transcript>,
+    /// A prompt or decision stream is open.
+    streaming: RwSignal<bool>,
+    error: RwSignal<Option<String>>,
+}
+
+impl Chat {
+    fn apply(self, events: Vec<SeqEvent>) {
+        self.transcript.update(|transcript| {
+            for event in &events {
+                transcript.apply(event);
+            }
+        });
+    }
+
+    /// Catches up from the stored log (what another tab or a lost stream did).
+    fn sync(self) {
+        spawn_local(async move {
+            match client::session(&self.session_id.get_value()).await {
+                Ok(detail) => self.apply(detail.events),
+                Err(message) => self.error.set(Some(message)),
+            }
+        });
+    }
+
+    fn send(self, message: String) {
+        if self.streaming.get_untracked() {
+            return;
+        }
+        let request = PromptRequest {
+            folder_path: self.folder_path.get_value(),
+            session_id: Some(self.session_id.get_value()),
+            message,
+            stream: None,
+        };
+        self.stream(async move { client::prompt(&request, move |events| self.apply(events)).await });
+    }
+
+    fn decide(self, request: ApproveRequest) {
+        if self.streaming.get_untracked() {
+            return;
+        }
+        let session_id = self.session_id.get_value();
+        self.stream(async move { client::decide(&session_id, &request, move |events| self.apply(events)).await });
+    }
+
+    fn stream(self, work: impl std::future::Future<Output = Result<(), String>> + 'static) {
+        self.streaming.set(true);
+        self.error.set(None);
+        spawn_local(async move {
+            let result = work.await;
+            self.streaming.set(false);
+            if let Err(message) = result {
+                self.error.set(Some(message));
+            }
+        });
+    }
+}
+
+#[component]
+pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
+    let state = expect_context::<HubState>();
+    let chat = Chat {
+        folder_path: StoredValue::new(folder_path),
+        session_id: StoredValue::new(session_id),
+        transcript: RwSignal::new(Transcript::default()),
+        streaming: RwSignal::new(false),
+        error: RwSignal::new(None),
+    };
+    // On open, and whenever the hub reports a change while no stream of ours is open.
+    Effect::new(move |_| {
+        state.projects.track();
+        if !chat.streaming.get_untracked() {
+            chat.sync();
+        }
+    });
+
+    let card = Memo::new(move |_| chat.transcript.with(Transcript::card));
+    let items = move || chat.transcript.with(|transcript| transcript.items().to_vec());
+    let working = move || chat.streaming.get() && card.with(Option::is_none);
+    let busy = Signal::derive(move || chat.streaming.get());
+    let on_decide = Callback::new(move |request: ApproveRequest| chat.decide(request));
+
+    view! {
+        <section class="flex min-h-0 flex-1 flex-col gap-3" data-testid="chat">
+            <div data-testid="transcript" class="flex flex-col gap-3">
+                <For each=items key=|item| (item.key, item.version) let:item>
+                    <TranscriptItem item />
+                </For>
+                <Show when=move || chat.transcript.with(|transcript| transcript.items().is_empty())>
+                    <p class="text-sm text-slate-500">"Ask the agent to do something in this folder."</p>
+                </Show>
+            </div>
+            <Show when=working>
+                <p data-testid="working" class="flex items-center gap-2 text-sm text-slate-500" role="status">
+                    <span class="inline-block h-2 w-2 animate-pulse rounded-full bg-sky-500"></span>
+                    "Working…"
+                </p>
+            </Show>
+            {move || {
+                card.get().map(|card| view! { <ApprovalCard card on_decide busy /> })
+            }}
+            {move || {
+                chat.error.get().map(|message| {
+                    view! {
+                        <div
+                            role="alert"
+                            data-testid="chat-error"
+                            class="rounded-lg border border-red-300 bg-red-50 px-4 py-3 text-sm text-red-800 dark:border-red-800 dark:bg-red-950 dark:text-red-200"
+                        >
+                            {message}
+                        </div>
+                    }
+                })
+            }}
+            <PromptBox on_send=Callback::new(move |text: String| chat.send(text)) busy />
+        </section>
+    }
+}
+
+#[component]
+fn TranscriptItem(item: Item) -> impl IntoView {
+    match item.entry {
+        Entry::User(text) => view! {
+            <div data-testid="user-message" class="ml-auto max-w-[85%] rounded-2xl rounded-br-sm bg-sky-600 px-4 py-2 whitespace-pre-wrap text-white">
+                {text}
+            </div>
+        }
+        .into_any(),
+        Entry::Assistant(text) => view! {
+            <div data-testid="assistant-message" class="markdown max-w-full" inner_html=to_safe_html(&text)></div>
+        }
+        .into_any(),
+        Entry::Tool(call) => view! { <ToolEntry call /> }.into_any(),
+        Entry::Error { message, code } => view! {
+            <div
+                role="alert"
+                data-testid="agent-error"
+                data-code=code
+                class="rounded-lg border border-red-300 bg-red-50 px-4 py-3 text-sm text-red-800 dark:border-red-800 dark:bg-red-950 dark:text-red-200"
+            >
+                {message}
+            </div>
+        }
+        .into_any(),
+        Entry::Notice(text) => view! {
+            <p data-testid="notice" class="text-center text-xs text-slate-500">{text}</p>
+        }
+        .into_any(),
+    }
+}
+
+/// Enter sends, Shift+Enter makes a new line. While the agent waits on a card,
+/// `yes`, `no` or `approve all` typed here decide it.
+#[component]
+fn PromptBox(on_send: Callback<String>, busy: Signal<bool>) -> impl IntoView {
+    let text = RwSignal::new(String::new());
+    let send = move || {
+        let message = text.get_untracked();
+        if message.trim().is_empty() || busy.get_untracked() {
+            return;
+        }
+        text.set(String::new());
+        on_send.run(message);
+    };
+    view! {
+        <form
+            data-testid="prompt-form"
+            class="sticky bottom-0 flex items-end gap-2 border-t border-slate-200 bg-slate-50 pt-3 pb-1 dark:border-slate-800 dark:bg-slate-950"
+            on:submit=move |event| {
+                event.prevent_default();
+                send();
+            }
+        >
+            <textarea
+                id="prompt-input"
+                rows="2"
+                placeholder="Message the agent (Enter to send, Shift+Enter for a new line)"
+                bind:value=text
+                on:keydown=move |event| {
+                    if event.key() == "Enter" && !event.shift_key() {
+                        event.prevent_default();
+                        send();
+                    }
+                }
+                class="min-w-0 flex-1 resize-y rounded-lg border border-slate-300 bg-white px-3 py-2 text-sm focus:border-sky-500 focus:outline-none focus:ring-2 focus:ring-sky-500/30 dark:border-slate-700 dark:bg-slate-900"
+            ></textarea>
+            <button
+                type="submit"
+                disabled=move || busy.get()
+                class="rounded-lg bg-sky-600 px-4 py-2 text-sm font-medium text-white hover:bg-sky-700 disabled:opacity-50"
+            >
+                "Send"
+            </button>
+        </form>
+    }
+}

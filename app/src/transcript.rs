@@ -1,0 +1,311 @@
+//! A session's transcript, folded from its events one at a time: what the chat
+//! view shows, and which tool call waits on the Action Required card. Events
+//! at or below the last seen `seq` are ignored, so replays and overlapping
+//! streams never show anything twice.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::events::{AgentEvent, FileDiff, ResultStatus, Role, SeqEvent, ToolKind, ToolStatus};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub tool_id: String,
+    pub tool_name: String,
+    pub kind: ToolKind,
+    pub parameters: Value,
+    pub diff: Option<FileDiff>,
+    pub outcome: Option<ToolOutcome>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutcome {
+    pub status: ToolStatus,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    User(String),
+    /// Assistant text; streamed deltas are joined into one entry.
+    Assistant(String),
+    Tool(ToolCall),
+    Error {
+        message: String,
+        code: Option<String>,
+    },
+    /// How a turn ended, when that is worth saying (cancelled, failed).
+    Notice(String),
+}
+
+/// One row of the transcript. `key` stays while `version` moves on each change,
+/// so a view keyed by both redraws only the rows that changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    pub key: u64,
+    pub version: u64,
+    pub entry: Entry,
+}
+
+/// The call on the Action Required card, and its place in the model turn's batch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Card {
+    pub call: ToolCall,
+    pub position: usize,
+    pub total: usize,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Transcript {
+    items: Vec<Item>,
+    last_seq: u64,
+    tools: HashMap<String, usize>,
+    /// Calls waiting for the user, in order.
+    pending: Vec<String>,
+    /// How many calls of the current batch needed the user.
+    batch_total: usize,
+    announced_since_result: bool,
+    last_result: Option<ResultStatus>,
+}
+
+impl Transcript {
+    pub fn items(&self) -> &[Item] {
+        &self.items
+    }
+
+    pub fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
+    /// How the latest turn ended or paused (`None` before any).
+    pub fn last_result(&self) -> Option<ResultStatus> {
+        self.last_result
+    }
+
+    pub fn pending(&self) -> &[String] {
+        &self.pending
+    }
+
+    /// Applies an event; returns whether it was new.
+    pub fn apply(&mut self, event: &SeqEvent) -> bool {
+        if event.seq <= self.last_seq {
+            return false;
+        }
+        self.last_seq = event.seq;
+        let seq = event.seq;
+        match &event.event {
+            AgentEvent::Init { .. } => {}
+            AgentEvent::Message { role: Role::User, content, .. } => self.push(seq, Entry::User(content.clone())),
+            AgentEvent::Message { role: Role::Assistant, content, delta } => match self.items.last_mut() {
+                Some(Item { entry: Entry::Assistant(text), version, .. }) if *delta => {
+                    text.push_str(content);
+                    *version = seq;
+                }
+                _ => self.push(seq, Entry::Assistant(content.clone())),
+            },
+            AgentEvent::ToolUse { tool_name, tool_id, parameters, kind, diff } => {
+                self.announced_since_result = true;
+                self.tools.insert(tool_id.clone(), self.items.len());
+                self.push(
+                    seq,
+                    Entry::Tool(ToolCall {
+                        tool_id: tool_id.clone(),
+                        tool_name: tool_name.clone(),
+                        kind: *kind,
+                        parameters: parameters.clone(),
+                        diff: diff.clone(),
+                        outcome: None,
+                    }),
+                );
+            }
+            AgentEvent::ToolResult { tool_id, status, output, error } => {
+                self.pending.retain(|id| id != tool_id);
+                let text = match error {
+                    Some(error) => format!("{} ({})", error.message, error.kind),
+                    None => output.clone().unwrap_or_default(),
+                };
+                if let Some(item) = self.tools.get(tool_id).and_then(|&index| self.items.get_mut(index)) {
+                    if let Entry::Tool(call) = &mut item.entry {
+                        call.outcome = Some(ToolOutcome { status: *status, text });
+                        item.version = seq;
+                    }
+                }
+            }
+            AgentEvent::InputRequest { prompt, .. } => {
+                self.push(seq, Entry::Notice(format!("The agent asks: {prompt}")))
+            }
+            AgentEvent::Error { message, code, .. } => {
+                self.push(seq, Entry::Error { message: message.clone(), code: code.clone() })
+            }
+            AgentEvent::Result { status, pending } => {
+                self.last_result = Some(*status);
+                self.pending = match status {
+                    ResultStatus::WaitingApproval => pending.clone().unwrap_or_default(),
+                    _ => Vec::new(),
+                };
+                if self.announced_since_result {
+                    self.batch_total = self.pending.len();
+                }
+                self.announced_since_result = false;
+                if *status == ResultStatus::Cancelled {
+                    self.push(seq, Entry::Notice("Turn cancelled: the rejected call did not run.".into()));
+                }
+            }
+        }
+        true
+    }
+
+    fn push(&mut self, seq: u64, entry: Entry) {
+        self.items.push(Item { key: seq, version: seq, entry });
+    }
+
+    /// The first call waiting for the user, as the card shows it.
+    pub fn card(&self) -> Option<Card> {
+        let first = self.pending.first()?;
+        let item = self.items.get(*self.tools.get(first)?)?;
+        let Entry::Tool(call) = &item.entry else { return None };
+        let total = self.batch_total.max(self.pending.len());
+        Some(Card { call: call.clone(), position: total - self.pending.len() + 1, total })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::ToolError;
+    use serde_json::json;
+
+    fn events(list: Vec<AgentEvent>) -> Vec<SeqEvent> {
+        list.into_iter().enumerate().map(|(i, event)| SeqEvent { event, seq: i as u64 + 1 }).collect()
+    }
+    fn assistant(text: &str) -> AgentEvent {
+        AgentEvent::Message { role: Role::Assistant, content: text.into(), delta: true }
+    }
+    fn tool_use(id: &str) -> AgentEvent {
+        AgentEvent::ToolUse {
+            tool_name: "run_shell_command".into(),
+            tool_id: id.into(),
+            parameters: json!({"command": id}),
+            kind: ToolKind::Execute,
+            diff: None,
+        }
+    }
+    fn waiting(ids: &[&str]) -> AgentEvent {
+        AgentEvent::Result {
+            status: ResultStatus::WaitingApproval,
+            pending: Some(ids.iter().map(|id| id.to_string()).collect()),
+        }
+    }
+    fn ran(id: &str) -> AgentEvent {
+        AgentEvent::ToolResult {
+            tool_id: id.into(),
+            status: ToolStatus::Success,
+            output: Some("ok".into()),
+            error: None,
+        }
+    }
+    fn fold(list: &[SeqEvent]) -> Transcript {
+        let mut transcript = Transcript::default();
+        for event in list {
+            transcript.apply(event);
+        }
+        transcript
+    }
+
+    #[test]
+    fn deltas_join_into_one_message_and_replays_are_ignored() {
+        let list = events(vec![
+            AgentEvent::Message { role: Role::User, content: "hi".into(), delta: false },
+            assistant("Hel"),
+            assistant("lo"),
+            tool_use("a"),
+            assistant("after"),
+        ]);
+        let mut transcript = fold(&list);
+        assert!(!transcript.apply(&list[2]), "an old seq changes nothing");
+        let entries: Vec<&Entry> = transcript.items().iter().map(|item| &item.entry).collect();
+        assert_eq!(entries[0], &Entry::User("hi".into()));
+        assert_eq!(entries[1], &Entry::Assistant("Hello".into()));
+        assert_eq!(entries[3], &Entry::Assistant("after".into()), "text after a tool call is a new message");
+        assert_eq!((transcript.items()[1].key, transcript.items()[1].version), (2, 3));
+        assert_eq!(transcript.last_seq(), 5);
+    }
+
+    #[test]
+    fn the_card_walks_through_a_batch_of_three() {
+        let mut list = events(vec![
+            tool_use("a"),
+            tool_use("b"),
+            tool_use("c"),
+            waiting(&["a", "b", "c"]),
+            ran("a"),
+            waiting(&["b", "c"]),
+        ]);
+        let mut transcript = fold(&list[..4]);
+        let card = transcript.card().unwrap();
+        assert_eq!((card.call.tool_id.as_str(), card.position, card.total), ("a", 1, 3));
+        transcript = fold(&list);
+        let card = transcript.card().unwrap();
+        assert_eq!((card.call.tool_id.as_str(), card.position, card.total), ("b", 2, 3));
+        assert_eq!(
+            transcript.items()[0].entry,
+            Entry::Tool(ToolCall {
+                tool_id: "a".into(),
+                tool_name: "run_shell_command".into(),
+                kind: ToolKind::Execute,
+                parameters: json!({"command": "a"}),
+                diff: None,
+                outcome: Some(ToolOutcome { status: ToolStatus::Success, text: "ok".into() }),
+            })
+        );
+        // A regenerated call after feedback is a new batch of its own.
+        list.extend(events(vec![
+            AgentEvent::ToolResult {
+                tool_id: "b".into(),
+                status: ToolStatus::Skipped,
+                output: Some("[USER FEEDBACK - Tool was not executed]: no".into()),
+                error: None,
+            },
+            tool_use("d"),
+            waiting(&["d"]),
+        ]));
+        for (i, event) in list.iter_mut().enumerate() {
+            event.seq = i as u64 + 1;
+        }
+        let card = fold(&list).card().unwrap();
+        assert_eq!((card.call.tool_id.as_str(), card.position, card.total), ("d", 1, 1));
+    }
+
+    #[test]
+    fn a_result_for_the_waiting_call_or_the_turn_clears_the_card() {
+        let list = events(vec![tool_use("a"), waiting(&["a"]), ran("a")]);
+        assert!(fold(&list[..2]).card().is_some());
+        assert!(fold(&list).card().is_none(), "decided: the card goes before the next result");
+        let cancelled = events(vec![
+            tool_use("a"),
+            waiting(&["a"]),
+            AgentEvent::Result { status: ResultStatus::Cancelled, pending: None },
+        ]);
+        let transcript = fold(&cancelled);
+        assert!(transcript.card().is_none());
+        assert_eq!(transcript.last_result(), Some(ResultStatus::Cancelled));
+        assert!(matches!(transcript.items().last().unwrap().entry, Entry::Notice(_)));
+    }
+
+    #[test]
+    fn tool_errors_read_as_message_and_kind() {
+        let list = events(vec![
+            tool_use("a"),
+            AgentEvent::ToolResult {
+                tool_id: "a".into(),
+                status: ToolStatus::Error,
+                output: None,
+                error: Some(ToolError { kind: "path_outside_folder".into(), message: "'..' is outside".into() }),
+            },
+        ]);
+        let transcript = fold(&list);
+        let Entry::Tool(call) = &transcript.items()[0].entry else { panic!() };
+        assert_eq!(call.outcome.as_ref().unwrap().text, "'..' is outside (path_outside_folder)");
+    }
+}

@@ -1,0 +1,145 @@
+// The approval loop as a user meets it, in real headless Chromium against a real
+// hub whose built-in agent talks to a scripted model: prompt → Action Required
+// card → decide with the keyboard; feedback makes the model regenerate; YOLO
+// runs without a card.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from './expect.mjs';
+import { startHub, launchBrowser, makeFolder, snapshot } from '../hub.mjs';
+import { startFakeModel, call, text } from '../fake-model.mjs';
+
+let hub;
+let model;
+let browser;
+
+before(async () => {
+  model = await startFakeModel();
+  hub = await startHub(['--model-url', model.baseUrl, '--model', 'fake-model']);
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await hub?.stop();
+  await model?.stop();
+});
+
+async function openFolder(folder) {
+  const page = await (await browser.newContext()).newPage();
+  const errors = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('dialog', (dialog) => errors.push(`unexpected dialog: ${dialog.message()}`));
+  await page.goto(hub.url);
+  await page.waitForSelector('html[data-hydrated="true"]', { timeout: 10000 });
+  await page.fill('#folder-path', folder);
+  await page.press('#folder-path', 'Enter');
+  await expect(async () => assert.equal(await page.getByTestId('current-folder').innerText(), realpathSync(folder)));
+  await page.getByTestId('chat').waitFor();
+  return { page, errors };
+}
+
+async function sendPrompt(page, message) {
+  await page.fill('#prompt-input', message);
+  await page.press('#prompt-input', 'Enter');
+}
+
+const card = (page) => page.getByTestId('approval-card');
+
+test('a shell call waits on a card; key 1 runs it and the result shows', async () => {
+  const folder = makeFolder();
+  model.script(
+    call('c1', 'run_shell_command', { command: 'echo hello > out.txt && echo made-it', description: 'make a file' }),
+    text('Done: **created** `out.txt`. ', '<img src=x onerror="alert(1)"><script>alert(2)</script>'),
+  );
+  const { page, errors } = await openFolder(folder);
+  await sendPrompt(page, 'make a file');
+
+  await card(page).waitFor();
+  assert.equal(await page.getByTestId('card-tool').innerText(), 'run_shell_command');
+  assert.equal(await page.getByTestId('card-position').innerText(), '1/1');
+  assert.match(await card(page).innerText(), /command:\s*echo hello > out.txt && echo made-it/);
+  assert.match(await page.getByTestId('card-hint').innerText(), /1\/2\/3 Quick Select • 4 Edit • Tab\/←→ Navigate/);
+  assert.equal(existsSync(join(folder, 'out.txt')), false, 'nothing runs before the decision');
+  await snapshot(page, 'card');
+
+  await page.keyboard.press('1');
+  await card(page).waitFor({ state: 'detached' });
+  const entry = page.locator('[data-testid="tool-entry"][data-tool-id="c1"]');
+  await expect(async () => assert.equal(await entry.getAttribute('data-state'), 'success'));
+  await entry.locator('summary').click();
+  assert.match(await entry.getByTestId('tool-output').innerText(), /made-it\s+Exit code: 0/);
+  assert.equal(readFileSync(join(folder, 'out.txt'), 'utf8'), 'hello\n');
+
+  // Markdown renders; HTML from the model is shown as text, never run.
+  const answer = page.getByTestId('assistant-message').last();
+  await expect(async () => assert.match(await answer.innerText(), /<script>alert\(2\)<\/script>/));
+  assert.equal(await answer.locator('strong').innerText(), 'created');
+  assert.equal(await answer.locator('img, script').count(), 0);
+  await snapshot(page, 'after-approve');
+  assert.deepEqual(errors, []);
+});
+
+test('key 4, an instruction and Enter skip the call; the regenerated call gets a fresh card', async () => {
+  const folder = makeFolder();
+  mkdirSync(join(folder, 'cache'));
+  model.script(
+    call('d1', 'run_shell_command', { command: 'rm -rf cache' }),
+    call('d2', 'run_shell_command', { command: 'rm -f cache/*.log' }),
+  );
+  const { page, errors } = await openFolder(folder);
+  await sendPrompt(page, 'clean the cache');
+  await expect(async () => assert.equal(await card(page).getAttribute('data-tool-id'), 'd1'));
+
+  await page.keyboard.press('4');
+  await expect(async () => assert.equal(await page.getByTestId('card-hint').innerText(), 'Enter Submit • Esc Cancel'));
+  await page.keyboard.press('Enter'); // empty input is ignored
+  assert.equal(await card(page).getAttribute('data-tool-id'), 'd1');
+  await page.keyboard.type('only delete .log files');
+  await page.keyboard.press('Enter');
+
+  await expect(async () => assert.equal(await card(page).getAttribute('data-tool-id'), 'd2'));
+  assert.match(await card(page).innerText(), /rm -f cache\/\*\.log/);
+  assert.equal(await page.getByTestId('card-feedback').inputValue(), '', 'the new card starts fresh');
+  assert.match(await page.getByTestId('card-hint').innerText(), /Quick Select/);
+  assert.equal(await page.locator('[data-tool-id="d1"][data-testid="tool-entry"]').getAttribute('data-state'), 'skipped');
+  assert.ok(existsSync(join(folder, 'cache')), 'the redirected call never ran');
+  const feedback = model.lastMessages().find((message) => message.role === 'tool');
+  assert.equal(feedback.content, '[USER FEEDBACK - Tool was not executed]: only delete .log files');
+
+  // Arrow keys move the ❯; Enter on "No" rejects and ends the turn.
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('Enter');
+  await card(page).waitFor({ state: 'detached' });
+  await expect(async () => assert.match(await page.getByTestId('notice').last().innerText(), /cancelled/));
+  assert.ok(existsSync(join(folder, 'cache')));
+  assert.deepEqual(errors, []);
+});
+
+test('a card survives a reload and can be decided after it', async () => {
+  const folder = makeFolder();
+  model.script(call('r1', 'write_file', { file_path: 'notes.md', content: '# Notes\n' }), text('Saved.'));
+  const { page } = await openFolder(folder);
+  await sendPrompt(page, 'write notes');
+  await card(page).waitFor();
+  await page.reload();
+  await page.waitForSelector('html[data-hydrated="true"]');
+  await expect(async () => assert.equal(await card(page).getAttribute('data-tool-id'), 'r1'));
+  await page.getByTestId('card-approve').click();
+  await expect(async () => assert.equal(await page.getByTestId('assistant-message').last().innerText(), 'Saved.'));
+  assert.equal(readFileSync(join(folder, 'notes.md'), 'utf8'), '# Notes\n');
+});
+
+test('with YOLO on the agent works without a card', async () => {
+  const folder = makeFolder({ security: { disableYoloMode: false } });
+  model.script(call('y1', 'write_file', { file_path: 'yolo.txt', content: 'no questions' }), text('Wrote it.'));
+  const { page, errors } = await openFolder(folder);
+  assert.equal(await page.getByTestId('yolo-switch').getAttribute('aria-checked'), 'true');
+  await sendPrompt(page, 'write it');
+  await expect(async () => assert.equal(await page.getByTestId('assistant-message').last().innerText(), 'Wrote it.'));
+  assert.equal(await card(page).count(), 0);
+  assert.equal(await page.locator('[data-tool-id="y1"][data-testid="tool-entry"]').getAttribute('data-state'), 'success');
+  assert.equal(readFileSync(join(folder, 'yolo.txt'), 'utf8'), 'no questions');
+  assert.deepEqual(errors, []);
+});

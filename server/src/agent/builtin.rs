@@ -1,0 +1,347 @@
+//! The built-in agent: a tool loop over an OpenAI-compatible endpoint. Each
+//! model turn's tool calls go through the approval state machine; the turn
+//! pauses at the first call waiting for the user and resumes on a decision.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use app::events::{AgentEvent, ResultStatus, Role, Severity, ToolError, ToolKind, ToolStatus};
+use app::types::SessionStatus;
+use axum::http::StatusCode;
+use serde_json::{json, Value};
+
+use super::model::{ModelClient, ToolCallRequest};
+use super::{AgentState, PausedTurn, PlannedCall, SessionRuntime};
+use crate::approval::{Decision, DecisionError, NewCall, Step};
+use crate::error::ApiError;
+use crate::hub::Hub;
+use crate::tools::{self, Tool, ToolFailure, Workspace};
+
+/// A turn that keeps calling tools is stopped after this many completions.
+pub const MAX_COMPLETIONS_PER_TURN: usize = 50;
+
+pub const NO_MODEL_MESSAGE: &str = "No model is configured for the built-in agent. Start the hub with \
+     OPENAI_BASE_URL and HUB_MODEL (or --model-url and --model), e.g. an Ollama or llama.cpp server.";
+
+/// How a turn begins: a new prompt, or a decision on a paused one.
+pub enum Start {
+    Prompt(String),
+    Decide { tool_id: String, decision: Decision },
+}
+
+/// Words that, as a whole prompt while a call waits, decide the first waiting call.
+pub fn decision_word(text: &str) -> Option<Decision> {
+    match text.trim().trim_end_matches(['.', '!']).to_ascii_lowercase().as_str() {
+        "yes" | "y" | "approve" => Some(Decision::Approve),
+        "no" | "n" | "reject" => Some(Decision::Reject),
+        "approve all" => Some(Decision::ApproveSession),
+        _ => None,
+    }
+}
+
+fn system_prompt(runtime: &SessionRuntime) -> Value {
+    json!({"role": "system", "content": format!(
+        "You are a coding agent working in the project folder {}. Use the tools to read, search, \
+         change files and run commands there; paths are relative to that folder. The user approves \
+         each change or command, and may answer a tool call with feedback instead of running it: \
+         follow that feedback.",
+        runtime.folder.display()
+    )})
+}
+
+/// Checks and records the start of a turn, then runs it in a task of its own.
+/// Returns the last seq before the turn's first event (the reader starts after it).
+pub fn begin(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>, start: Start) -> Result<u64, ApiError> {
+    let model = hub.model();
+    let after = {
+        let mut guard = runtime.state();
+        let state = &mut *guard;
+        if state.running {
+            return Err(busy("A turn is already running in this session; wait for it to finish."));
+        }
+        let after = runtime.log.last_seq();
+        match start {
+            Start::Decide { tool_id, decision } => apply_decision(state, &tool_id, decision)?,
+            Start::Prompt(text) => match &state.paused {
+                Some(paused) => {
+                    let Some(decision) = decision_word(&text) else {
+                        return Err(busy(
+                            "The agent is waiting for your decision on a tool call: approve or reject it \
+                             (or answer yes, no or approve all) before sending a new prompt.",
+                        ));
+                    };
+                    let first = paused.batch.pending().into_iter().next().unwrap_or_default();
+                    apply_decision(state, &first, decision)?;
+                    runtime.log.push(AgentEvent::Message { role: Role::User, content: text, delta: false });
+                }
+                None => {
+                    if state.messages.is_empty() {
+                        state.messages.push(system_prompt(runtime));
+                    }
+                    state.messages.push(json!({"role": "user", "content": text}));
+                    let model_name = model.as_ref().map_or("none", |model| model.model()).to_string();
+                    runtime.log.push(AgentEvent::Init { session_id: runtime.id.clone(), model: model_name });
+                    runtime.log.push(AgentEvent::Message { role: Role::User, content: text, delta: false });
+                }
+            },
+        }
+        state.running = true;
+        after
+    };
+    hub.set_status(&runtime.id, SessionStatus::Running, 0);
+    let turn = Turn {
+        hub: hub.clone(),
+        runtime: runtime.clone(),
+        model,
+        workspace: Workspace::new(runtime.folder.clone(), hub.shell_timeout()),
+    };
+    tokio::spawn(turn.run());
+    Ok(after)
+}
+
+fn busy(message: &str) -> ApiError {
+    ApiError::new(StatusCode::CONFLICT, "session_busy", message)
+}
+
+fn apply_decision(state: &mut AgentState, tool_id: &str, decision: Decision) -> Result<(), ApiError> {
+    let not_pending = || {
+        ApiError::new(
+            StatusCode::CONFLICT,
+            "not_pending",
+            format!("Tool call '{tool_id}' is not waiting for a decision."),
+        )
+    };
+    let paused = state.paused.as_mut().ok_or_else(not_pending)?;
+    match paused.batch.decide(tool_id, decision) {
+        Ok(Some(allowed)) => {
+            state.allowed_tools.insert(allowed);
+            Ok(())
+        }
+        Ok(None) => Ok(()),
+        Err(DecisionError::NotPending(_)) => Err(not_pending()),
+        Err(err) => Err(ApiError::bad_request(err.to_string())),
+    }
+}
+
+struct Turn {
+    hub: Arc<Hub>,
+    runtime: Arc<SessionRuntime>,
+    model: Option<Arc<ModelClient>>,
+    workspace: Workspace,
+}
+
+/// How a turn ended or paused: its `result` event and the session's new status.
+struct TurnEnd {
+    result: ResultStatus,
+    pending: Option<Vec<String>>,
+    status: SessionStatus,
+}
+
+enum BatchEnd {
+    Wait(Vec<String>),
+    Cancelled,
+    Continue,
+}
+
+impl Turn {
+    async fn run(self) {
+        let end = self.drive().await;
+        let pending_count = end.pending.as_ref().map_or(0, Vec::len);
+        {
+            // Under the state lock: a client that reads the result and prompts at
+            // once must find the session free.
+            let mut state = self.runtime.state();
+            state.running = false;
+            self.emit(AgentEvent::Result { status: end.result, pending: end.pending });
+        }
+        self.hub.set_status(&self.runtime.id, end.status, pending_count);
+    }
+
+    fn emit(&self, event: AgentEvent) {
+        self.runtime.log.push(event);
+    }
+
+    fn fail(&self, code: &str, message: String) -> TurnEnd {
+        self.emit(AgentEvent::Error { severity: Severity::Error, message, code: Some(code.to_string()) });
+        TurnEnd { result: ResultStatus::Error, pending: None, status: SessionStatus::Error }
+    }
+
+    /// Runs until the turn ends or pauses.
+    async fn drive(&self) -> TurnEnd {
+        let Some(model) = self.model.clone() else {
+            return self.fail("agent_unavailable", NO_MODEL_MESSAGE.to_string());
+        };
+        let mut completions = 0;
+        loop {
+            let paused = self.runtime.state().paused.take();
+            if let Some(mut paused) = paused {
+                match self.work_through(&mut paused).await {
+                    BatchEnd::Wait(pending) => {
+                        self.runtime.state().paused = Some(paused);
+                        return TurnEnd {
+                            result: ResultStatus::WaitingApproval,
+                            pending: Some(pending),
+                            status: SessionStatus::WaitingApproval,
+                        };
+                    }
+                    BatchEnd::Cancelled => {
+                        return TurnEnd { result: ResultStatus::Cancelled, pending: None, status: SessionStatus::Idle };
+                    }
+                    BatchEnd::Continue => {}
+                }
+            }
+            if completions == MAX_COMPLETIONS_PER_TURN {
+                return self
+                    .fail("turn_limit", format!("Stopped after {MAX_COMPLETIONS_PER_TURN} model calls in one turn."));
+            }
+            completions += 1;
+            let (messages, number) = {
+                let mut state = self.runtime.state();
+                state.completions += 1;
+                (state.messages.clone(), state.completions)
+            };
+            let log = self.runtime.log.clone();
+            let reply = model
+                .complete(&messages, &tools::definitions(), number, |text| {
+                    log.push(AgentEvent::Message { role: Role::Assistant, content: text.to_string(), delta: true });
+                })
+                .await;
+            let reply = match reply {
+                Ok(reply) => reply,
+                Err(message) => return self.fail("model_error", message),
+            };
+            self.runtime.state().messages.push(reply.to_message());
+            if reply.tool_calls.is_empty() {
+                return TurnEnd { result: ResultStatus::Success, pending: None, status: SessionStatus::Idle };
+            }
+            let planned = self.plan(reply.tool_calls);
+            self.runtime.state().paused = Some(planned);
+        }
+    }
+
+    /// Checks each call, announces it (`tool_use`), and decides which need the user.
+    fn plan(&self, requests: Vec<ToolCallRequest>) -> PausedTurn {
+        let yolo = self.hub.session(&self.runtime.id).is_some_and(|session| session.yolo.enabled);
+        let allowed = self.runtime.state().allowed_tools.clone();
+        let mut calls = HashMap::new();
+        let mut new_calls = Vec::new();
+        for request in requests {
+            let tool = Tool::from_name(&request.name);
+            let parsed: Result<Value, ToolFailure> = serde_json::from_str(&request.arguments).map_err(|err| {
+                ToolFailure::new("invalid_arguments", format!("The arguments are not valid JSON: {err}."))
+            });
+            let (args, checked) = match (tool, parsed) {
+                (None, _) => (
+                    json!({}),
+                    Err(ToolFailure::new("unknown_tool", format!("There is no tool named '{}'.", request.name))),
+                ),
+                (Some(_), Err(failure)) => (json!({}), Err(failure)),
+                (Some(tool), Ok(args)) => {
+                    let checked = self.workspace.precheck(tool, &args);
+                    (args, checked)
+                }
+            };
+            let kind = tool.map_or(ToolKind::Other, Tool::kind);
+            let (diff, failure) = match checked {
+                Ok(diff) => (diff, None),
+                Err(failure) => (None, Some(failure)),
+            };
+            let needs_approval =
+                failure.is_none() && kind != ToolKind::Read && !yolo && !allowed.contains(&request.name);
+            self.emit(AgentEvent::ToolUse {
+                tool_name: request.name.clone(),
+                tool_id: request.id.clone(),
+                parameters: args.clone(),
+                kind,
+                diff,
+            });
+            new_calls.push(NewCall {
+                tool_id: request.id.clone(),
+                tool_name: request.name.clone(),
+                editable: tool.is_some_and(Tool::editable),
+                needs_approval,
+            });
+            calls.insert(request.id, PlannedCall { tool, name: request.name, args, failure });
+        }
+        PausedTurn { batch: crate::approval::ApprovalBatch::new(new_calls), calls }
+    }
+
+    async fn work_through(&self, paused: &mut PausedTurn) -> BatchEnd {
+        loop {
+            match paused.batch.step() {
+                Step::Run { tool_id, modified_content } => {
+                    let call = paused.calls.get(&tool_id).cloned();
+                    let result = match call {
+                        Some(PlannedCall { failure: Some(failure), .. }) => Err(failure),
+                        Some(PlannedCall { tool: Some(tool), args, .. }) => {
+                            self.workspace.run(tool, &args, modified_content.as_deref()).await
+                        }
+                        _ => Err(ToolFailure::new("internal", "The call was lost.")),
+                    };
+                    self.report(&tool_id, result);
+                    paused.batch.finished(&tool_id);
+                }
+                Step::Skip { tool_id, result, .. } => {
+                    self.emit(AgentEvent::ToolResult {
+                        tool_id: tool_id.clone(),
+                        status: ToolStatus::Skipped,
+                        output: Some(result.clone()),
+                        error: None,
+                    });
+                    self.tool_message(&tool_id, result);
+                }
+                Step::Wait(pending) => return BatchEnd::Wait(pending),
+                Step::Cancelled => return BatchEnd::Cancelled,
+                Step::Continue => return BatchEnd::Continue,
+            }
+        }
+    }
+
+    fn report(&self, tool_id: &str, result: Result<String, ToolFailure>) {
+        let (event, text) = match result {
+            Ok(output) => (
+                AgentEvent::ToolResult {
+                    tool_id: tool_id.to_string(),
+                    status: ToolStatus::Success,
+                    output: Some(output.clone()),
+                    error: None,
+                },
+                output,
+            ),
+            Err(failure) => {
+                let text = format!("Error ({}): {}", failure.kind, failure.message);
+                (
+                    AgentEvent::ToolResult {
+                        tool_id: tool_id.to_string(),
+                        status: ToolStatus::Error,
+                        output: None,
+                        error: Some(ToolError { kind: failure.kind, message: failure.message }),
+                    },
+                    text,
+                )
+            }
+        };
+        self.emit(event);
+        self.tool_message(tool_id, text);
+    }
+
+    fn tool_message(&self, tool_id: &str, content: String) {
+        self.runtime.state().messages.push(json!({"role": "tool", "tool_call_id": tool_id, "content": content}));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decision_words_map_to_decisions() {
+        assert_eq!(decision_word("yes"), Some(Decision::Approve));
+        assert_eq!(decision_word(" Approve. "), Some(Decision::Approve));
+        assert_eq!(decision_word("NO"), Some(Decision::Reject));
+        assert_eq!(decision_word("reject"), Some(Decision::Reject));
+        assert_eq!(decision_word("approve all"), Some(Decision::ApproveSession));
+        assert_eq!(decision_word("yes please delete it"), None);
+        assert_eq!(decision_word("approve everything"), None);
+    }
+}

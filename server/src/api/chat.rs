@@ -1,0 +1,111 @@
+//! `POST /api/chat/prompt` and `POST /api/sessions/{id}/approve`: NDJSON streams
+//! of the turn's events (or one JSON answer with `"stream": false`).
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use app::events::{AgentEvent, ResultStatus, SeqEvent};
+use app::types::{ApproveRequest, PromptRequest};
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::header::CONTENT_TYPE;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use futures::StreamExt;
+use serde_json::{json, Value};
+
+use crate::agent::builtin::{begin, Start};
+use crate::agent::log::until_turn_pauses;
+use crate::agent::SessionRuntime;
+use crate::approval::Decision;
+use crate::error::{ApiError, ApiJson, ApiResult};
+use crate::hub::Hub;
+
+pub async fn prompt(State(hub): State<Arc<Hub>>, ApiJson(request): ApiJson<PromptRequest>) -> ApiResult<Response> {
+    if request.message.trim().is_empty() {
+        return Err(ApiError::bad_request("message must not be empty."));
+    }
+    let config = hub.open_session(&request.folder_path, request.session_id.as_deref())?;
+    let runtime = hub.runtime(&config.session_id).ok_or_else(|| ApiError::internal("The session vanished."))?;
+    let after = begin(&hub, &runtime, Start::Prompt(request.message))?;
+    respond(runtime, after, request.stream.unwrap_or(true)).await
+}
+
+pub async fn approve(
+    State(hub): State<Arc<Hub>>,
+    Path(id): Path<String>,
+    ApiJson(request): ApiJson<ApproveRequest>,
+) -> ApiResult<Response> {
+    let runtime = hub.runtime(&id).ok_or_else(|| ApiError::not_found(format!("No session with id '{id}'.")))?;
+    let decision = match request.decision.as_str() {
+        "approve" => Decision::Approve,
+        "reject" => Decision::Reject,
+        "approve_session" => Decision::ApproveSession,
+        "edit" => Decision::Edit { instruction: request.edit_instruction, modified_content: request.modified_content },
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "decision must be approve, reject, approve_session or edit; got '{other}'."
+            )))
+        }
+    };
+    let after = begin(&hub, &runtime, Start::Decide { tool_id: request.tool_id, decision })?;
+    respond(runtime, after, request.stream.unwrap_or(true)).await
+}
+
+async fn respond(runtime: Arc<SessionRuntime>, after: u64, stream: bool) -> ApiResult<Response> {
+    let events = until_turn_pauses(runtime.log.clone(), after);
+    if stream {
+        let lines = events.map(|event| {
+            let mut line = serde_json::to_vec(&event).unwrap_or_default();
+            line.push(b'\n');
+            Ok::<_, Infallible>(Bytes::from(line))
+        });
+        return Ok(([(CONTENT_TYPE, "application/x-ndjson")], Body::from_stream(lines)).into_response());
+    }
+    let events: Vec<SeqEvent> = events.collect().await;
+    if let Some(AgentEvent::Result { status: ResultStatus::WaitingApproval, pending: Some(pending) }) =
+        events.last().map(|event| &event.event)
+    {
+        let pending: Vec<Value> = pending.iter().filter_map(|id| tool_use(&events, id)).collect();
+        let body = json!({
+            "error": "tool_approval_required",
+            "message": "The turn is paused: a tool call needs your approval (POST /api/sessions/{id}/approve).",
+            "pending": pending,
+        });
+        return Ok((StatusCode::CONFLICT, Json(body)).into_response());
+    }
+    Ok(Json(json!({ "events": events })).into_response())
+}
+
+/// `{tool_id, tool_name, parameters}` of a call announced in `events`.
+fn tool_use(events: &[SeqEvent], tool_id: &str) -> Option<Value> {
+    events.iter().rev().find_map(|event| match &event.event {
+        AgentEvent::ToolUse { tool_id: id, tool_name, parameters, .. } if id == tool_id => {
+            Some(json!({"tool_id": id, "tool_name": tool_name, "parameters": parameters}))
+        }
+        _ => None,
+    })
+}
+
+/// The first call waiting for the user, with its place among the waiting ones.
+pub fn pending_approval(runtime: &SessionRuntime, events: &[SeqEvent]) -> Value {
+    let pending = runtime.state().paused.as_ref().map(|paused| paused.batch.pending()).unwrap_or_default();
+    let Some(first) = pending.first() else { return Value::Null };
+    let Some(AgentEvent::ToolUse { tool_id, tool_name, parameters, kind, diff }) = events
+        .iter()
+        .rev()
+        .map(|event| &event.event)
+        .find(|event| matches!(event, AgentEvent::ToolUse { tool_id, .. } if tool_id == first))
+    else {
+        return Value::Null;
+    };
+    json!({
+        "toolId": tool_id,
+        "toolName": tool_name,
+        "parameters": parameters,
+        "kind": kind,
+        "diff": diff,
+        "pending": pending,
+    })
+}

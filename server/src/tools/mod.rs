@@ -1,0 +1,217 @@
+//! The agent's tools, named and shaped as Gemini CLI's. Every path stays inside
+//! the project folder; outputs are capped so no event carries megabytes.
+
+mod files;
+pub mod paths;
+mod shell;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use app::events::{FileDiff, ToolKind};
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+/// Largest tool output handed to the model and the stream.
+pub const MAX_OUTPUT: usize = 64 * 1024;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolFailure {
+    pub kind: String,
+    pub message: String,
+}
+
+impl ToolFailure {
+    pub fn new(kind: &str, message: impl Into<String>) -> Self {
+        Self { kind: kind.to_string(), message: message.into() }
+    }
+}
+
+pub type ToolResult = Result<String, ToolFailure>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    ReadFile,
+    ListDirectory,
+    Glob,
+    SearchFileContent,
+    WriteFile,
+    Replace,
+    RunShellCommand,
+}
+
+impl Tool {
+    pub const ALL: [Tool; 7] = [
+        Tool::ReadFile,
+        Tool::ListDirectory,
+        Tool::Glob,
+        Tool::SearchFileContent,
+        Tool::WriteFile,
+        Tool::Replace,
+        Tool::RunShellCommand,
+    ];
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|tool| tool.name() == name)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ReadFile => "read_file",
+            Self::ListDirectory => "list_directory",
+            Self::Glob => "glob",
+            Self::SearchFileContent => "search_file_content",
+            Self::WriteFile => "write_file",
+            Self::Replace => "replace",
+            Self::RunShellCommand => "run_shell_command",
+        }
+    }
+
+    pub fn kind(self) -> ToolKind {
+        match self {
+            Self::ReadFile | Self::ListDirectory | Self::Glob | Self::SearchFileContent => ToolKind::Read,
+            Self::WriteFile | Self::Replace => ToolKind::Edit,
+            Self::RunShellCommand => ToolKind::Execute,
+        }
+    }
+
+    /// Whether the user may replace the proposed content (`modifiedContent`).
+    pub fn editable(self) -> bool {
+        self.kind() == ToolKind::Edit
+    }
+
+    /// The function definition offered to the model (OpenAI `tools` entry).
+    pub fn definition(self) -> Value {
+        let (description, properties, required): (&str, Value, &[&str]) = match self {
+            Self::ReadFile => (
+                "Reads a text file of the project.",
+                json!({"file_path": {"type": "string", "description": "Path relative to the project folder."}}),
+                &["file_path"],
+            ),
+            Self::ListDirectory => (
+                "Lists the entries of a directory of the project.",
+                json!({"path": {"type": "string", "description": "Directory relative to the project folder."}}),
+                &["path"],
+            ),
+            Self::Glob => (
+                "Finds files whose paths match a glob pattern such as src/**/*.rs.",
+                json!({"pattern": {"type": "string"}}),
+                &["pattern"],
+            ),
+            Self::SearchFileContent => (
+                "Searches file contents for a regular expression; returns matching lines.",
+                json!({"pattern": {"type": "string"}, "path": {"type": "string", "description": "Directory to search (default: the project)."}}),
+                &["pattern"],
+            ),
+            Self::WriteFile => (
+                "Writes a whole file, creating it (and its directories) if needed.",
+                json!({"file_path": {"type": "string"}, "content": {"type": "string"}}),
+                &["file_path", "content"],
+            ),
+            Self::Replace => (
+                "Replaces one exact, unique occurrence of old_string in a file with new_string.",
+                json!({"file_path": {"type": "string"}, "old_string": {"type": "string"}, "new_string": {"type": "string"}}),
+                &["file_path", "old_string", "new_string"],
+            ),
+            Self::RunShellCommand => (
+                "Runs a shell command (bash) in the project folder and returns its output and exit code.",
+                json!({"command": {"type": "string"}, "description": {"type": "string", "description": "Why, in a few words."}}),
+                &["command"],
+            ),
+        };
+        json!({
+            "type": "function",
+            "function": {
+                "name": self.name(),
+                "description": description,
+                "parameters": {"type": "object", "properties": properties, "required": required},
+            }
+        })
+    }
+}
+
+pub fn definitions() -> Vec<Value> {
+    Tool::ALL.into_iter().map(Tool::definition).collect()
+}
+
+/// The project folder the tools work in.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    root: PathBuf,
+    shell_timeout: Duration,
+}
+
+impl Workspace {
+    /// `root` must be canonical (sessions are keyed by canonical folders).
+    pub fn new(root: PathBuf, shell_timeout: Duration) -> Self {
+        Self { root, shell_timeout }
+    }
+
+    /// Checks a call before anyone is asked about it: arguments, paths, and for
+    /// edits the diff to show. A failure here is the tool's result; no card.
+    pub fn precheck(&self, tool: Tool, args: &Value) -> Result<Option<FileDiff>, ToolFailure> {
+        match tool {
+            Tool::ReadFile | Tool::ListDirectory | Tool::Glob | Tool::SearchFileContent => {
+                files::check_read(&self.root, tool, args).map(|()| None)
+            }
+            Tool::WriteFile => files::write_diff(&self.root, &parse(args)?, None).map(Some),
+            Tool::Replace => files::replace_diff(&self.root, &parse(args)?).map(Some),
+            Tool::RunShellCommand => parse::<shell::ShellArgs>(args).map(|_| None),
+        }
+    }
+
+    /// Runs a call. `modified_content` (an edit tool only) replaces the proposal.
+    pub async fn run(&self, tool: Tool, args: &Value, modified_content: Option<&str>) -> ToolResult {
+        let root = self.root.clone();
+        let args = args.clone();
+        let modified = modified_content.map(str::to_string);
+        let output = match tool {
+            Tool::RunShellCommand => shell::run(&self.root, parse(&args)?, self.shell_timeout).await,
+            _ => tokio::task::spawn_blocking(move || files::run(&root, tool, &args, modified.as_deref()))
+                .await
+                .map_err(|err| ToolFailure::new("internal", format!("The tool failed: {err}")))?,
+        }?;
+        Ok(cap_output(output))
+    }
+}
+
+pub fn parse<T: DeserializeOwned>(args: &Value) -> Result<T, ToolFailure> {
+    serde_json::from_value(args.clone())
+        .map_err(|err| ToolFailure::new("invalid_arguments", format!("Invalid arguments: {err}.")))
+}
+
+/// Cuts `text` to [`MAX_OUTPUT`] bytes (on a char boundary), saying how much there was.
+pub fn cap_output(text: String) -> String {
+    if text.len() <= MAX_OUTPUT {
+        return text;
+    }
+    let mut end = MAX_OUTPUT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}\n[output truncated: showing {end} of {} bytes]", &text[..end], text.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_kinds_and_definitions_agree() {
+        for tool in Tool::ALL {
+            assert_eq!(Tool::from_name(tool.name()), Some(tool));
+            assert_eq!(tool.definition()["function"]["name"], tool.name());
+        }
+        assert_eq!(Tool::from_name("rm_rf"), None);
+        assert_eq!(Tool::RunShellCommand.kind(), ToolKind::Execute);
+        assert!(Tool::Replace.editable() && !Tool::ReadFile.editable());
+    }
+
+    #[test]
+    fn output_is_capped_with_the_full_size_said() {
+        let capped = cap_output("é".repeat(MAX_OUTPUT));
+        assert!(capped.len() < MAX_OUTPUT + 100);
+        assert!(capped.ends_with(&format!("of {} bytes]", 2 * MAX_OUTPUT)));
+        assert_eq!(cap_output("short".into()), "short");
+    }
+}
