@@ -9,10 +9,14 @@ import { chromium } from 'playwright-core';
 export const ROOT = resolve(import.meta.dirname, '..');
 const HUB_BIN = process.env.HUB_BIN || join(ROOT, 'target/debug/agent-hub');
 
-/** Starts `agent-hub` on a free port; resolves once it printed its URL. */
-export async function startHub(args = [], env = {}) {
-  const token = randomBytes(12).toString('hex');
-  const child = spawn(HUB_BIN, ['--port', '0', '--token', token, ...args], {
+/**
+ * Starts `agent-hub`; resolves once it printed its URL. Each hub gets a fresh
+ * data dir unless `dataDir` names one (to restart on the same data).
+ */
+export async function startHub(args = [], env = {}, { dataDir, port = 0, token } = {}) {
+  token ||= randomBytes(12).toString('hex');
+  dataDir ||= mkdtempSync(join(tmpdir(), 'hub-data-'));
+  const child = spawn(HUB_BIN, ['--port', String(port), '--token', token, '--data-dir', dataDir, ...args], {
     cwd: ROOT,
     env: { ...process.env, RUST_LOG: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -31,8 +35,9 @@ export async function startHub(args = [], env = {}) {
   });
   const base = new URL(url).origin;
   return {
-    url, base, token,
+    url, base, token, dataDir,
     stop: () => new Promise((done) => { child.once('exit', done); child.kill('SIGTERM'); }),
+    kill: () => new Promise((done) => { child.once('exit', done); child.kill('SIGKILL'); }),
     api: async (path, init = {}) => {
       const response = await fetch(base + path, {
         ...init,

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use app::types::{ChatConfig, HubUpdate, ProjectsResponse, SessionStatus};
+use app::types::{ChatConfig, HubUpdate, ProjectsResponse, SessionStatus, YoloSource};
 use axum::http::StatusCode;
 use tokio::sync::broadcast;
 
@@ -14,8 +14,9 @@ use crate::agent::model::{ModelClient, ModelConfig};
 use crate::agent::SessionRuntime;
 use crate::error::{ApiError, ApiResult};
 use crate::folder::canonical_folder;
-use crate::registry::{Registry, RegistryError, Session, YoloLocked};
+use crate::registry::{Registry, RegistryError, Session, YoloLocked, YoloState};
 use crate::settings::read_settings;
+use crate::store::{SessionRow, Store};
 use crate::watcher::SettingsWatcher;
 
 /// How the hub's agents work.
@@ -24,11 +25,13 @@ pub struct HubOptions {
     /// The built-in agent's model; `None` answers prompts with `agent_unavailable`.
     pub model: Option<ModelConfig>,
     pub shell_timeout: Duration,
+    /// Where sessions and events are kept; `None` keeps them in memory only.
+    pub store: Option<Arc<Store>>,
 }
 
 impl Default for HubOptions {
     fn default() -> Self {
-        Self { model: None, shell_timeout: Duration::from_secs(120) }
+        Self { model: None, shell_timeout: Duration::from_secs(120), store: None }
     }
 }
 
@@ -39,12 +42,14 @@ pub struct Hub {
     watcher: Option<SettingsWatcher>,
     model: Option<Arc<ModelClient>>,
     shell_timeout: Duration,
+    store: Option<Arc<Store>>,
 }
 
 impl Hub {
-    /// A hub whose settings watcher runs on the current tokio runtime.
+    /// A hub whose settings watcher runs on the current tokio runtime, with the
+    /// sessions of its store restored.
     pub fn new(options: HubOptions) -> Arc<Self> {
-        Arc::new_cyclic(|weak| {
+        let hub = Arc::new_cyclic(|weak| {
             let watcher = SettingsWatcher::start(weak.clone())
                 .map_err(|err| tracing::warn!("settings files will not be watched: {err}"))
                 .ok();
@@ -55,8 +60,59 @@ impl Hub {
                 watcher,
                 model: options.model.as_ref().map(|config| Arc::new(ModelClient::new(config))),
                 shell_timeout: options.shell_timeout,
+                store: options.store.clone(),
             }
-        })
+        });
+        hub.restore();
+        hub
+    }
+
+    /// Brings back the stored sessions: each one's status follows from its log,
+    /// and a turn that was running when the hub stopped is closed as an error.
+    fn restore(&self) {
+        let Some(store) = &self.store else { return };
+        let rows = store.sessions().unwrap_or_else(|err| {
+            tracing::error!("no sessions restored: {err}");
+            Vec::new()
+        });
+        for row in rows {
+            let mut yolo = YoloState::from_settings(read_settings(&row.folder));
+            if let Some(enabled) = row.yolo_override {
+                // A lock set in the settings file since then wins.
+                let _ = yolo.set_by_user(enabled);
+            }
+            let session = Session {
+                id: row.id.clone(),
+                folder: row.folder.clone(),
+                status: SessionStatus::Idle,
+                pending_count: 0,
+                yolo,
+                created_at_ms: row.created_at_ms,
+                updated_at_ms: row.updated_at_ms,
+            };
+            self.registry().restore(session);
+            if let Some(watcher) = self.watcher.as_ref().filter(|_| row.folder.is_dir()) {
+                watcher.watch(&row.folder);
+            }
+            if let Some(runtime) = self.runtime(&row.id) {
+                let (status, pending) = runtime.recover();
+                self.set_status(&row.id, status, pending);
+            }
+        }
+    }
+
+    fn persist(&self, session: &Session) {
+        if let Some(store) = &self.store {
+            store.save_session(SessionRow {
+                id: session.id.clone(),
+                folder: session.folder.clone(),
+                status: session.status,
+                yolo_override: (session.yolo.source == YoloSource::User).then_some(session.yolo.enabled),
+                pending_count: session.pending_count,
+                created_at_ms: session.created_at_ms,
+                updated_at_ms: session.updated_at_ms,
+            });
+        }
     }
 
     pub fn model(&self) -> Option<Arc<ModelClient>> {
@@ -74,18 +130,29 @@ impl Hub {
         Some(
             runtimes
                 .entry(id.to_string())
-                .or_insert_with(|| Arc::new(SessionRuntime::new(id.to_string(), folder)))
+                .or_insert_with(|| Arc::new(SessionRuntime::load(id.to_string(), folder, self.store.clone())))
                 .clone(),
         )
     }
 
     /// Records a session's status (and how many calls wait) and tells open pages.
     pub fn set_status(&self, id: &str, status: SessionStatus, pending_count: usize) {
+        self.record_status(id, status, pending_count);
+        self.projects_changed();
+    }
+
+    /// Records a session's status without telling anyone yet.
+    pub fn record_status(&self, id: &str, status: SessionStatus, pending_count: usize) {
         if let Some(session) = self.registry().get_mut(id) {
             session.status = status;
             session.pending_count = pending_count;
             session.updated_at_ms = now_ms();
+            self.persist(session);
         }
+    }
+
+    /// Tells open pages to refetch the folders and sessions.
+    pub fn projects_changed(&self) {
         self.publish(HubUpdate::Projects);
     }
 
@@ -118,6 +185,7 @@ impl Hub {
                 )
             })?;
             session.updated_at_ms = now_ms();
+            self.persist(session);
             Ok(session.config())
         })?;
         self.publish(HubUpdate::Config(config.clone()));
@@ -135,6 +203,9 @@ impl Hub {
             let mut registry = self.registry();
             let (session, created) =
                 registry.open(&folder, session_id, now_ms(), || read_settings(&folder)).map_err(registry_error)?;
+            if created {
+                self.persist(session);
+            }
             (act(session), created)
         };
         if created {
@@ -162,7 +233,11 @@ impl Hub {
             let mut registry = self.registry();
             registry
                 .sessions_in_mut(folder)
-                .filter_map(|session| session.yolo.rederive(settings.clone()).then(|| session.config()))
+                .filter_map(|session| {
+                    let changed = session.yolo.rederive(settings.clone());
+                    self.persist(session);
+                    changed.then(|| session.config())
+                })
                 .collect()
         };
         for config in changed {

@@ -11,6 +11,7 @@ pub mod gates;
 pub mod hub;
 pub mod registry;
 pub mod settings;
+pub mod store;
 pub mod tools;
 pub mod watcher;
 pub mod web;
@@ -37,6 +38,21 @@ pub fn leptos_options(cli: &cli::Cli) -> LeptosOptions {
         .site_root(cli.site_root.display().to_string())
         .site_pkg_dir("pkg")
         .build()
+}
+
+/// Accepted connections send small writes at once (TCP_NODELAY): a streamed
+/// reply is many small writes, which Nagle's algorithm would hold back ~40 ms
+/// behind the client's delayed ACKs.
+pub fn without_delay(
+    listener: tokio::net::TcpListener,
+) -> axum::serve::TapIo<tokio::net::TcpListener, fn(&mut tokio::net::TcpStream)> {
+    use axum::serve::ListenerExt;
+    fn no_delay(stream: &mut tokio::net::TcpStream) {
+        if let Err(err) = stream.set_nodelay(true) {
+            tracing::debug!("TCP_NODELAY not set: {err}");
+        }
+    }
+    listener.tap_io(no_delay as fn(&mut tokio::net::TcpStream))
 }
 
 /// A random launch token: 128 bits, hex.

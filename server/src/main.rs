@@ -5,7 +5,8 @@ use agent_hub::agent::model::ModelConfig;
 use agent_hub::cli::Cli;
 use agent_hub::gates::Gate;
 use agent_hub::hub::{Hub, HubOptions};
-use agent_hub::{app, launch_url, leptos_options, random_token, web};
+use agent_hub::store::Store;
+use agent_hub::{app, launch_url, leptos_options, random_token, web, without_delay};
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
@@ -46,7 +47,14 @@ async fn run(cli: Cli) -> Result<(), String> {
     if model.as_ref().is_some_and(|model| model.model.is_empty()) {
         return Err("--model-url is set but no model: set HUB_MODEL or --model.".into());
     }
-    let hub = Hub::new(HubOptions { model, ..HubOptions::default() });
+    let data_dir = cli
+        .data_dir
+        .clone()
+        .or_else(default_data_dir)
+        .ok_or("no data dir: set --data-dir or HUB_DATA_DIR (HOME is not set either).".to_string())?;
+    let store = Store::open(&data_dir)?;
+    tracing::info!(database = %store.path().display(), "sessions are kept here");
+    let hub = Hub::new(HubOptions { model, store: Some(store), ..HubOptions::default() });
     for folder in &cli.folders {
         let config = hub
             .open_session(&folder.display().to_string(), None)
@@ -61,7 +69,7 @@ async fn run(cli: Cli) -> Result<(), String> {
     if cli.open {
         open_browser(&url);
     }
-    axum::serve(listener, app(hub, gate, options))
+    axum::serve(without_delay(listener), app(hub, gate, options))
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
         })
@@ -74,4 +82,16 @@ fn open_browser(url: &str) {
     if let Err(err) = std::process::Command::new(opener).arg(url).spawn() {
         tracing::warn!("could not open a browser ({opener}): {err}");
     }
+}
+
+/// The platform's data dir: `$XDG_DATA_HOME/agent-hub`, else
+/// `~/.local/share/agent-hub` (`~/Library/Application Support/agent-hub` on macOS).
+fn default_data_dir() -> Option<std::path::PathBuf> {
+    if let Some(xdg) = std::env::var_os("XDG_DATA_HOME").filter(|dir| !dir.is_empty()) {
+        return Some(std::path::PathBuf::from(xdg).join("agent-hub"));
+    }
+    let home = std::path::PathBuf::from(std::env::var_os("HOME").filter(|home| !home.is_empty())?);
+    let base =
+        if cfg!(target_os = "macos") { home.join("Library/Application Support") } else { home.join(".local/share") };
+    Some(base.join("agent-hub"))
 }

@@ -157,6 +157,11 @@ impl Registry {
         Ok((session, created))
     }
 
+    /// Puts back a session loaded from the store.
+    pub fn restore(&mut self, session: Session) {
+        self.sessions.insert(session.id.clone(), session);
+    }
+
     pub fn get(&self, id: &str) -> Option<&Session> {
         self.sessions.get(id)
     }

@@ -7,6 +7,7 @@ use std::process::{Child, Command, Stdio};
 struct Running {
     child: Child,
     url: String,
+    _data: tempfile::TempDir,
 }
 
 impl Drop for Running {
@@ -17,10 +18,12 @@ impl Drop for Running {
 }
 
 fn start(args: &[&str]) -> Running {
+    let data = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_agent-hub"))
         .args(["--port", "0"])
         .args(args)
         .env("RUST_LOG", "warn")
+        .env("HUB_DATA_DIR", data.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -32,7 +35,7 @@ fn start(args: &[&str]) -> Running {
         .strip_prefix("Agent Hub listening on ")
         .unwrap_or_else(|| panic!("launch line: {line:?}"))
         .to_string();
-    Running { child, url }
+    Running { child, url, _data: data }
 }
 
 /// A raw HTTP/1.1 GET; returns the status code and body.
@@ -79,7 +82,13 @@ fn opens_the_folders_given_on_the_command_line() {
 fn bad_launch_arguments_fail_with_a_clear_message() {
     for (args, expected) in [(vec!["/no/such/folder"], "does not exist"), (vec!["--token", "short"], "--token must be")]
     {
-        let output = Command::new(env!("CARGO_BIN_EXE_agent-hub")).args(["--port", "0"]).args(&args).output().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_agent-hub"))
+            .args(["--port", "0"])
+            .args(&args)
+            .env("HUB_DATA_DIR", data.path())
+            .output()
+            .unwrap();
         assert!(!output.status.success(), "{args:?}");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(expected), "{args:?}: {stderr}");

@@ -86,9 +86,11 @@ pub fn begin(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>, start: Start) -> Res
             },
         }
         state.running = true;
+        runtime.save(state);
+        // Under the lock, so a turn that ends at once cannot be overtaken by this.
+        hub.set_status(&runtime.id, SessionStatus::Running, 0);
         after
     };
-    hub.set_status(&runtime.id, SessionStatus::Running, 0);
     let turn = Turn {
         hub: hub.clone(),
         runtime: runtime.clone(),
@@ -147,14 +149,19 @@ impl Turn {
     async fn run(self) {
         let end = self.drive().await;
         let pending_count = end.pending.as_ref().map_or(0, Vec::len);
+        // The pause (or end) is on disk before anyone can see it and act on it…
+        self.runtime.save(&self.runtime.state());
+        self.runtime.log.append_unpublished(AgentEvent::Result { status: end.result, pending: end.pending });
+        self.runtime.flush().await;
+        // …and the session is free, its status recorded, the moment the result
+        // shows: a client that reads it and prompts or asks at once sees it done.
         {
-            // Under the state lock: a client that reads the result and prompts at
-            // once must find the session free.
             let mut state = self.runtime.state();
             state.running = false;
-            self.emit(AgentEvent::Result { status: end.result, pending: end.pending });
+            self.hub.record_status(&self.runtime.id, end.status, pending_count);
+            self.runtime.log.publish();
         }
-        self.hub.set_status(&self.runtime.id, end.status, pending_count);
+        self.hub.projects_changed();
     }
 
     fn emit(&self, event: AgentEvent) {
@@ -210,7 +217,11 @@ impl Turn {
                 Ok(reply) => reply,
                 Err(message) => return self.fail("model_error", message),
             };
-            self.runtime.state().messages.push(reply.to_message());
+            {
+                let mut state = self.runtime.state();
+                state.messages.push(reply.to_message());
+                self.runtime.save(&state);
+            }
             if reply.tool_calls.is_empty() {
                 return TurnEnd { result: ResultStatus::Success, pending: None, status: SessionStatus::Idle };
             }
@@ -326,7 +337,9 @@ impl Turn {
     }
 
     fn tool_message(&self, tool_id: &str, content: String) {
-        self.runtime.state().messages.push(json!({"role": "tool", "tool_call_id": tool_id, "content": content}));
+        let mut state = self.runtime.state();
+        state.messages.push(json!({"role": "tool", "tool_call_id": tool_id, "content": content}));
+        self.runtime.save(&state);
     }
 }
 

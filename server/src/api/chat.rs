@@ -13,13 +13,14 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use futures::StreamExt;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::agent::builtin::{begin, Start};
 use crate::agent::log::until_turn_pauses;
 use crate::agent::SessionRuntime;
 use crate::approval::Decision;
-use crate::error::{ApiError, ApiJson, ApiResult};
+use crate::error::{ApiError, ApiJson, ApiQuery, ApiResult};
 use crate::hub::Hub;
 
 pub async fn prompt(State(hub): State<Arc<Hub>>, ApiJson(request): ApiJson<PromptRequest>) -> ApiResult<Response> {
@@ -53,17 +54,51 @@ pub async fn approve(
     respond(runtime, after, request.stream.unwrap_or(true)).await
 }
 
+#[derive(Deserialize)]
+pub struct EventsQuery {
+    #[serde(default)]
+    after: u64,
+}
+
+/// `GET /api/sessions/{id}/events?after=N`: the stored events after N, then, while
+/// a turn runs, its live events until it pauses or ends.
+pub async fn events(
+    State(hub): State<Arc<Hub>>,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<EventsQuery>,
+) -> ApiResult<Response> {
+    let runtime = hub.runtime(&id).ok_or_else(|| ApiError::not_found(format!("No session with id '{id}'.")))?;
+    // One lock: a turn publishes its last event while clearing `running`.
+    let (stored, running) = {
+        let state = runtime.state();
+        (runtime.log.after(query.after), state.running)
+    };
+    let last = stored.last().map_or(query.after, |event| event.seq);
+    let live = running.then(|| until_turn_pauses(runtime.log.clone(), last));
+    let batches = futures::stream::once(async move { stored }).chain(futures::stream::iter(live).flatten());
+    Ok(ndjson(batches))
+}
+
+/// One body chunk per batch of events, one JSON object per line.
+fn ndjson(batches: impl futures::Stream<Item = Vec<SeqEvent>> + Send + 'static) -> Response {
+    let chunks = batches.filter(|batch| std::future::ready(!batch.is_empty())).map(|batch| {
+        let mut chunk = Vec::with_capacity(batch.len() * 128);
+        for event in &batch {
+            // Our own types always serialize.
+            serde_json::to_writer(&mut chunk, event).unwrap_or_default();
+            chunk.push(b'\n');
+        }
+        Ok::<_, Infallible>(Bytes::from(chunk))
+    });
+    ([(CONTENT_TYPE, "application/x-ndjson")], Body::from_stream(chunks)).into_response()
+}
+
 async fn respond(runtime: Arc<SessionRuntime>, after: u64, stream: bool) -> ApiResult<Response> {
-    let events = until_turn_pauses(runtime.log.clone(), after);
+    let batches = until_turn_pauses(runtime.log.clone(), after);
     if stream {
-        let lines = events.map(|event| {
-            let mut line = serde_json::to_vec(&event).unwrap_or_default();
-            line.push(b'\n');
-            Ok::<_, Infallible>(Bytes::from(line))
-        });
-        return Ok(([(CONTENT_TYPE, "application/x-ndjson")], Body::from_stream(lines)).into_response());
+        return Ok(ndjson(batches));
     }
-    let events: Vec<SeqEvent> = events.collect().await;
+    let events: Vec<SeqEvent> = batches.concat().await;
     if let Some(AgentEvent::Result { status: ResultStatus::WaitingApproval, pending: Some(pending) }) =
         events.last().map(|event| &event.event)
     {

@@ -29,6 +29,7 @@ pub fn router() -> Router<Arc<Hub>> {
         .route("/sessions/{id}", get(session))
         .route("/chat/prompt", post(chat::prompt))
         .route("/sessions/{id}/approve", post(chat::approve))
+        .route("/sessions/{id}/events", get(chat::events))
         .route("/updates", get(updates))
         .fallback(|| async { ApiError::not_found("No such API endpoint.") })
         .method_not_allowed_fallback(|| async {

@@ -10,12 +10,13 @@ use std::time::Duration;
 
 use app::events::{FileDiff, ToolKind};
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 /// Largest tool output handed to the model and the stream.
 pub const MAX_OUTPUT: usize = 64 * 1024;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolFailure {
     pub kind: String,
     pub message: String,
@@ -29,7 +30,8 @@ impl ToolFailure {
 
 pub type ToolResult = Result<String, ToolFailure>;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Tool {
     ReadFile,
     ListDirectory,

@@ -113,6 +113,7 @@ pub fn write_settings(folder: &Path, text: &str) {
 }
 
 pub mod fake_model;
+pub mod process;
 
 impl Reply {
     /// The NDJSON lines of a streamed reply.
@@ -144,6 +145,7 @@ impl TestHub {
                 api_key: None,
             }),
             shell_timeout: std::time::Duration::from_secs(20),
+            store: None,
         })
     }
 }

@@ -1,0 +1,74 @@
+//! The real `agent-hub` binary as a child process, with HTTP helpers.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+
+pub const PROCESS_TOKEN: &str = "process-test-token";
+
+pub struct HubProcess {
+    child: Child,
+    pub base: String,
+    client: reqwest::Client,
+}
+
+impl Drop for HubProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl HubProcess {
+    /// Starts the hub on a free port with its data in `data_dir`; returns once it listens.
+    pub fn start(data_dir: &Path, args: &[&str]) -> Self {
+        // Before the child exists, so a failure here leaves no process behind.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::new();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_agent-hub"))
+            .args(["--port", "0", "--token", PROCESS_TOKEN, "--data-dir"])
+            .arg(data_dir)
+            .args(args)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the hub binary starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let url =
+            line.trim().strip_prefix("Agent Hub listening on ").unwrap_or_else(|| panic!("launch line: {line:?}"));
+        let base = url.split("/?").next().unwrap().to_string();
+        Self { child, base, client }
+    }
+
+    /// Ends the process the hard way: no shutdown code runs.
+    pub fn kill_9(mut self) {
+        self.child.kill().unwrap(); // SIGKILL on Unix
+        self.child.wait().unwrap();
+    }
+
+    pub async fn get(&self, path: &str) -> Value {
+        let response = self.client.get(format!("{}{path}", self.base)).bearer_auth(PROCESS_TOKEN).send().await.unwrap();
+        assert!(response.status().is_success(), "GET {path}: {}", response.status());
+        serde_json::from_slice(&response.bytes().await.unwrap()).unwrap()
+    }
+
+    /// A GET or POST answered with NDJSON, as its events.
+    pub async fn lines(&self, method: &str, path: &str, body: Option<Value>) -> Vec<Value> {
+        let url = format!("{}{path}", self.base);
+        let mut request = match method {
+            "GET" => self.client.get(url),
+            _ => self.client.post(url).header("content-type", "application/json"),
+        };
+        if let Some(body) = body {
+            request = request.body(body.to_string());
+        }
+        let response = request.bearer_auth(PROCESS_TOKEN).send().await.unwrap();
+        assert!(response.status().is_success(), "{method} {path}: {}", response.status());
+        let text = response.text().await.unwrap();
+        text.lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+    }
+}

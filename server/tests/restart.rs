@@ -1,0 +1,152 @@
+//! Nothing is lost: the real binary is killed with SIGKILL and started again on
+//! the same data dir, against a scripted model.
+
+mod common;
+
+use std::time::Duration;
+
+use common::fake_model::{call, text, FakeModel, Reply};
+use common::process::HubProcess;
+use common::{project, types};
+use serde_json::{json, Value};
+
+fn model_args(model: &FakeModel) -> Vec<String> {
+    vec!["--model-url".into(), model.base_url.clone(), "--model".into(), "fake-model".into()]
+}
+
+fn start(data: &tempfile::TempDir, model: &FakeModel) -> HubProcess {
+    let args = model_args(model);
+    HubProcess::start(data.path(), &args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+fn seqs(events: &[Value]) -> Vec<u64> {
+    events.iter().map(|event| event["seq"].as_u64().unwrap()).collect()
+}
+
+#[tokio::test]
+async fn a_pending_approval_survives_kill_9_and_the_tool_runs_exactly_once() {
+    let model = FakeModel::start(vec![
+        call("k1", "run_shell_command", json!({"command": "echo ran >> count.txt && echo counted"})),
+        text(&["Counted ", "after the restart."]),
+    ])
+    .await;
+    let data = tempfile::tempdir().unwrap();
+    let (_dir, folder) = project(None);
+
+    let hub = start(&data, &model);
+    let first = hub.lines("POST", "/api/chat/prompt", Some(json!({"folderPath": folder, "message": "count"}))).await;
+    assert_eq!(types(&first), ["init", "message", "tool_use", "result"]);
+    assert_eq!(first[3]["status"], "waiting_approval");
+    let session = first[0]["session_id"].as_str().unwrap().to_string();
+    hub.kill_9();
+
+    let hub = start(&data, &model);
+    let detail = hub.get(&format!("/api/sessions/{session}")).await;
+    assert_eq!(detail["status"], "waiting_approval");
+    assert_eq!(detail["pendingApproval"]["toolId"], "k1");
+    assert_eq!(detail["pendingApproval"]["parameters"]["command"], "echo ran >> count.txt && echo counted");
+    assert_eq!(detail["events"].as_array().unwrap(), &first, "the log is as it was streamed");
+    let projects = hub.get("/api/projects").await;
+    assert_eq!(projects["projects"][0]["folderPath"], folder.display().to_string());
+    assert_eq!(projects["projects"][0]["sessions"][0]["pendingCount"], 1);
+    assert!(!folder.join("count.txt").exists(), "nothing ran while waiting");
+
+    let path = format!("/api/sessions/{session}/approve");
+    let more = hub.lines("POST", &path, Some(json!({"toolId": "k1", "decision": "approve"}))).await;
+    assert_eq!(types(&more), ["tool_result", "message", "message", "result"]);
+    assert_eq!(seqs(&more), [5, 6, 7, 8], "seq goes on where it stopped");
+    assert!(more[0]["output"].as_str().unwrap().contains("counted"));
+    assert_eq!(more[3]["status"], "success");
+    assert_eq!(std::fs::read_to_string(folder.join("count.txt")).unwrap(), "ran\n");
+
+    // The new process went on with the stored conversation.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    let roles: Vec<&str> =
+        requests[1]["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool"]);
+
+    // Decided is decided, across another restart too.
+    hub.kill_9();
+    let hub = start(&data, &model);
+    let detail = hub.get(&format!("/api/sessions/{session}")).await;
+    assert_eq!((detail["status"].as_str(), detail["pendingApproval"].is_null()), (Some("idle"), true));
+    assert_eq!(detail["events"].as_array().unwrap().len(), 8);
+    assert_eq!(std::fs::read_to_string(folder.join("count.txt")).unwrap(), "ran\n", "exactly once");
+}
+
+#[tokio::test]
+async fn a_turn_cut_by_kill_9_is_closed_as_an_error_and_can_be_prompted_again() {
+    let model = FakeModel::start(vec![
+        Reply::Slow(Duration::from_secs(30), Box::new(text(&["never arrives"]))),
+        text(&["Fresh start."]),
+    ])
+    .await;
+    let data = tempfile::tempdir().unwrap();
+    let (_dir, folder) = project(None);
+    let hub = start(&data, &model);
+    let prompt = {
+        let base = hub.base.clone();
+        let body = json!({"folderPath": folder, "message": "slow"}).to_string();
+        tokio::spawn(async move {
+            let _ = reqwest::Client::new()
+                .post(format!("{base}/api/chat/prompt"))
+                .bearer_auth(common::process::PROCESS_TOKEN)
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+                .await;
+        })
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while model.requests().is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "the model was never asked");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let session = hub.get("/api/projects").await["projects"][0]["sessions"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(hub.get(&format!("/api/sessions/{session}")).await["status"], "running");
+    hub.kill_9();
+    prompt.abort();
+
+    let hub = start(&data, &model);
+    let detail = hub.get(&format!("/api/sessions/{session}")).await;
+    assert_eq!(detail["status"], "error");
+    let events = detail["events"].as_array().unwrap();
+    assert_eq!(types(events), ["init", "message", "error", "result"]);
+    assert_eq!(events[2]["code"], "interrupted");
+    assert_eq!(events[3]["status"], "error");
+
+    let again = hub.lines("POST", "/api/chat/prompt", Some(json!({"folderPath": folder, "message": "again"}))).await;
+    assert_eq!(types(&again), ["init", "message", "message", "result"]);
+    assert_eq!(again[0]["seq"], 5);
+    assert_eq!(again[3]["status"], "success");
+    assert_eq!(hub.get(&format!("/api/sessions/{session}")).await["status"], "idle");
+}
+
+#[tokio::test]
+async fn replay_gives_stored_events_after_n_without_duplicates() {
+    let model =
+        FakeModel::start(vec![call("r1", "run_shell_command", json!({"command": "true"})), text(&["a", "b", "c"])])
+            .await;
+    let data = tempfile::tempdir().unwrap();
+    let (_dir, folder) = project(None);
+    let hub = start(&data, &model);
+    let first = hub.lines("POST", "/api/chat/prompt", Some(json!({"folderPath": folder, "message": "go"}))).await;
+    let session = first[0]["session_id"].as_str().unwrap().to_string();
+    let path = format!("/api/sessions/{session}/approve");
+    let rest = hub.lines("POST", &path, Some(json!({"toolId": "r1", "decision": "approve"}))).await;
+    let all: Vec<Value> = first.iter().chain(&rest).cloned().collect();
+    assert_eq!(seqs(&all), (1..=all.len() as u64).collect::<Vec<_>>());
+
+    let replay = hub.lines("GET", &format!("/api/sessions/{session}/events?after=0"), None).await;
+    assert_eq!(replay, all, "after=0 is the whole log");
+    let after3 = hub.lines("GET", &format!("/api/sessions/{session}/events?after=3"), None).await;
+    assert_eq!(after3, all[3..].to_vec());
+    let end = all.len();
+    assert!(hub.lines("GET", &format!("/api/sessions/{session}/events?after={end}"), None).await.is_empty());
+
+    hub.kill_9();
+    let hub = start(&data, &model);
+    let replay = hub.lines("GET", &format!("/api/sessions/{session}/events?after=2"), None).await;
+    assert_eq!(replay, all[2..].to_vec(), "the same after a restart");
+}
