@@ -41,18 +41,19 @@ pub async fn send_json<B: Serialize, T: DeserializeOwned>(
     decode_response(response.ok(), response.status(), &text)
 }
 
-/// POSTs `body` and hands each batch of NDJSON events to `on_events` as the
+/// Sends the request and hands each batch of NDJSON events to `on_events` as the
 /// hub streams them. Ends when the hub closes the stream (the turn paused or ended).
 #[cfg(feature = "hydrate")]
 pub async fn stream_events<B: Serialize>(
+    method: &str,
     url: &str,
-    body: &B,
+    body: Option<&B>,
     mut on_events: impl FnMut(Vec<SeqEvent>),
 ) -> Result<(), String> {
     use wasm_bindgen::JsCast;
     use wasm_bindgen_futures::JsFuture;
 
-    let response = browser::fetch("POST", url, Some(body)).await?;
+    let response = browser::fetch(method, url, body).await?;
     if !response.ok() {
         let text = browser::text(&response).await?;
         return decode_response::<serde_json::Value>(false, response.status(), &text).map(drop);
@@ -119,8 +120,9 @@ pub async fn send_json<B: Serialize, T: DeserializeOwned>(
 
 #[cfg(not(feature = "hydrate"))]
 pub async fn stream_events<B: Serialize>(
+    _method: &str,
     url: &str,
-    _body: &B,
+    _body: Option<&B>,
     _on_events: impl FnMut(Vec<SeqEvent>),
 ) -> Result<(), String> {
     Err(format!("{url} is only called from the browser"))
@@ -149,8 +151,14 @@ pub async fn session(id: &str) -> Result<SessionDetail, String> {
     get_json(&format!("/api/sessions/{}", urlencoding::encode(id))).await
 }
 
+/// The session's stored events after `after`, then those of a running turn.
+pub async fn follow(session_id: &str, after: u64, on_events: impl FnMut(Vec<SeqEvent>)) -> Result<(), String> {
+    let url = format!("/api/sessions/{}/events?after={after}", urlencoding::encode(session_id));
+    stream_events::<()>("GET", &url, None, on_events).await
+}
+
 pub async fn prompt(request: &PromptRequest, on_events: impl FnMut(Vec<SeqEvent>)) -> Result<(), String> {
-    stream_events("/api/chat/prompt", request, on_events).await
+    stream_events("POST", "/api/chat/prompt", Some(request), on_events).await
 }
 
 pub async fn decide(
@@ -158,7 +166,8 @@ pub async fn decide(
     request: &ApproveRequest,
     on_events: impl FnMut(Vec<SeqEvent>),
 ) -> Result<(), String> {
-    stream_events(&format!("/api/sessions/{}/approve", urlencoding::encode(session_id)), request, on_events).await
+    let url = format!("/api/sessions/{}/approve", urlencoding::encode(session_id));
+    stream_events("POST", &url, Some(request), on_events).await
 }
 
 /// A body of a successful response, or the contract's error message.

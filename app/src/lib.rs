@@ -42,9 +42,13 @@ pub fn App() -> impl IntoView {
     provide_meta_context();
     view! {
         <Stylesheet id="leptos" href="/pkg/agent_hub.css" />
-        <Title text="Agent Hub" />
         <Router>
-            <Routes fallback=|| view! { <p class="p-8">"Page not found."</p> }>
+            <Routes fallback=|| {
+                view! {
+                    <Title text="Agent Hub" />
+                    <p class="p-8">"Page not found."</p>
+                }
+            }>
                 <Route path=path!("/") view=HubPage />
             </Routes>
         </Router>

@@ -2,7 +2,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use agent_hub::agent::model::ModelConfig;
-use agent_hub::cli::Cli;
+use agent_hub::cli::{AgentKind, Cli};
 use agent_hub::gates::Gate;
 use agent_hub::hub::{Hub, HubOptions};
 use agent_hub::store::Store;
@@ -27,6 +27,12 @@ async fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> Result<(), String> {
     cli.validate()?;
+    if cli.agent == AgentKind::Acp {
+        return Err(format!(
+            "--agent acp ({}) is not available in this version yet; run the built-in agent (--agent builtin).",
+            cli.acp_command
+        ));
+    }
     let token = match &cli.token {
         Some(token) => token.clone(),
         None => random_token().map_err(|err| format!("cannot generate a token: {err}"))?,

@@ -80,8 +80,11 @@ fn opens_the_folders_given_on_the_command_line() {
 
 #[test]
 fn bad_launch_arguments_fail_with_a_clear_message() {
-    for (args, expected) in [(vec!["/no/such/folder"], "does not exist"), (vec!["--token", "short"], "--token must be")]
-    {
+    for (args, expected) in [
+        (vec!["/no/such/folder"], "does not exist"),
+        (vec!["--token", "short"], "--token must be"),
+        (vec!["--agent", "acp"], "--agent acp (gemini --acp) is not available"),
+    ] {
         let data = tempfile::tempdir().unwrap();
         let output = Command::new(env!("CARGO_BIN_EXE_agent-hub"))
             .args(["--port", "0"])

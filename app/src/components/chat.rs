@@ -9,6 +9,7 @@ use leptos::task::spawn_local;
 use crate::client;
 use crate::components::approval_card::ApprovalCard;
 use crate::components::hub_page::HubState;
+use crate::components::inbox::notify;
 use crate::components::tool_call::ToolEntry;
 use crate::events::SeqEvent;
 use crate::markdown::to_safe_html;
@@ -34,27 +35,30 @@ impl Chat {
         });
     }
 
-    /// Catches up from the stored log (what another tab or a lost stream did).
-    fn sync(self) {
-        spawn_local(async move {
-            match client::session(&self.session_id.get_value()).await {
-                Ok(detail) => self.apply(detail.events),
-                Err(message) => self.error.set(Some(message)),
-            }
-        });
+    /// Catches up from the stored log, then follows a running turn: what another
+    /// tab did, or what happened while this page was away or its stream broke.
+    fn follow(self) {
+        if self.streaming.get_untracked() {
+            return;
+        }
+        let session_id = self.session_id.get_value();
+        let after = self.transcript.with_untracked(Transcript::last_seq);
+        self.stream(false, async move { client::follow(&session_id, after, move |events| self.apply(events)).await });
     }
 
     fn send(self, message: String) {
         if self.streaming.get_untracked() {
             return;
         }
+        // A user gesture, and the moment waiting cards start to matter.
+        notify::ask_once();
         let request = PromptRequest {
             folder_path: self.folder_path.get_value(),
             session_id: Some(self.session_id.get_value()),
             message,
             stream: None,
         };
-        self.stream(async move { client::prompt(&request, move |events| self.apply(events)).await });
+        self.stream(true, async move { client::prompt(&request, move |events| self.apply(events)).await });
     }
 
     fn decide(self, request: ApproveRequest) {
@@ -62,17 +66,25 @@ impl Chat {
             return;
         }
         let session_id = self.session_id.get_value();
-        self.stream(async move { client::decide(&session_id, &request, move |events| self.apply(events)).await });
+        self.stream(true, async move { client::decide(&session_id, &request, move |events| self.apply(events)).await });
     }
 
-    fn stream(self, work: impl std::future::Future<Output = Result<(), String>> + 'static) {
+    /// Runs one stream at a time. After a turn's own stream, follow the log once
+    /// more: if the connection dropped mid-turn, the rest comes from there.
+    fn stream(self, then_follow: bool, work: impl std::future::Future<Output = Result<(), String>> + 'static) {
         self.streaming.set(true);
-        self.error.set(None);
+        if then_follow {
+            // A new prompt or decision: the last one's error is old news.
+            self.error.set(None);
+        }
         spawn_local(async move {
             let result = work.await;
             self.streaming.set(false);
             if let Err(message) = result {
                 self.error.set(Some(message));
+            }
+            if then_follow {
+                self.follow();
             }
         });
     }
@@ -88,12 +100,10 @@ pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
         streaming: RwSignal::new(false),
         error: RwSignal::new(None),
     };
-    // On open, and whenever the hub reports a change while no stream of ours is open.
+    // On open, and whenever the hub reports a change (or the page reconnects).
     Effect::new(move |_| {
         state.projects.track();
-        if !chat.streaming.get_untracked() {
-            chat.sync();
-        }
+        chat.follow();
     });
 
     let card = Memo::new(move |_| chat.transcript.with(Transcript::card));

@@ -6,6 +6,7 @@ use leptos::task::spawn_local;
 use crate::client;
 use crate::components::chat::ChatPanel;
 use crate::components::hub_page::{folder_href, HubState};
+use crate::components::inbox::Inbox;
 use crate::types::{ChatConfig, SessionStatus, SessionSummary};
 
 #[component]
@@ -69,7 +70,10 @@ pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {
             <ul data-testid="folder-list" class="flex flex-col gap-1">
                 <For
                     each=move || state.projects.get()
-                    key=|project| project.folder_path.clone()
+                    key=|project| {
+                        let waiting: usize = project.sessions.iter().map(|session| session.pending_count).sum();
+                        (project.folder_path.clone(), waiting)
+                    }
                     children=move |project| {
                         let href = folder_href(&project.folder_path);
                         let current = {
@@ -99,6 +103,7 @@ pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {
             <Show when=move || state.projects.with(Vec::is_empty)>
                 <p class="text-sm text-slate-500">"No folder open yet."</p>
             </Show>
+            <Inbox />
         </aside>
     }
 }

@@ -2,11 +2,13 @@
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use leptos_meta::Title;
 use leptos_router::hooks::{use_navigate, use_query_map};
 
 use crate::client;
 use crate::components::folders::{FolderPanel, FolderSidebar};
 use crate::components::header::Header;
+use crate::components::inbox::{page_title, waiting_sessions};
 use crate::components::updates;
 use crate::types::{ChatConfig, HubUpdate, ProjectSummary};
 
@@ -117,7 +119,9 @@ pub fn HubPage() -> impl IntoView {
         navigate(&folder_href(&config.folder_path), Default::default());
     });
 
+    let title = move || state.projects.with(|projects| page_title(waiting_sessions(projects).len()));
     view! {
+        <Title text=title />
         <div class="flex min-h-screen flex-col">
             <Header />
             <div class="flex flex-1 flex-col md:flex-row">

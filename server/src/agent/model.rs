@@ -154,7 +154,7 @@ impl ModelClient {
         mut on_text: impl FnMut(&str),
     ) -> Result<ModelReply, String> {
         let request = json!({"model": self.model, "messages": messages, "tools": tools, "stream": true});
-        let mut stream = self
+        let stream = self
             .client
             .chat()
             .create_stream_byot::<Value, Chunk>(request)
@@ -162,16 +162,24 @@ impl ModelClient {
             .map_err(|err| format!("The model endpoint failed: {err}"))?;
         let mut content = String::new();
         let mut calls = ToolCallAccumulator::default();
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|err| format!("The model stream failed: {err}"))?;
-            for choice in chunk.choices {
-                if let Some(text) = choice.delta.content.filter(|text| !text.is_empty()) {
-                    on_text(&text);
-                    content.push_str(&text);
+        // Chunks that have already arrived are taken together, and their text is
+        // one delta: a model faster than the browser costs fewer events, a slow
+        // one gets no added latency.
+        let mut batches = stream.ready_chunks(1024);
+        while let Some(batch) = batches.next().await {
+            let mut text = String::new();
+            for chunk in batch {
+                let chunk = chunk.map_err(|err| format!("The model stream failed: {err}"))?;
+                for choice in chunk.choices {
+                    text.push_str(choice.delta.content.as_deref().unwrap_or_default());
+                    for call in choice.delta.tool_calls.unwrap_or_default() {
+                        calls.add(call);
+                    }
                 }
-                for call in choice.delta.tool_calls.unwrap_or_default() {
-                    calls.add(call);
-                }
+            }
+            if !text.is_empty() {
+                on_text(&text);
+                content.push_str(&text);
             }
         }
         Ok(ModelReply { content, tool_calls: calls.finish(turn) })

@@ -128,6 +128,28 @@ pub fn types(events: &[Value]) -> Vec<String> {
     events.iter().map(|event| event["type"].as_str().unwrap().to_string()).collect()
 }
 
+fn is_assistant_delta(event: &Value) -> bool {
+    event["type"] == "message" && event["role"] == "assistant"
+}
+
+/// `types`, with each run of assistant text counted once: the hub joins model
+/// chunks that arrive together, so how many deltas a reply takes varies.
+pub fn shape(events: &[Value]) -> Vec<String> {
+    let mut shape: Vec<String> = Vec::new();
+    for (index, event) in events.iter().enumerate() {
+        if index > 0 && is_assistant_delta(event) && is_assistant_delta(&events[index - 1]) {
+            continue;
+        }
+        shape.push(if is_assistant_delta(event) { "text".into() } else { event["type"].as_str().unwrap().into() });
+    }
+    shape
+}
+
+/// All the assistant text of `events`, joined.
+pub fn assistant_text(events: &[Value]) -> String {
+    events.iter().filter(|e| is_assistant_delta(e)).map(|e| e["content"].as_str().unwrap()).collect()
+}
+
 impl TestHub {
     pub async fn prompt(&self, folder: &Path, message: &str) -> Reply {
         self.post("/api/chat/prompt", serde_json::json!({"folderPath": folder, "message": message}).to_string()).await

@@ -1,0 +1,205 @@
+//! One inbox for all folders: every session waiting on the user, its count in
+//! the tab title, and a desktop notification when something new waits while
+//! the tab is hidden (permission is asked once, on the first prompt sent).
+
+use leptos::prelude::*;
+
+use crate::components::folders::{folder_name, StatusBadge};
+use crate::components::hub_page::{folder_href, HubState};
+use crate::types::{ProjectSummary, SessionStatus};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Waiting {
+    pub folder_path: String,
+    pub session_id: String,
+    pub status: SessionStatus,
+    pub pending_count: usize,
+    pub updated_at: u64,
+}
+
+/// Sessions waiting on the user, the longest-waiting first.
+pub fn waiting_sessions(projects: &[ProjectSummary]) -> Vec<Waiting> {
+    let mut waiting: Vec<Waiting> = projects
+        .iter()
+        .flat_map(|project| {
+            project
+                .sessions
+                .iter()
+                .filter(|s| matches!(s.status, SessionStatus::WaitingApproval | SessionStatus::WaitingInput))
+                .map(|session| Waiting {
+                    folder_path: project.folder_path.clone(),
+                    session_id: session.id.clone(),
+                    status: session.status,
+                    pending_count: session.pending_count,
+                    updated_at: session.updated_at,
+                })
+        })
+        .collect();
+    waiting.sort_by(|a, b| a.updated_at.cmp(&b.updated_at).then_with(|| a.session_id.cmp(&b.session_id)));
+    waiting
+}
+
+pub fn page_title(waiting: usize) -> String {
+    if waiting == 0 {
+        "Agent Hub".to_string()
+    } else {
+        format!("({waiting}) Agent Hub")
+    }
+}
+
+/// What is newly waiting since `before`: a session that was not waiting, or one
+/// that waits again after it changed.
+pub fn newly_waiting<'a>(before: &[Waiting], now: &'a [Waiting]) -> Vec<&'a Waiting> {
+    now.iter()
+        .filter(|item| !before.iter().any(|old| old.session_id == item.session_id && old.updated_at == item.updated_at))
+        .collect()
+}
+
+#[component]
+pub fn Inbox() -> impl IntoView {
+    let state = expect_context::<HubState>();
+    let waiting = Memo::new(move |_| state.projects.with(|projects| waiting_sessions(projects)));
+    // Notify about what is new, not about what was already waiting when the page opened.
+    Effect::new(move |previous: Option<Vec<Waiting>>| {
+        let now = waiting.get();
+        if let Some(before) = previous {
+            for item in newly_waiting(&before, &now) {
+                notify::show(item);
+            }
+        }
+        now
+    });
+    view! {
+        <section data-testid="inbox" class="mt-6">
+            <h2 class="mb-2 flex items-center gap-2 text-xs font-semibold uppercase tracking-wide text-slate-500">
+                "Waiting on you"
+                <Show when=move || waiting.with(|w| !w.is_empty())>
+                    <span data-testid="inbox-count" class="rounded-full bg-amber-500 px-1.5 text-white">
+                        {move || waiting.with(Vec::len)}
+                    </span>
+                </Show>
+            </h2>
+            <Show
+                when=move || waiting.with(|w| !w.is_empty())
+                fallback=|| view! { <p class="text-sm text-slate-500">"Nothing is waiting."</p> }
+            >
+                <ul class="flex flex-col gap-1">
+                    <For
+                        each=move || waiting.get()
+                        key=|item| (item.session_id.clone(), item.updated_at)
+                        let:item
+                    >
+                        <li>
+                            <a
+                                href=folder_href(&item.folder_path)
+                                data-testid="inbox-item"
+                                title=item.folder_path.clone()
+                                class="flex items-center gap-2 rounded-md px-2 py-1.5 text-sm hover:bg-amber-50 dark:hover:bg-amber-950/40"
+                            >
+                                <span class="min-w-0 flex-1 truncate font-mono">{folder_name(&item.folder_path)}</span>
+                                <StatusBadge status=item.status />
+                            </a>
+                        </li>
+                    </For>
+                </ul>
+            </Show>
+        </section>
+    }
+}
+
+/// Desktop notifications (browser only).
+pub mod notify {
+    use super::Waiting;
+
+    #[cfg(feature = "hydrate")]
+    const ASKED_KEY: &str = "agent-hub.notifications-asked";
+
+    /// Asks for permission the first time it is called in this browser.
+    #[cfg(feature = "hydrate")]
+    pub fn ask_once() {
+        use web_sys::{Notification, NotificationPermission};
+        let Some(storage) = web_sys::window().and_then(|w| w.local_storage().ok().flatten()) else { return };
+        if Notification::permission() != NotificationPermission::Default
+            || storage.get_item(ASKED_KEY).ok().flatten().is_some()
+        {
+            return;
+        }
+        let _ = storage.set_item(ASKED_KEY, "yes");
+        let _ = Notification::request_permission();
+    }
+
+    #[cfg(feature = "hydrate")]
+    pub fn show(item: &Waiting) {
+        use web_sys::{Notification, NotificationOptions, NotificationPermission};
+        let hidden = web_sys::window().and_then(|w| w.document()).is_some_and(|d| d.hidden());
+        if !hidden || Notification::permission() != NotificationPermission::Granted {
+            return;
+        }
+        let what = match item.status {
+            crate::types::SessionStatus::WaitingInput => "The agent asks you a question.".to_string(),
+            _ => match item.pending_count {
+                1 => "A tool call waits for your approval.".to_string(),
+                n => format!("{n} tool calls wait for your approval."),
+            },
+        };
+        let options = NotificationOptions::new();
+        options.set_body(&format!("{}: {what}", super::folder_name(&item.folder_path)));
+        options.set_tag(&item.session_id);
+        let _ = Notification::new_with_options("Agent Hub: action required", &options);
+    }
+
+    #[cfg(not(feature = "hydrate"))]
+    pub fn ask_once() {}
+
+    #[cfg(not(feature = "hydrate"))]
+    pub fn show(_item: &Waiting) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::SessionSummary;
+
+    fn session(id: &str, status: SessionStatus, updated_at: u64) -> SessionSummary {
+        SessionSummary { id: id.into(), status, pending_count: 1, yolo_mode: false, updated_at }
+    }
+
+    #[test]
+    fn only_sessions_waiting_on_the_user_across_folders_oldest_first() {
+        let projects = vec![
+            ProjectSummary {
+                folder_path: "/a".into(),
+                sessions: vec![
+                    session("a1", SessionStatus::WaitingApproval, 30),
+                    session("a2", SessionStatus::Running, 1),
+                ],
+            },
+            ProjectSummary {
+                folder_path: "/b".into(),
+                sessions: vec![session("b1", SessionStatus::WaitingInput, 10), session("b2", SessionStatus::Idle, 2)],
+            },
+        ];
+        let waiting = waiting_sessions(&projects);
+        let ids: Vec<&str> = waiting.iter().map(|w| w.session_id.as_str()).collect();
+        assert_eq!(ids, ["b1", "a1"]);
+        assert_eq!(waiting[1].folder_path, "/a");
+        assert_eq!(page_title(waiting.len()), "(2) Agent Hub");
+        assert_eq!(page_title(0), "Agent Hub");
+    }
+
+    #[test]
+    fn new_means_newly_waiting_or_waiting_again() {
+        let item = |id: &str, at| Waiting {
+            folder_path: "/a".into(),
+            session_id: id.into(),
+            status: SessionStatus::WaitingApproval,
+            pending_count: 1,
+            updated_at: at,
+        };
+        let before = vec![item("a", 1), item("b", 1)];
+        let now = vec![item("a", 1), item("b", 5), item("c", 2)];
+        let new: Vec<&str> = newly_waiting(&before, &now).iter().map(|w| w.session_id.as_str()).collect();
+        assert_eq!(new, ["b", "c"]);
+        assert!(newly_waiting(&now, &now).is_empty());
+    }
+}
