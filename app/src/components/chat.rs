@@ -8,7 +8,7 @@ use leptos::task::spawn_local;
 
 use crate::client;
 use crate::components::approval_card::ApprovalCard;
-use crate::components::hub_page::HubState;
+use crate::components::hub_page::{Alert, HubState};
 use crate::components::inbox::notify;
 use crate::components::tool_call::ToolEntry;
 use crate::events::SeqEvent;
@@ -131,19 +131,7 @@ pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
             {move || {
                 card.get().map(|card| view! { <ApprovalCard card on_decide busy /> })
             }}
-            {move || {
-                chat.error.get().map(|message| {
-                    view! {
-                        <div
-                            role="alert"
-                            data-testid="chat-error"
-                            class="rounded-lg border border-red-300 bg-red-50 px-4 py-3 text-sm text-red-800 dark:border-red-800 dark:bg-red-950 dark:text-red-200"
-                        >
-                            {message}
-                        </div>
-                    }
-                })
-            }}
+            {move || chat.error.get().map(|message| view! { <Alert message testid="chat-error" /> })}
             <PromptBox on_send=Callback::new(move |text: String| chat.send(text)) busy />
         </section>
     }
@@ -163,17 +151,7 @@ fn TranscriptItem(item: Item) -> impl IntoView {
         }
         .into_any(),
         Entry::Tool(call) => view! { <ToolEntry call /> }.into_any(),
-        Entry::Error { message, code } => view! {
-            <div
-                role="alert"
-                data-testid="agent-error"
-                data-code=code
-                class="rounded-lg border border-red-300 bg-red-50 px-4 py-3 text-sm text-red-800 dark:border-red-800 dark:bg-red-950 dark:text-red-200"
-            >
-                {message}
-            </div>
-        }
-        .into_any(),
+        Entry::Error { message, code } => view! { <Alert message testid="agent-error" code=code.unwrap_or_default() /> }.into_any(),
         Entry::Notice(text) => view! {
             <p data-testid="notice" class="text-center text-xs text-slate-500">{text}</p>
         }

@@ -126,7 +126,7 @@ pub fn HubPage() -> impl IntoView {
             <Header />
             <div class="flex flex-1 flex-col md:flex-row">
                 <FolderSidebar on_open=open />
-                <main class="flex-1 p-6">
+                <main class="flex flex-1 flex-col gap-4 p-6">
                     <ErrorBanner />
                     <FolderPanel />
                 </main>
@@ -152,22 +152,35 @@ fn ErrorBanner() -> impl IntoView {
     let state = expect_context::<HubState>();
     move || {
         state.error.get().map(|message| {
-            view! {
-                <div
-                    role="alert"
-                    data-testid="error-banner"
-                    class="mb-4 flex items-start justify-between gap-4 rounded-lg border border-red-300 bg-red-50 px-4 py-3 text-sm text-red-800 dark:border-red-800 dark:bg-red-950 dark:text-red-200"
-                >
-                    <span>{message}</span>
-                    <button
-                        type="button"
-                        class="font-medium hover:underline"
-                        on:click=move |_| state.error.set(None)
-                    >
-                        "Dismiss"
-                    </button>
-                </div>
-            }
+            view! { <Alert message testid="error-banner" on_dismiss=Callback::new(move |_| state.error.set(None)) /> }
         })
+    }
+}
+
+/// An error the user should read: a red box, optionally dismissable.
+#[component]
+pub fn Alert(
+    message: String,
+    testid: &'static str,
+    #[prop(optional, into)] code: Option<String>,
+    #[prop(optional)] on_dismiss: Option<Callback<()>>,
+) -> impl IntoView {
+    view! {
+        <div
+            role="alert"
+            data-testid=testid
+            data-code=code
+            class="flex items-start justify-between gap-4 rounded-lg border border-red-300 bg-red-50 px-4 py-3 text-sm text-red-800 dark:border-red-800 dark:bg-red-950 dark:text-red-200"
+        >
+            <span>{message}</span>
+            {on_dismiss
+                .map(|dismiss| {
+                    view! {
+                        <button type="button" class="font-medium hover:underline" on:click=move |_| dismiss.run(())>
+                            "Dismiss"
+                        </button>
+                    }
+                })}
+        </div>
     }
 }
