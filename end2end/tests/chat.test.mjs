@@ -47,6 +47,11 @@ async function sendPrompt(page, message) {
 
 const card = (page) => page.getByTestId('approval-card');
 
+/** The card takes the keyboard focus when it appears; keys before that go elsewhere. */
+async function cardHasFocus(page) {
+  await expect(async () => assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'approval-card'));
+}
+
 test('a shell call waits on a card; key 1 runs it and the result shows', async () => {
   const folder = makeFolder();
   model.script(
@@ -64,6 +69,7 @@ test('a shell call waits on a card; key 1 runs it and the result shows', async (
   assert.equal(existsSync(join(folder, 'out.txt')), false, 'nothing runs before the decision');
   await snapshot(page, 'card');
 
+  await cardHasFocus(page);
   await page.keyboard.press('1');
   await card(page).waitFor({ state: 'detached' });
   const entry = page.locator('[data-testid="tool-entry"][data-tool-id="c1"]');
@@ -91,6 +97,7 @@ test('key 4, an instruction and Enter skip the call; the regenerated call gets a
   const { page, errors } = await openFolder(folder);
   await sendPrompt(page, 'clean the cache');
   await expect(async () => assert.equal(await card(page).getAttribute('data-tool-id'), 'd1'));
+  await cardHasFocus(page);
 
   await page.keyboard.press('4');
   await expect(async () => assert.equal(await page.getByTestId('card-hint').innerText(), 'Enter Submit • Esc Cancel'));
@@ -109,7 +116,9 @@ test('key 4, an instruction and Enter skip the call; the regenerated call gets a
   assert.equal(feedback.content, '[USER FEEDBACK - Tool was not executed]: only delete .log files');
 
   // Arrow keys move the ❯; Enter on "No" rejects and ends the turn.
+  await cardHasFocus(page);
   await page.keyboard.press('ArrowRight');
+  await expect(async () => assert.match(await page.getByTestId('card-reject').innerText(), /^❯/));
   await page.keyboard.press('Enter');
   await card(page).waitFor({ state: 'detached' });
   await expect(async () => assert.match(await page.getByTestId('notice').last().innerText(), /cancelled/));

@@ -108,6 +108,7 @@ test('waiting sessions of every folder are listed, counted in the title, and not
     await items.nth(1).click();
     await expect(async () => assert.equal(await page.getByTestId('approval-card').getAttribute('data-tool-id'), 'b1'));
     model.script(text('Written.'));
+    await expect(async () => assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'approval-card'));
     await page.keyboard.press('1');
     await expect(async () => assert.equal(await page.title(), '(1) Agent Hub'));
     assert.equal(readFileSync(join(second, 'b.txt'), 'utf8'), 'b');

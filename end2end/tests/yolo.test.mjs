@@ -62,7 +62,7 @@ test('open a folder, flip YOLO, reload and see the state', async () => {
   await expect(async () => assert.equal(await switchState(page), 'true'));
   assert.equal(await page.getByTestId('yolo-source').innerText(), 'set by you');
   // The folder is listed, and the server agrees with what the page shows.
-  assert.match(await page.getByTestId('folder-list').innerText(), new RegExp(folder.split('/').pop()));
+  await expect(async () => assert.match(await page.getByTestId('folder-list').innerText(), new RegExp(folder.split('/').pop())));
   const { body } = await hub.api(`/api/chat/config?folderPath=${encodeURIComponent(folder)}`);
   assert.equal(body.yoloMode, true);
   assert.deepEqual(errors, []);

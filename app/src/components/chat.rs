@@ -21,8 +21,10 @@ struct Chat {
     folder_path: StoredValue<String>,
     session_id: StoredValue<String>,
     transcript: RwSignal<Transcript>,
-    /// A prompt or decision stream is open.
-    streaming: RwSignal<bool>,
+    /// Streams open (prompt, decision, following the log).
+    open_streams: RwSignal<usize>,
+    /// A decision is on its way: the card waits for it.
+    deciding: RwSignal<bool>,
     error: RwSignal<Option<String>>,
 }
 
@@ -38,16 +40,18 @@ impl Chat {
     /// Catches up from the stored log, then follows a running turn: what another
     /// tab did, or what happened while this page was away or its stream broke.
     fn follow(self) {
-        if self.streaming.get_untracked() {
+        if self.open_streams.get_untracked() > 0 {
             return;
         }
         let session_id = self.session_id.get_value();
         let after = self.transcript.with_untracked(Transcript::last_seq);
-        self.stream(false, async move { client::follow(&session_id, after, move |events| self.apply(events)).await });
+        self.stream(Stream::Follow, async move {
+            client::follow(&session_id, after, move |events| self.apply(events)).await
+        });
     }
 
     fn send(self, message: String) {
-        if self.streaming.get_untracked() {
+        if self.open_streams.get_untracked() > 0 {
             return;
         }
         // A user gesture, and the moment waiting cards start to matter.
@@ -58,36 +62,53 @@ impl Chat {
             message,
             stream: None,
         };
-        self.stream(true, async move { client::prompt(&request, move |events| self.apply(events)).await });
+        self.stream(Stream::Prompt, async move { client::prompt(&request, move |events| self.apply(events)).await });
     }
 
+    /// A decision goes out even while another stream ends or the log is being
+    /// followed: the card is on screen, so the hub is waiting for it.
     fn decide(self, request: ApproveRequest) {
-        if self.streaming.get_untracked() {
+        if self.deciding.get_untracked() {
             return;
         }
         let session_id = self.session_id.get_value();
-        self.stream(true, async move { client::decide(&session_id, &request, move |events| self.apply(events)).await });
+        self.stream(Stream::Decision, async move {
+            client::decide(&session_id, &request, move |events| self.apply(events)).await
+        });
     }
 
-    /// Runs one stream at a time. After a turn's own stream, follow the log once
-    /// more: if the connection dropped mid-turn, the rest comes from there.
-    fn stream(self, then_follow: bool, work: impl std::future::Future<Output = Result<(), String>> + 'static) {
-        self.streaming.set(true);
-        if then_follow {
+    /// Runs a stream. After a prompt's or decision's own stream, follow the log
+    /// once more: if the connection dropped mid-turn, the rest comes from there.
+    fn stream(self, kind: Stream, work: impl std::future::Future<Output = Result<(), String>> + 'static) {
+        self.open_streams.update(|open| *open += 1);
+        if kind != Stream::Follow {
             // A new prompt or decision: the last one's error is old news.
             self.error.set(None);
         }
+        if kind == Stream::Decision {
+            self.deciding.set(true);
+        }
         spawn_local(async move {
             let result = work.await;
-            self.streaming.set(false);
+            self.open_streams.update(|open| *open -= 1);
+            if kind == Stream::Decision {
+                self.deciding.set(false);
+            }
             if let Err(message) = result {
                 self.error.set(Some(message));
             }
-            if then_follow {
+            if kind != Stream::Follow {
                 self.follow();
             }
         });
     }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    Prompt,
+    Decision,
+    Follow,
 }
 
 #[component]
@@ -97,7 +118,8 @@ pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
         folder_path: StoredValue::new(folder_path),
         session_id: StoredValue::new(session_id),
         transcript: RwSignal::new(Transcript::default()),
-        streaming: RwSignal::new(false),
+        open_streams: RwSignal::new(0),
+        deciding: RwSignal::new(false),
         error: RwSignal::new(None),
     };
     // On open, and whenever the hub reports a change (or the page reconnects).
@@ -108,8 +130,9 @@ pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
 
     let card = Memo::new(move |_| chat.transcript.with(Transcript::card));
     let items = move || chat.transcript.with(|transcript| transcript.items().to_vec());
-    let working = move || chat.streaming.get() && card.with(Option::is_none);
-    let busy = Signal::derive(move || chat.streaming.get());
+    let working = move || chat.open_streams.get() > 0 && card.with(Option::is_none);
+    let busy = Signal::derive(move || chat.open_streams.get() > 0);
+    let deciding = Signal::derive(move || chat.deciding.get());
     let on_decide = Callback::new(move |request: ApproveRequest| chat.decide(request));
 
     view! {
@@ -129,7 +152,7 @@ pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
                 </p>
             </Show>
             {move || {
-                card.get().map(|card| view! { <ApprovalCard card on_decide busy /> })
+                card.get().map(|card| view! { <ApprovalCard card on_decide busy=deciding /> })
             }}
             {move || chat.error.get().map(|message| view! { <Alert message testid="chat-error" /> })}
             <PromptBox on_send=Callback::new(move |text: String| chat.send(text)) busy />
