@@ -57,7 +57,7 @@ base=$(sed -n 's#Agent Hub listening on \(http://[^/]*\)/.*#\1#p' /tmp/agent-hub
 [ -n "$base" ] || die "the hub did not start"
 transfer() { # path encoding -> "bytes content-encoding"
   curl -s -o /dev/null -H "Authorization: Bearer $token" -H "Accept-Encoding: $2" \
-    -w '%{size_download} %header{content-encoding}' "$base$1"
+    -w '%{size_download} %header{content-encoding}\n' "$base$1"
 }
 folder_query="/?folder=$(node -e 'console.log(encodeURIComponent(process.argv[1]))' "$ROOT")"
 

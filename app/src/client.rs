@@ -5,7 +5,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::events::SeqEvent;
-use crate::types::{ApproveRequest, ChatConfig, ProjectsResponse, PromptRequest, SessionDetail, SetConfigRequest};
+use crate::types::{ApproveRequest, ChatConfig, ProjectsResponse, PromptRequest, SetConfigRequest};
 
 pub fn config_url(folder_path: &str) -> String {
     format!("/api/chat/config?folderPath={}", urlencoding::encode(folder_path))
@@ -145,10 +145,6 @@ impl NdjsonLines {
             .map(|line| serde_json::from_slice(line).map_err(|err| format!("Unexpected event from the hub: {err}")))
             .collect()
     }
-}
-
-pub async fn session(id: &str) -> Result<SessionDetail, String> {
-    get_json(&format!("/api/sessions/{}", urlencoding::encode(id))).await
 }
 
 /// The session's stored events after `after`, then those of a running turn.
