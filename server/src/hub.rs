@@ -95,8 +95,13 @@ impl Hub {
                 watcher.watch(&row.folder);
             }
             if let Some(runtime) = self.runtime(&row.id) {
-                let (status, pending) = runtime.recover();
-                self.set_status(&row.id, status, pending);
+                let (status, pending_count) = runtime.recover();
+                // Not set_status: a restart is not an update, `updatedAt` stays.
+                if let Some(session) = self.registry().get_mut(&row.id) {
+                    session.status = status;
+                    session.pending_count = pending_count;
+                    self.persist(session);
+                }
             }
         }
     }
@@ -235,7 +240,9 @@ impl Hub {
                 .sessions_in_mut(folder)
                 .filter_map(|session| {
                     let changed = session.yolo.rederive(settings.clone());
-                    self.persist(session);
+                    if changed {
+                        self.persist(session);
+                    }
                     changed.then(|| session.config())
                 })
                 .collect()

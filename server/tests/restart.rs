@@ -38,6 +38,7 @@ async fn a_pending_approval_survives_kill_9_and_the_tool_runs_exactly_once() {
     assert_eq!(types(&first), ["init", "message", "tool_use", "result"]);
     assert_eq!(first[3]["status"], "waiting_approval");
     let session = first[0]["session_id"].as_str().unwrap().to_string();
+    let updated_at = hub.get("/api/projects").await["projects"][0]["sessions"][0]["updatedAt"].clone();
     hub.kill_9();
 
     let hub = start(&data, &model);
@@ -49,6 +50,7 @@ async fn a_pending_approval_survives_kill_9_and_the_tool_runs_exactly_once() {
     let projects = hub.get("/api/projects").await;
     assert_eq!(projects["projects"][0]["folderPath"], folder.display().to_string());
     assert_eq!(projects["projects"][0]["sessions"][0]["pendingCount"], 1);
+    assert_eq!(projects["projects"][0]["sessions"][0]["updatedAt"], updated_at, "a restart is not an update");
     assert!(!folder.join("count.txt").exists(), "nothing ran while waiting");
 
     let path = format!("/api/sessions/{session}/approve");

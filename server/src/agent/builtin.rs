@@ -217,11 +217,8 @@ impl Turn {
                 Ok(reply) => reply,
                 Err(message) => return self.fail("model_error", message),
             };
-            {
-                let mut state = self.runtime.state();
-                state.messages.push(reply.to_message());
-                self.runtime.save(&state);
-            }
+            // Saved with its first tool result, or at the end of the turn.
+            self.runtime.state().messages.push(reply.to_message());
             if reply.tool_calls.is_empty() {
                 return TurnEnd { result: ResultStatus::Success, pending: None, status: SessionStatus::Idle };
             }

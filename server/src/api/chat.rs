@@ -38,7 +38,7 @@ pub async fn approve(
     Path(id): Path<String>,
     ApiJson(request): ApiJson<ApproveRequest>,
 ) -> ApiResult<Response> {
-    let runtime = hub.runtime(&id).ok_or_else(|| ApiError::not_found(format!("No session with id '{id}'.")))?;
+    let runtime = session_runtime(&hub, &id)?;
     let decision = match request.decision.as_str() {
         "approve" => Decision::Approve,
         "reject" => Decision::Reject,
@@ -67,7 +67,7 @@ pub async fn events(
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<EventsQuery>,
 ) -> ApiResult<Response> {
-    let runtime = hub.runtime(&id).ok_or_else(|| ApiError::not_found(format!("No session with id '{id}'.")))?;
+    let runtime = session_runtime(&hub, &id)?;
     // One lock: a turn publishes its last event while clearing `running`.
     let (stored, running) = {
         let state = runtime.state();
@@ -113,26 +113,33 @@ async fn respond(runtime: Arc<SessionRuntime>, after: u64, stream: bool) -> ApiR
     Ok(Json(json!({ "events": events })).into_response())
 }
 
+/// The runtime of an existing session, or 404.
+pub fn session_runtime(hub: &Hub, id: &str) -> ApiResult<Arc<SessionRuntime>> {
+    hub.runtime(id).ok_or_else(|| ApiError::not_found(format!("No session with id '{id}'.")))
+}
+
+/// The `tool_use` event that announced a call.
+fn announced<'a>(events: &'a [SeqEvent], tool_id: &str) -> Option<&'a AgentEvent> {
+    events
+        .iter()
+        .rev()
+        .map(|event| &event.event)
+        .find(|event| matches!(event, AgentEvent::ToolUse { tool_id: id, .. } if id == tool_id))
+}
+
 /// `{tool_id, tool_name, parameters}` of a call announced in `events`.
 fn tool_use(events: &[SeqEvent], tool_id: &str) -> Option<Value> {
-    events.iter().rev().find_map(|event| match &event.event {
-        AgentEvent::ToolUse { tool_id: id, tool_name, parameters, .. } if id == tool_id => {
-            Some(json!({"tool_id": id, "tool_name": tool_name, "parameters": parameters}))
-        }
-        _ => None,
-    })
+    let Some(AgentEvent::ToolUse { tool_id, tool_name, parameters, .. }) = announced(events, tool_id) else {
+        return None;
+    };
+    Some(json!({"tool_id": tool_id, "tool_name": tool_name, "parameters": parameters}))
 }
 
 /// The first call waiting for the user, with its place among the waiting ones.
 pub fn pending_approval(runtime: &SessionRuntime, events: &[SeqEvent]) -> Value {
     let pending = runtime.state().paused.as_ref().map(|paused| paused.batch.pending()).unwrap_or_default();
     let Some(first) = pending.first() else { return Value::Null };
-    let Some(AgentEvent::ToolUse { tool_id, tool_name, parameters, kind, diff }) = events
-        .iter()
-        .rev()
-        .map(|event| &event.event)
-        .find(|event| matches!(event, AgentEvent::ToolUse { tool_id, .. } if tool_id == first))
-    else {
+    let Some(AgentEvent::ToolUse { tool_id, tool_name, parameters, kind, diff }) = announced(events, first) else {
         return Value::Null;
     };
     json!({

@@ -57,8 +57,8 @@ async fn set_config(
 }
 
 async fn session(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> ApiResult<Json<SessionDetail>> {
+    let runtime = chat::session_runtime(&hub, &id)?;
     let session = hub.session(&id).ok_or_else(|| ApiError::not_found(format!("No session with id '{id}'.")))?;
-    let runtime = hub.runtime(&id).ok_or_else(|| ApiError::not_found(format!("No session with id '{id}'.")))?;
     let events = runtime.log.all();
     Ok(Json(SessionDetail {
         pending_approval: Some(chat::pending_approval(&runtime, &events)).filter(|pending| !pending.is_null()),
