@@ -77,7 +77,11 @@ struct Bench {
 impl Bench {
     async fn direct(&self) -> Timing {
         let body = json!({"model": "bench", "messages": [{"role": "user", "content": "go"}], "stream": true});
-        let request = self.client.post(format!("{}/chat/completions", self.model.base_url)).json(&body);
+        let request = self
+            .client
+            .post(format!("{}/chat/completions", self.model.base_url))
+            .header("content-type", "application/json")
+            .body(body.to_string());
         timed(request, |line| line.starts_with(b"data: {") && contains(line, b"\"content\":\"")).await
     }
 

@@ -314,6 +314,16 @@ async fn model_errors_and_bad_requests_are_clear() {
     assert_eq!(types(&events), ["init", "message", "error", "result"]);
     assert!(events[2]["message"].as_str().unwrap().contains("not found"), "{}", events[2]);
 
+    // Failures in the middle of a stream are said too, with what came before kept.
+    let partial = r#"{"choices":[{"index":0,"delta":{"content":"Hal"}}]}"#;
+    model.push(ModelReply::Events(vec![partial.into(), r#"{"error":{"message":"the server is overloaded"}}"#.into()]));
+    let events = hub.prompt(&folder, "again").await.lines();
+    assert_eq!(types(&events), ["init", "message", "message", "error", "result"]);
+    assert!(events[3]["message"].as_str().unwrap().contains("overloaded"), "{}", events[3]);
+    model.push(ModelReply::Events(vec!["{not json".into()]));
+    let events = hub.prompt(&folder, "once more").await.lines();
+    assert!(events[2]["message"].as_str().unwrap().contains("not valid JSON"), "{}", events[2]);
+
     let empty = hub.prompt(&folder, "   ").await;
     assert_eq!((empty.status, empty.error_code().as_str()), (StatusCode::BAD_REQUEST, "bad_request"));
     let unknown = hub.decide("no-such-session", json!({"toolId": "x", "decision": "approve"})).await;

@@ -24,6 +24,8 @@ pub enum Reply {
     Slow(Duration, Box<Reply>),
     /// An HTTP error.
     Fail(u16, String),
+    /// These server-sent events' data, as written (no `[DONE]` added).
+    Events(Vec<String>),
 }
 
 pub fn text(pieces: &[&str]) -> Reply {
@@ -110,6 +112,10 @@ async fn complete(State(script): State<Arc<Script>>, Json(request): Json<Value>)
             }
             chunks.push(finish("tool_calls"));
             chunks
+        }
+        Reply::Events(events) => {
+            let body: String = events.iter().map(|data| format!("data: {data}\n\n")).collect();
+            return ([("content-type", "text/event-stream")], Body::from(body)).into_response();
         }
         Reply::Slow(..) => unreachable!(),
     };
