@@ -5,7 +5,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::events::SeqEvent;
-use crate::types::{ApproveRequest, ChatConfig, ProjectsResponse, PromptRequest, SetConfigRequest};
+use crate::types::{ApproveRequest, ChatConfig, InputAnswer, ProjectsResponse, PromptRequest, SetConfigRequest};
 
 pub fn config_url(folder_path: &str) -> String {
     format!("/api/chat/config?folderPath={}", urlencoding::encode(folder_path))
@@ -164,6 +164,16 @@ pub async fn decide(
 ) -> Result<(), String> {
     let url = format!("/api/sessions/{}/approve", urlencoding::encode(session_id));
     stream_events("POST", &url, Some(request), on_events).await
+}
+
+/// Answers the agent's question; the continuation streams like a decision's.
+pub async fn answer(
+    session_id: &str,
+    answer: &InputAnswer,
+    on_events: impl FnMut(Vec<SeqEvent>),
+) -> Result<(), String> {
+    let url = format!("/api/sessions/{}/input", urlencoding::encode(session_id));
+    stream_events("POST", &url, Some(answer), on_events).await
 }
 
 /// A body of a successful response, or the contract's error message.

@@ -96,6 +96,9 @@ pub enum AgentEvent {
         output: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<ToolError>,
+        /// What an edit really wrote, when the user changed the proposal (an addition).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diff: Option<FileDiff>,
     },
     InputRequest {
         request_id: String,
@@ -164,6 +167,7 @@ mod tests {
             status: ToolStatus::Error,
             output: None,
             error: Some(ToolError { kind: "path_outside_folder".into(), message: "no".into() }),
+            diff: None,
         };
         assert_eq!(serde_json::to_value(&error).unwrap()["error"]["type"], "path_outside_folder");
     }

@@ -5,6 +5,7 @@
 
 pub mod client;
 pub mod components;
+pub mod diff;
 pub mod events;
 pub mod markdown;
 pub mod transcript;

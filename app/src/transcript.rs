@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::events::{AgentEvent, FileDiff, ResultStatus, Role, SeqEvent, ToolKind, ToolStatus};
+use crate::events::{AgentEvent, FileDiff, InputType, ResultStatus, Role, SeqEvent, ToolKind, ToolStatus};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
@@ -23,6 +23,18 @@ pub struct ToolCall {
 pub struct ToolOutcome {
     pub status: ToolStatus,
     pub text: String,
+    /// What an edit really wrote, when the user changed the proposal.
+    pub written: Option<FileDiff>,
+}
+
+/// The agent's question to the user, and the answer once given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Question {
+    pub request_id: String,
+    pub input_type: InputType,
+    pub prompt: String,
+    pub choices: Vec<String>,
+    pub answer: Option<ToolOutcome>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +43,7 @@ pub enum Entry {
     /// Assistant text; streamed deltas are joined into one entry.
     Assistant(String),
     Tool(ToolCall),
+    Question(Question),
     Error {
         message: String,
         code: Option<String>,
@@ -60,7 +73,10 @@ pub struct Card {
 pub struct Transcript {
     items: Vec<Item>,
     last_seq: u64,
+    /// Where each tool call and question is in `items`, by id.
     tools: HashMap<String, usize>,
+    /// The question waiting for the user's answer.
+    asking: Option<String>,
     /// Calls waiting for the user, in order.
     pending: Vec<String>,
     /// How many calls of the current batch needed the user.
@@ -119,27 +135,47 @@ impl Transcript {
                     }),
                 );
             }
-            AgentEvent::ToolResult { tool_id, status, output, error } => {
+            AgentEvent::ToolResult { tool_id, status, output, error, diff } => {
                 self.pending.retain(|id| id != tool_id);
+                if self.asking.as_ref() == Some(tool_id) {
+                    self.asking = None;
+                }
                 let text = match error {
                     Some(error) => format!("{} ({})", error.message, error.kind),
                     None => output.clone().unwrap_or_default(),
                 };
+                let outcome = ToolOutcome { status: *status, text, written: diff.clone() };
                 if let Some(item) = self.tools.get(tool_id).and_then(|&index| self.items.get_mut(index)) {
-                    if let Entry::Tool(call) = &mut item.entry {
-                        call.outcome = Some(ToolOutcome { status: *status, text });
-                        item.version = seq;
+                    match &mut item.entry {
+                        Entry::Tool(call) => call.outcome = Some(outcome),
+                        Entry::Question(question) => question.answer = Some(outcome),
+                        _ => return true,
                     }
+                    item.version = seq;
                 }
             }
-            AgentEvent::InputRequest { prompt, .. } => {
-                self.push(seq, Entry::Notice(format!("The agent asks: {prompt}")))
+            AgentEvent::InputRequest { request_id, input_type, prompt, choices } => {
+                self.tools.insert(request_id.clone(), self.items.len());
+                self.asking = Some(request_id.clone());
+                self.push(
+                    seq,
+                    Entry::Question(Question {
+                        request_id: request_id.clone(),
+                        input_type: *input_type,
+                        prompt: prompt.clone(),
+                        choices: choices.clone(),
+                        answer: None,
+                    }),
+                );
             }
             AgentEvent::Error { message, code, .. } => {
                 self.push(seq, Entry::Error { message: message.clone(), code: code.clone() })
             }
             AgentEvent::Result { status, pending } => {
                 self.last_result = Some(*status);
+                if *status != ResultStatus::WaitingInput {
+                    self.asking = None;
+                }
                 self.pending = match status {
                     ResultStatus::WaitingApproval => pending.clone().unwrap_or_default(),
                     _ => Vec::new(),
@@ -158,6 +194,13 @@ impl Transcript {
 
     fn push(&mut self, seq: u64, entry: Entry) {
         self.items.push(Item { key: seq, version: seq, entry });
+    }
+
+    /// The question waiting for the user's answer.
+    pub fn question(&self) -> Option<Question> {
+        let item = self.items.get(*self.tools.get(self.asking.as_ref()?)?)?;
+        let Entry::Question(question) = &item.entry else { return None };
+        Some(question.clone())
     }
 
     /// The first call waiting for the user, as the card shows it.
@@ -203,6 +246,7 @@ mod tests {
             status: ToolStatus::Success,
             output: Some("ok".into()),
             error: None,
+            diff: None,
         }
     }
     fn fold(list: &[SeqEvent]) -> Transcript {
@@ -256,7 +300,7 @@ mod tests {
                 kind: ToolKind::Execute,
                 parameters: json!({"command": "a"}),
                 diff: None,
-                outcome: Some(ToolOutcome { status: ToolStatus::Success, text: "ok".into() }),
+                outcome: Some(ToolOutcome { status: ToolStatus::Success, text: "ok".into(), written: None }),
             })
         );
         // A regenerated call after feedback is a new batch of its own.
@@ -266,6 +310,7 @@ mod tests {
                 status: ToolStatus::Skipped,
                 output: Some("[USER FEEDBACK - Tool was not executed]: no".into()),
                 error: None,
+                diff: None,
             },
             tool_use("d"),
             waiting(&["d"]),
@@ -302,6 +347,7 @@ mod tests {
                 status: ToolStatus::Error,
                 output: None,
                 error: Some(ToolError { kind: "path_outside_folder".into(), message: "'..' is outside".into() }),
+                diff: None,
             },
         ]);
         let transcript = fold(&list);

@@ -130,6 +130,17 @@ pub struct ApproveRequest {
     pub stream: Option<bool>,
 }
 
+/// `POST /api/sessions/{id}/input`: the answer to the agent's question.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputAnswer {
+    pub request_id: String,
+    /// `"approve"`, `"reject"`, `{"index", "value"}` or text, by the question's type.
+    pub response: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<bool>,
+}
+
 /// `GET /api/sessions/{id}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -5,8 +5,8 @@
 //! `POST /api/chat/prompt` (a real socket, real gates), alternating, and the
 //! throughput ratio is printed (goal ≥ 0.95). The hub runs twice: in memory, and
 //! saving every event to SQLite (goal: persistence costs at most 5%). Then many
-//! one-delta replies give the first-token latency the hub adds, paired sample by
-//! sample (goal ≤ 2 ms p99).
+//! one-delta replies, each the first prompt of a new session, give the
+//! first-token latency the hub adds, paired sample by sample (goal ≤ 2 ms p99).
 //!
 //! `cargo bench -p agent-hub-server --bench relay`
 
@@ -172,11 +172,13 @@ async fn main() {
 
     let mut added = Vec::with_capacity(LATENCY_SAMPLES);
     let (mut direct_first, mut hub_first) = (Vec::new(), Vec::new());
-    for _ in 0..LATENCY_SAMPLES {
+    for sample in 0..LATENCY_SAMPLES {
         bench.model.push(text(&["tok"]));
         let direct = bench.direct().await;
         bench.model.push(text(&["tok"]));
-        let relayed = bench.through(&stored_hub, "latency").await;
+        // A fresh session each time: in one long session every prompt carries the
+        // whole conversation to the model, which the direct request does not.
+        let relayed = bench.through(&stored_hub, &format!("latency-{sample}")).await;
         direct_first.push(ms(direct.first_token));
         hub_first.push(ms(relayed.first_token));
         added.push(ms(relayed.first_token) - ms(direct.first_token));

@@ -48,6 +48,7 @@ async fn main() {
                 status: ToolStatus::Success,
                 output: Some("some notes\n".into()),
                 error: None,
+                diff: None,
             });
         }
         last_answer = format!("Read the **notes** 20 times; they say `some notes`. Turn {turn} done.");

@@ -3,7 +3,8 @@
 //!
 //! Calls are handled in the model's order. The first call still waiting for the
 //! user pauses the turn (`Wait`), so card "1/3" is always the earliest one; calls
-//! decided out of order run when their turn comes.
+//! decided out of order run when their turn comes. A question to the user
+//! (`ask_user`) waits in the same order: it is asked when its turn comes.
 
 use serde::{Deserialize, Serialize};
 
@@ -50,12 +51,16 @@ impl std::fmt::Display for DecisionError {
 pub enum SkipReason {
     Rejected,
     Feedback,
+    /// A question the user answered: the result is the answer.
+    Answered,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CallState {
     /// Waiting for the user.
     Pending,
+    /// A question for the user, asked when its turn comes.
+    Asking,
     /// May run (approved, allowed for the session, YOLO, or read-only).
     Cleared { modified_content: Option<String> },
     /// Handed to the runtime to run.
@@ -84,6 +89,8 @@ pub enum Step {
     Skip { tool_id: String, result: String, reason: SkipReason },
     /// Pause the turn until the user decides these calls (in order).
     Wait(Vec<String>),
+    /// Pause the turn until the user answers this question.
+    Ask(String),
     /// The user rejected a call: the turn ends.
     Cancelled,
     /// Every call has its result: give them to the model.
@@ -102,6 +109,8 @@ pub struct NewCall {
     pub tool_name: String,
     pub editable: bool,
     pub needs_approval: bool,
+    /// A question (`ask_user`): answered, never approved.
+    pub asks_user: bool,
 }
 
 impl ApprovalBatch {
@@ -112,7 +121,9 @@ impl ApprovalBatch {
                 tool_id: call.tool_id,
                 tool_name: call.tool_name,
                 editable: call.editable,
-                state: if call.needs_approval {
+                state: if call.asks_user {
+                    CallState::Asking
+                } else if call.needs_approval {
                     CallState::Pending
                 } else {
                     CallState::Cleared { modified_content: None }
@@ -148,16 +159,7 @@ impl ApprovalBatch {
                 }
                 return Ok(Some(name));
             }
-            Decision::Reject => {
-                self.rejected = true;
-                // Nothing runs after a rejection, not even calls cleared earlier.
-                for call in &mut self.calls {
-                    if matches!(call.state, CallState::Pending | CallState::Cleared { .. }) {
-                        call.state =
-                            CallState::Skipped { result: REJECTED_RESULT.to_string(), reason: SkipReason::Rejected };
-                    }
-                }
-            }
+            Decision::Reject => self.reject_all(),
             Decision::Edit { modified_content: Some(content), .. } => {
                 if !self.calls[index].editable {
                     return Err(DecisionError::ContentNotEditable(name));
@@ -179,6 +181,41 @@ impl ApprovalBatch {
         Ok(None)
     }
 
+    /// The question the turn is paused on: the first unfinished call, if it asks.
+    pub fn asked(&self) -> Option<&str> {
+        let call = self.calls.iter().find(|call| call.state != CallState::Done)?;
+        (call.state == CallState::Asking).then_some(call.tool_id.as_str())
+    }
+
+    /// The user's answer to the question being asked; `None` turns it down,
+    /// which ends the turn like a rejected call. On error nothing changes.
+    pub fn answer(&mut self, tool_id: &str, answer: Option<String>, rejected: &str) -> Result<(), DecisionError> {
+        if self.asked() != Some(tool_id) {
+            return Err(DecisionError::NotPending(tool_id.to_string()));
+        }
+        let (result, reason) = match answer {
+            Some(text) => (text, SkipReason::Answered),
+            None => {
+                self.reject_all();
+                (rejected.to_string(), SkipReason::Rejected)
+            }
+        };
+        if let Some(call) = self.calls.iter_mut().find(|call| call.tool_id == tool_id) {
+            call.state = CallState::Skipped { result, reason };
+        }
+        Ok(())
+    }
+
+    /// Nothing runs or is asked after a rejection, not even calls cleared earlier.
+    fn reject_all(&mut self) {
+        self.rejected = true;
+        for call in &mut self.calls {
+            if matches!(call.state, CallState::Pending | CallState::Asking | CallState::Cleared { .. }) {
+                call.state = CallState::Skipped { result: REJECTED_RESULT.to_string(), reason: SkipReason::Rejected };
+            }
+        }
+    }
+
     /// Clears every waiting call of `tool_name` (allowed for the session elsewhere).
     pub fn allow_tool(&mut self, tool_name: &str) {
         for call in self.calls.iter_mut().filter(|c| c.tool_name == tool_name && c.state == CallState::Pending) {
@@ -193,6 +230,7 @@ impl ApprovalBatch {
                 CallState::Done => continue,
                 CallState::Running => still_running(&call.tool_id),
                 CallState::Pending => return Step::Wait(self.pending()),
+                CallState::Asking => return Step::Ask(call.tool_id.clone()),
                 CallState::Cleared { modified_content } => {
                     let step = Step::Run { tool_id: call.tool_id.clone(), modified_content: modified_content.clone() };
                     call.state = CallState::Running;
@@ -231,7 +269,13 @@ mod tests {
     use super::*;
 
     fn call(id: &str, name: &str, needs_approval: bool) -> NewCall {
-        NewCall { tool_id: id.into(), tool_name: name.into(), editable: name == "write_file", needs_approval }
+        NewCall {
+            tool_id: id.into(),
+            tool_name: name.into(),
+            editable: name == "write_file",
+            needs_approval,
+            asks_user: false,
+        }
     }
 
     fn three_shell_calls() -> ApprovalBatch {
@@ -361,5 +405,63 @@ mod tests {
         run(&mut batch, "s");
         assert_eq!(batch.step(), Step::Continue);
         assert!(batch.pending().is_empty());
+    }
+
+    fn question(id: &str) -> NewCall {
+        NewCall {
+            tool_id: id.into(),
+            tool_name: "ask_user".into(),
+            editable: false,
+            needs_approval: false,
+            asks_user: true,
+        }
+    }
+
+    #[test]
+    fn a_question_is_asked_when_its_turn_comes_and_answered_once() {
+        let mut batch = ApprovalBatch::new([
+            call("a", "run_shell_command", true),
+            question("q"),
+            call("b", "run_shell_command", true),
+        ]);
+        assert_eq!(batch.step(), Step::Wait(vec!["a".into(), "b".into()]), "questions are not approvals");
+        assert_eq!(batch.asked(), None, "not yet its turn");
+        assert_eq!(batch.answer("q", Some("x".into()), "no"), Err(DecisionError::NotPending("q".into())));
+        batch.decide("a", Decision::Approve).unwrap();
+        run(&mut batch, "a");
+        assert_eq!(batch.step(), Step::Ask("q".into()));
+        assert_eq!(batch.asked(), Some("q"));
+        assert!(matches!(batch.decide("q", Decision::Approve), Err(DecisionError::NotPending(_))));
+        batch.answer("q", Some("blue".into()), "no").unwrap();
+        assert_eq!(batch.answer("q", Some("red".into()), "no"), Err(DecisionError::NotPending("q".into())), "once");
+        assert_eq!(
+            batch.step(),
+            Step::Skip { tool_id: "q".into(), result: "blue".into(), reason: SkipReason::Answered }
+        );
+        assert_eq!(batch.step(), Step::Wait(vec!["b".into()]));
+    }
+
+    #[test]
+    fn turning_a_question_down_ends_the_turn() {
+        let mut batch = ApprovalBatch::new([question("q"), question("r"), call("s", "run_shell_command", false)]);
+        assert_eq!(batch.step(), Step::Ask("q".into()));
+        batch.answer("q", None, "turned down").unwrap();
+        let skipped: Vec<Step> = (0..3).map(|_| batch.step()).collect();
+        assert_eq!(
+            skipped[0],
+            Step::Skip { tool_id: "q".into(), result: "turned down".into(), reason: SkipReason::Rejected }
+        );
+        assert!(matches!(&skipped[1], Step::Skip { tool_id, reason: SkipReason::Rejected, .. } if tool_id == "r"));
+        assert!(matches!(&skipped[2], Step::Skip { tool_id, reason: SkipReason::Rejected, .. } if tool_id == "s"));
+        assert_eq!(batch.step(), Step::Cancelled);
+    }
+
+    #[test]
+    fn a_rejected_call_means_later_questions_are_never_asked() {
+        let mut batch = ApprovalBatch::new([call("a", "write_file", true), question("q")]);
+        batch.decide("a", Decision::Reject).unwrap();
+        assert!(matches!(batch.step(), Step::Skip { .. }));
+        assert!(matches!(batch.step(), Step::Skip { reason: SkipReason::Rejected, .. }));
+        assert_eq!(batch.step(), Step::Cancelled);
     }
 }

@@ -1,10 +1,14 @@
 //! The Action Required card (seed design 000): Yes / No / Yes, for this session,
 //! or an instruction that replaces the tool's result. Keys 1/2/3 decide, 4 goes
 //! to the instruction, Tab/←→ move, Enter acts, Esc leaves the instruction.
-//! The card is keyed by its tool call, so a regenerated call starts fresh.
+//! File edits (seed design 001) show their diff and add Enter Apply, a Always,
+//! d Reject and e Edit: an editor holding the proposed file, whose saved text
+//! is written instead. The card is keyed by its tool call, so a regenerated
+//! call starts fresh.
 
 use leptos::prelude::*;
 
+use crate::components::diff_view::DiffView;
 use crate::components::tool_call::ParameterList;
 use crate::transcript::Card;
 use crate::types::ApproveRequest;
@@ -12,34 +16,64 @@ use crate::types::ApproveRequest;
 /// The card's buttons: label and the decision they send.
 pub const BUTTONS: [(&str, &str); 3] =
     [("Yes", "approve"), ("No", "reject"), ("Yes, for this session", "approve_session")];
-/// The instruction input comes after the buttons in the navigation order.
-const INPUT: usize = BUTTONS.len();
+/// An edit card's buttons; the last opens the editor.
+pub const EDIT_BUTTONS: [(&str, &str); 4] =
+    [("Apply", "approve"), ("Reject", "reject"), ("Always for this session", "approve_session"), ("Edit", OPEN_EDITOR)];
+const OPEN_EDITOR: &str = "open_editor";
+
+pub fn buttons(edit_card: bool) -> &'static [(&'static str, &'static str)] {
+    if edit_card {
+        &EDIT_BUTTONS
+    } else {
+        &BUTTONS
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CardAction {
     Decide(&'static str),
-    /// Move the ❯ to this place (`INPUT` focuses the instruction).
+    /// Move the ❯ to this place (the place after the buttons focuses the instruction).
     Select(usize),
+    OpenEditor,
 }
 
 /// What a key does while the buttons have the focus (the input handles its own keys).
-pub fn card_key(key: &str, shift: bool, selected: usize) -> Option<CardAction> {
-    let places = INPUT + 1;
+pub fn card_key(key: &str, shift: bool, selected: usize, edit_card: bool) -> Option<CardAction> {
+    let buttons = buttons(edit_card);
+    let input = buttons.len();
+    let places = input + 1;
     let next = (selected + 1) % places;
     let previous = (selected + places - 1) % places;
     Some(match key {
-        "1" | "2" | "3" => CardAction::Decide(BUTTONS[key.parse::<usize>().ok()? - 1].1),
-        "4" => CardAction::Select(INPUT),
+        "1" | "2" | "3" => CardAction::Decide(buttons[key.parse::<usize>().ok()? - 1].1),
+        "4" => CardAction::Select(input),
+        "a" if edit_card => CardAction::Decide("approve_session"),
+        "d" if edit_card => CardAction::Decide("reject"),
+        "e" if edit_card => CardAction::OpenEditor,
         "ArrowRight" => CardAction::Select(next),
         "ArrowLeft" => CardAction::Select(previous),
         "Tab" if shift => CardAction::Select(previous),
         "Tab" => CardAction::Select(next),
-        "Enter" => match BUTTONS.get(selected) {
+        "Enter" => match buttons.get(selected) {
+            Some((_, OPEN_EDITOR)) => CardAction::OpenEditor,
             Some((_, decision)) => CardAction::Decide(decision),
-            None => CardAction::Select(INPUT),
+            None => CardAction::Select(input),
         },
         _ => return None,
     })
+}
+
+/// What saving the editor sends: the user's text, or a plain approval when it
+/// is still the proposal (closing the editor unchanged applies as proposed).
+pub fn content_request(tool_id: &str, proposed: &str, content: &str) -> ApproveRequest {
+    let changed = content != proposed;
+    ApproveRequest {
+        tool_id: tool_id.to_string(),
+        decision: if changed { "edit" } else { "approve" }.to_string(),
+        edit_instruction: None,
+        modified_content: changed.then(|| content.to_string()),
+        stream: None,
+    }
 }
 
 /// The request a decision sends; `None` for an instruction that is blank.
@@ -59,10 +93,19 @@ pub fn request(tool_id: &str, decision: &str, instruction: &str) -> Option<Appro
 
 #[component]
 pub fn ApprovalCard(card: Card, on_decide: Callback<ApproveRequest>, busy: Signal<bool>) -> impl IntoView {
+    let diff = card.call.diff.clone();
+    let edit_card = diff.is_some();
+    let buttons = buttons(edit_card);
+    let input_place = buttons.len();
     let selected = RwSignal::new(0usize);
     let instruction = RwSignal::new(String::new());
     let input_ref = NodeRef::<leptos::html::Input>::new();
     let tool_id = StoredValue::new(card.call.tool_id.clone());
+    let proposed = StoredValue::new(diff.as_ref().map(|diff| diff.new_text.clone()).unwrap_or_default());
+    let editing = RwSignal::new(false);
+    let content = RwSignal::new(proposed.get_value());
+    let editor_ref = NodeRef::<leptos::html::Textarea>::new();
+    let card_ref = NodeRef::<leptos::html::Section>::new();
 
     let send = move |decision: &str| {
         if busy.get_untracked() {
@@ -75,15 +118,31 @@ pub fn ApprovalCard(card: Card, on_decide: Callback<ApproveRequest>, busy: Signa
     let select = move |place: usize| {
         selected.set(place);
         if let Some(input) = input_ref.get_untracked() {
-            if place == INPUT {
+            if place == input_place {
                 let _ = input.focus();
             } else {
                 let _ = input.blur();
             }
         }
     };
+    let open_editor = move || {
+        editing.set(true);
+        if let Some(editor) = editor_ref.get_untracked() {
+            let _ = editor.focus();
+        }
+    };
+    let save_editor = move || {
+        if !busy.get_untracked() {
+            on_decide.run(content_request(&tool_id.get_value(), &proposed.get_value(), &content.get_untracked()));
+        }
+    };
+    let close_editor = move || {
+        editing.set(false);
+        if let Some(section) = card_ref.get_untracked() {
+            let _ = section.focus();
+        }
+    };
 
-    let card_ref = NodeRef::<leptos::html::Section>::new();
     // The keys work at once, unless the user is typing something elsewhere.
     Effect::new(move |_| {
         if let Some(section) = card_ref.get() {
@@ -92,11 +151,20 @@ pub fn ApprovalCard(card: Card, on_decide: Callback<ApproveRequest>, busy: Signa
             }
         }
     });
+    // The editor takes the focus when it opens (it is rendered hidden before).
+    Effect::new(move |_| {
+        if editing.get() {
+            if let Some(editor) = editor_ref.get() {
+                let _ = editor.focus();
+            }
+        }
+    });
 
     #[cfg(feature = "hydrate")]
     {
         let handle = window_event_listener(leptos::ev::keydown, move |event| {
             if busy.get_untracked()
+                || editing.get_untracked()
                 || event.ctrl_key()
                 || event.meta_key()
                 || event.alt_key()
@@ -104,9 +172,10 @@ pub fn ApprovalCard(card: Card, on_decide: Callback<ApproveRequest>, busy: Signa
             {
                 return;
             }
-            match card_key(&event.key(), event.shift_key(), selected.get_untracked()) {
+            match card_key(&event.key(), event.shift_key(), selected.get_untracked(), edit_card) {
                 Some(CardAction::Decide(decision)) => send(decision),
                 Some(CardAction::Select(place)) => select(place),
+                Some(CardAction::OpenEditor) => open_editor(),
                 None => return,
             }
             event.prevent_default();
@@ -125,6 +194,17 @@ pub fn ApprovalCard(card: Card, on_decide: Callback<ApproveRequest>, busy: Signa
         }
         _ => {}
     };
+    let on_editor_key = move |event: leptos::ev::KeyboardEvent| match event.key().as_str() {
+        "Enter" if event.ctrl_key() || event.meta_key() => {
+            event.prevent_default();
+            save_editor();
+        }
+        "Escape" => {
+            event.prevent_default();
+            close_editor();
+        }
+        _ => {}
+    };
     let marker = move |place: usize| if selected.get() == place { "❯" } else { "\u{a0}" };
     let button_class = move |place: usize| {
         if selected.get() == place {
@@ -133,6 +213,17 @@ pub fn ApprovalCard(card: Card, on_decide: Callback<ApproveRequest>, busy: Signa
             "rounded-md px-3 py-1.5 font-medium text-slate-700 hover:bg-amber-100 disabled:opacity-50 dark:text-slate-200 dark:hover:bg-amber-900/40"
         }
     };
+    let hint = move || match (selected.get() == input_place, edit_card) {
+        (true, _) => "Enter Submit • Esc Cancel",
+        (false, true) => "Enter Apply • a Always • d Reject • e Edit • 4 Instruct • Tab/←→ Navigate",
+        (false, false) => "1/2/3 Quick Select • 4 Edit • Tab/←→ Navigate",
+    };
+    let parameters = match &diff {
+        // The diff says what the content arguments say; the path is in its header.
+        Some(_) => None,
+        None => Some(card.call.parameters.clone()),
+    };
+    let path = diff.as_ref().map(|diff| diff.path.clone()).unwrap_or_default();
 
     view! {
         <section
@@ -154,19 +245,56 @@ pub fn ApprovalCard(card: Card, on_decide: Callback<ApproveRequest>, busy: Signa
                     {format!("{}/{}", card.position, card.total)}
                 </span>
             </header>
-            <ParameterList parameters=card.call.parameters.clone() />
-            <div class="mt-4 flex flex-wrap items-center gap-1 text-sm" role="group" aria-label="Decision">
-                {BUTTONS
+            {parameters.map(|parameters| view! { <ParameterList parameters /> })}
+            {diff.map(|diff| view! { <div class:hidden=move || editing.get()><DiffView diff /></div> })}
+            <div class="flex flex-col gap-2" class:hidden=move || !editing.get()>
+                <label class="text-xs text-slate-600 dark:text-slate-400" for="card-editor">
+                    {format!("The whole of {path} as it will be written; change it, then save.")}
+                </label>
+                <textarea
+                    id="card-editor"
+                    node_ref=editor_ref
+                    data-testid="card-editor"
+                    rows="16"
+                    spellcheck="false"
+                    bind:value=content
+                    on:keydown=on_editor_key
+                    class="w-full resize-y rounded-md border border-slate-300 bg-white p-2 font-mono text-xs focus:border-amber-500 focus:outline-none focus:ring-2 focus:ring-amber-500/30 dark:border-slate-700 dark:bg-slate-950"
+                ></textarea>
+                <div class="flex items-center gap-2 text-sm">
+                    <button
+                        type="button"
+                        data-testid="card-editor-save"
+                        disabled=move || busy.get()
+                        on:click=move |_| save_editor()
+                        class="rounded-md bg-amber-500 px-3 py-1.5 font-medium text-white disabled:opacity-50"
+                    >
+                        "Save and apply"
+                    </button>
+                    <button
+                        type="button"
+                        data-testid="card-editor-cancel"
+                        on:click=move |_| close_editor()
+                        class="rounded-md px-3 py-1.5 text-slate-700 hover:bg-amber-100 dark:text-slate-200 dark:hover:bg-amber-900/40"
+                    >
+                        "Back to the diff"
+                    </button>
+                    <span class="text-xs text-slate-500">"Ctrl+Enter Save • Esc Back"</span>
+                </div>
+            </div>
+            <div class="mt-4 flex flex-wrap items-center gap-1 text-sm" class:hidden=move || editing.get() role="group" aria-label="Decision">
+                {buttons
                     .iter()
                     .enumerate()
                     .map(|(place, (label, decision))| {
+                        let act = move || if *decision == OPEN_EDITOR { open_editor() } else { send(decision) };
                         view! {
                             <button
                                 type="button"
                                 data-testid=format!("card-{decision}")
                                 class=move || button_class(place)
                                 disabled=move || busy.get()
-                                on:click=move |_| send(decision)
+                                on:click=move |_| act()
                             >
                                 <span class="mr-1 inline-block w-3">{move || marker(place)}</span>
                                 {*label}
@@ -175,8 +303,8 @@ pub fn ApprovalCard(card: Card, on_decide: Callback<ApproveRequest>, busy: Signa
                     })
                     .collect_view()}
             </div>
-            <div class="mt-3 flex items-center gap-2 text-sm">
-                <span class="inline-block w-3 text-amber-600">{move || if selected.get() == INPUT { "❯" } else { "│" }}</span>
+            <div class="mt-3 flex items-center gap-2 text-sm" class:hidden=move || editing.get()>
+                <span class="inline-block w-3 text-amber-600">{move || if selected.get() == input_place { "❯" } else { "│" }}</span>
                 <input
                     type="text"
                     node_ref=input_ref
@@ -185,19 +313,13 @@ pub fn ApprovalCard(card: Card, on_decide: Callback<ApproveRequest>, busy: Signa
                     autocomplete="off"
                     bind:value=instruction
                     disabled=move || busy.get()
-                    on:focus=move |_| selected.set(INPUT)
+                    on:focus=move |_| selected.set(input_place)
                     on:keydown=on_input_key
                     class="min-w-0 flex-1 rounded-md border border-slate-300 bg-white px-2 py-1.5 focus:border-amber-500 focus:outline-none focus:ring-2 focus:ring-amber-500/30 dark:border-slate-700 dark:bg-slate-950"
                 />
             </div>
-            <p data-testid="card-hint" class="mt-3 text-xs text-slate-500">
-                {move || {
-                    if selected.get() == INPUT {
-                        "Enter Submit • Esc Cancel"
-                    } else {
-                        "1/2/3 Quick Select • 4 Edit • Tab/←→ Navigate"
-                    }
-                }}
+            <p data-testid="card-hint" class="mt-3 text-xs text-slate-500" class:hidden=move || editing.get()>
+                {hint}
             </p>
         </section>
     }
@@ -241,27 +363,27 @@ mod tests {
 
     #[test]
     fn number_keys_decide() {
-        assert_eq!(card_key("1", false, 2), Some(CardAction::Decide("approve")));
-        assert_eq!(card_key("2", false, 0), Some(CardAction::Decide("reject")));
-        assert_eq!(card_key("3", false, 0), Some(CardAction::Decide("approve_session")));
-        assert_eq!(card_key("4", false, 0), Some(CardAction::Select(INPUT)));
-        assert_eq!(card_key("5", false, 0), None);
-        assert_eq!(card_key("a", false, 0), None);
+        assert_eq!(card_key("1", false, 2, false), Some(CardAction::Decide("approve")));
+        assert_eq!(card_key("2", false, 0, false), Some(CardAction::Decide("reject")));
+        assert_eq!(card_key("3", false, 0, false), Some(CardAction::Decide("approve_session")));
+        assert_eq!(card_key("4", false, 0, false), Some(CardAction::Select(BUTTONS.len())));
+        assert_eq!(card_key("5", false, 0, false), None);
+        assert_eq!(card_key("a", false, 0, false), None);
     }
 
     #[test]
     fn tab_and_arrows_cycle_through_buttons_and_input() {
-        assert_eq!(card_key("ArrowRight", false, 0), Some(CardAction::Select(1)));
-        assert_eq!(card_key("Tab", false, 2), Some(CardAction::Select(INPUT)));
-        assert_eq!(card_key("ArrowRight", false, INPUT), Some(CardAction::Select(0)));
-        assert_eq!(card_key("ArrowLeft", false, 0), Some(CardAction::Select(INPUT)));
-        assert_eq!(card_key("Tab", true, 1), Some(CardAction::Select(0)));
+        assert_eq!(card_key("ArrowRight", false, 0, false), Some(CardAction::Select(1)));
+        assert_eq!(card_key("Tab", false, 2, false), Some(CardAction::Select(BUTTONS.len())));
+        assert_eq!(card_key("ArrowRight", false, BUTTONS.len(), false), Some(CardAction::Select(0)));
+        assert_eq!(card_key("ArrowLeft", false, 0, false), Some(CardAction::Select(BUTTONS.len())));
+        assert_eq!(card_key("Tab", true, 1, false), Some(CardAction::Select(0)));
     }
 
     #[test]
     fn enter_acts_on_the_selected_button() {
-        assert_eq!(card_key("Enter", false, 1), Some(CardAction::Decide("reject")));
-        assert_eq!(card_key("Enter", false, 2), Some(CardAction::Decide("approve_session")));
+        assert_eq!(card_key("Enter", false, 1, false), Some(CardAction::Decide("reject")));
+        assert_eq!(card_key("Enter", false, 2, false), Some(CardAction::Decide("approve_session")));
     }
 
     #[test]
@@ -271,5 +393,31 @@ mod tests {
         assert_eq!(edit.edit_instruction.as_deref(), Some("only .log files"));
         let approve = request("t", "approve", "").unwrap();
         assert_eq!((approve.decision.as_str(), approve.edit_instruction), ("approve", None));
+    }
+
+    #[test]
+    fn edit_cards_take_the_review_keys_too() {
+        assert_eq!(card_key("Enter", false, 0, true), Some(CardAction::Decide("approve")));
+        assert_eq!(card_key("a", false, 0, true), Some(CardAction::Decide("approve_session")));
+        assert_eq!(card_key("d", false, 0, true), Some(CardAction::Decide("reject")));
+        assert_eq!(card_key("e", false, 0, true), Some(CardAction::OpenEditor));
+        assert_eq!(card_key("Enter", false, 3, true), Some(CardAction::OpenEditor), "the Edit button");
+        assert_eq!(card_key("1", false, 0, true), Some(CardAction::Decide("approve")), "numbers still work");
+        assert_eq!(card_key("4", false, 0, true), Some(CardAction::Select(EDIT_BUTTONS.len())));
+        assert_eq!(card_key("Tab", false, 3, true), Some(CardAction::Select(4)), "past Edit to the instruction");
+        for key in ["a", "d", "e"] {
+            assert_eq!(card_key(key, false, 0, false), None, "{key} is only an edit card's key");
+        }
+    }
+
+    #[test]
+    fn the_editor_sends_the_users_text_or_approves_an_unchanged_proposal() {
+        let same = content_request("t", "fn a() {}\n", "fn a() {}\n");
+        assert_eq!((same.decision.as_str(), same.modified_content), ("approve", None));
+        let changed = content_request("t", "fn a() {}\n", "fn b() {}\n");
+        assert_eq!((changed.decision.as_str(), changed.modified_content.as_deref()), ("edit", Some("fn b() {}\n")));
+        assert_eq!(changed.edit_instruction, None);
+        let emptied = content_request("t", "x", "");
+        assert_eq!(emptied.modified_content.as_deref(), Some(""), "an emptied file is the user's choice");
     }
 }

@@ -10,11 +10,12 @@ use crate::client;
 use crate::components::approval_card::ApprovalCard;
 use crate::components::hub_page::{Alert, HubState};
 use crate::components::inbox::notify;
-use crate::components::tool_call::ToolEntry;
+use crate::components::question_card::QuestionCard;
+use crate::components::tool_call::{QuestionEntry, ToolEntry};
 use crate::events::SeqEvent;
 use crate::markdown::to_safe_html;
 use crate::transcript::{Entry, Item, Transcript};
-use crate::types::{ApproveRequest, PromptRequest};
+use crate::types::{ApproveRequest, InputAnswer, PromptRequest};
 
 #[derive(Clone, Copy)]
 struct Chat {
@@ -77,6 +78,17 @@ impl Chat {
         });
     }
 
+    /// An answer to the agent's question goes out like a decision.
+    fn answer(self, answer: InputAnswer) {
+        if self.deciding.get_untracked() {
+            return;
+        }
+        let session_id = self.session_id.get_value();
+        self.stream(Stream::Decision, async move {
+            client::answer(&session_id, &answer, move |events| self.apply(events)).await
+        });
+    }
+
     /// Runs a stream. After a prompt's or decision's own stream, follow the log
     /// once more: if the connection dropped mid-turn, the rest comes from there.
     fn stream(self, kind: Stream, work: impl std::future::Future<Output = Result<(), String>> + 'static) {
@@ -129,11 +141,13 @@ pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
     });
 
     let card = Memo::new(move |_| chat.transcript.with(Transcript::card));
+    let question = Memo::new(move |_| chat.transcript.with(Transcript::question));
     let items = move || chat.transcript.with(|transcript| transcript.items().to_vec());
-    let working = move || chat.open_streams.get() > 0 && card.with(Option::is_none);
+    let working = move || chat.open_streams.get() > 0 && card.with(Option::is_none) && question.with(Option::is_none);
     let busy = Signal::derive(move || chat.open_streams.get() > 0);
     let deciding = Signal::derive(move || chat.deciding.get());
     let on_decide = Callback::new(move |request: ApproveRequest| chat.decide(request));
+    let on_answer = Callback::new(move |answer: InputAnswer| chat.answer(answer));
 
     view! {
         <section class="flex min-h-0 flex-1 flex-col gap-3" data-testid="chat">
@@ -153,6 +167,9 @@ pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
             </Show>
             {move || {
                 card.get().map(|card| view! { <ApprovalCard card on_decide busy=deciding /> })
+            }}
+            {move || {
+                question.get().map(|question| view! { <QuestionCard question on_answer busy=deciding /> })
             }}
             {move || chat.error.get().map(|message| view! { <Alert message testid="chat-error" /> })}
             <PromptBox on_send=Callback::new(move |text: String| chat.send(text)) busy />
@@ -174,6 +191,7 @@ fn TranscriptItem(item: Item) -> impl IntoView {
         }
         .into_any(),
         Entry::Tool(call) => view! { <ToolEntry call /> }.into_any(),
+        Entry::Question(question) => view! { <QuestionEntry question /> }.into_any(),
         Entry::Error { message, code } => view! { <Alert message testid="agent-error" code=code.unwrap_or_default() /> }.into_any(),
         Entry::Notice(text) => view! {
             <p data-testid="notice" class="text-center text-xs text-slate-500">{text}</p>

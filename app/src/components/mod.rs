@@ -1,8 +1,10 @@
 pub mod approval_card;
 pub mod chat;
+pub mod diff_view;
 pub mod folders;
 pub mod header;
 pub mod hub_page;
 pub mod inbox;
+pub mod question_card;
 pub mod tool_call;
 pub mod updates;

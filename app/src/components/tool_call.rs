@@ -4,8 +4,9 @@
 use leptos::prelude::*;
 use serde_json::Value;
 
+use crate::components::diff_view::DiffView;
 use crate::events::ToolStatus;
-use crate::transcript::ToolCall;
+use crate::transcript::{Question, ToolCall};
 
 /// Values longer than this many lines or characters are folded.
 const FOLD_LINES: usize = 8;
@@ -112,6 +113,13 @@ pub fn ToolEntry(call: ToolCall) -> impl IntoView {
         Some(ToolStatus::Skipped) => ("↷", "text-slate-500", "skipped"),
     };
     let line = summary(&call);
+    // An edit shows its diff: what was really written when the user changed it.
+    let written = call.outcome.as_ref().and_then(|outcome| outcome.written.clone());
+    let diff = match written {
+        Some(written) => Some((written, Some("your version"))),
+        None => call.diff.map(|diff| (diff, None)),
+    };
+    let parameters = diff.is_none().then_some(call.parameters);
     let output = call.outcome.map(|outcome| outcome.text).filter(|text| !text.is_empty());
     view! {
         <details
@@ -127,7 +135,8 @@ pub fn ToolEntry(call: ToolCall) -> impl IntoView {
                 <span class="text-xs text-slate-400">{state}</span>
             </summary>
             <div class="flex flex-col gap-2 border-t border-slate-200 px-3 py-2 dark:border-slate-800">
-                <ParameterList parameters=call.parameters />
+                {parameters.map(|parameters| view! { <ParameterList parameters /> })}
+                {diff.map(|(diff, label)| view! { <DiffView diff label=label.unwrap_or_default() /> })}
                 {output
                     .map(|text| {
                         view! {
@@ -141,6 +150,22 @@ pub fn ToolEntry(call: ToolCall) -> impl IntoView {
                     })}
             </div>
         </details>
+    }
+}
+
+/// The agent's question in the transcript, with the answer once given.
+#[component]
+pub fn QuestionEntry(question: Question) -> impl IntoView {
+    let answer = question.answer.map(|outcome| match outcome.status {
+        ToolStatus::Success => outcome.text,
+        _ => "Rejected.".to_string(),
+    });
+    view! {
+        <div data-testid="question-entry" class="rounded-lg border border-sky-200 bg-white px-3 py-2 text-sm dark:border-sky-900 dark:bg-slate-900">
+            <p class="text-xs font-semibold uppercase tracking-wide text-sky-700 dark:text-sky-400">"The agent asked"</p>
+            <p class="whitespace-pre-wrap">{question.prompt}</p>
+            {answer.map(|answer| view! { <p data-testid="question-answer" class="mt-1 text-slate-600 dark:text-slate-300">{answer}</p> })}
+        </div>
     }
 }
 

@@ -5,14 +5,15 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use app::events::{AgentEvent, ResultStatus, Role, Severity, ToolError, ToolKind, ToolStatus};
+use app::events::{AgentEvent, FileDiff, ResultStatus, Role, Severity, ToolError, ToolKind, ToolStatus};
 use app::types::SessionStatus;
 use axum::http::StatusCode;
 use serde_json::{json, Value};
 
 use super::model::{ModelClient, ToolCallRequest};
+use super::question::{self, Answer};
 use super::{AgentState, PausedTurn, PlannedCall, SessionRuntime};
-use crate::approval::{Decision, DecisionError, NewCall, Step};
+use crate::approval::{Decision, DecisionError, NewCall, SkipReason, Step};
 use crate::error::ApiError;
 use crate::hub::Hub;
 use crate::tools::{self, Tool, ToolFailure, Workspace};
@@ -23,10 +24,12 @@ pub const MAX_COMPLETIONS_PER_TURN: usize = 50;
 pub const NO_MODEL_MESSAGE: &str = "No model is configured for the built-in agent. Start the hub with \
      OPENAI_BASE_URL and HUB_MODEL (or --model-url and --model), e.g. an Ollama or llama.cpp server.";
 
-/// How a turn begins: a new prompt, or a decision on a paused one.
+/// How a turn begins: a new prompt, a decision on a paused one, or the answer
+/// to the agent's question.
 pub enum Start {
     Prompt(String),
     Decide { tool_id: String, decision: Decision },
+    Answer { request_id: String, response: Value },
 }
 
 /// Words that, as a whole prompt while a call waits, decide the first waiting call.
@@ -62,7 +65,14 @@ pub fn begin(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>, start: Start) -> Res
         let after = runtime.log.last_seq();
         match start {
             Start::Decide { tool_id, decision } => apply_decision(state, &tool_id, decision)?,
+            Start::Answer { request_id, response } => apply_answer(state, &request_id, &response)?,
             Start::Prompt(text) => match &state.paused {
+                Some(paused) if paused.batch.asked().is_some() => {
+                    return Err(busy(
+                        "The agent is waiting for your answer to its question (POST /api/sessions/{id}/input) \
+                         before a new prompt.",
+                    ));
+                }
                 Some(paused) => {
                     let Some(decision) = decision_word(&text) else {
                         return Err(busy(
@@ -105,14 +115,12 @@ fn busy(message: &str) -> ApiError {
     ApiError::new(StatusCode::CONFLICT, "session_busy", message)
 }
 
+fn not_pending(what: String) -> ApiError {
+    ApiError::new(StatusCode::CONFLICT, "not_pending", what)
+}
+
 fn apply_decision(state: &mut AgentState, tool_id: &str, decision: Decision) -> Result<(), ApiError> {
-    let not_pending = || {
-        ApiError::new(
-            StatusCode::CONFLICT,
-            "not_pending",
-            format!("Tool call '{tool_id}' is not waiting for a decision."),
-        )
-    };
+    let not_pending = || not_pending(format!("Tool call '{tool_id}' is not waiting for a decision."));
     let paused = state.paused.as_mut().ok_or_else(not_pending)?;
     match paused.batch.decide(tool_id, decision) {
         Ok(Some(allowed)) => {
@@ -123,6 +131,36 @@ fn apply_decision(state: &mut AgentState, tool_id: &str, decision: Decision) -> 
         Err(DecisionError::NotPending(_)) => Err(not_pending()),
         Err(err) => Err(ApiError::bad_request(err.to_string())),
     }
+}
+
+/// Checks the answer against the question being asked; nothing changes unless it fits.
+fn apply_answer(state: &mut AgentState, request_id: &str, response: &Value) -> Result<(), ApiError> {
+    let not_pending = || not_pending(format!("Question '{request_id}' is not waiting for an answer."));
+    let paused = state.paused.as_mut().ok_or_else(not_pending)?;
+    if paused.batch.asked() != Some(request_id) {
+        return Err(not_pending());
+    }
+    let asked = paused.calls.get(request_id).map(|call| question::parse(&call.args));
+    let Some(Ok(Ok(question))) = asked else { return Err(not_pending()) };
+    let answer = question.answer(response).map_err(ApiError::bad_request)?;
+    let text = match answer {
+        Answer::Given(text) => Some(text),
+        Answer::Rejected => None,
+    };
+    paused.batch.answer(request_id, text, question::REJECTED_ANSWER).map_err(|_| not_pending())
+}
+
+/// The question a paused turn is asking, as `pendingInput` shows it.
+pub fn pending_input(state: &AgentState) -> Option<Value> {
+    let paused = state.paused.as_ref()?;
+    let id = paused.batch.asked()?;
+    let question = question::parse(&paused.calls.get(id)?.args).ok()?.ok()?;
+    Some(json!({
+        "requestId": id,
+        "inputType": question.input_type,
+        "prompt": question.prompt,
+        "choices": question.choices,
+    }))
 }
 
 struct Turn {
@@ -141,6 +179,7 @@ struct TurnEnd {
 
 enum BatchEnd {
     Wait(Vec<String>),
+    Ask,
     Cancelled,
     Continue,
 }
@@ -191,6 +230,14 @@ impl Turn {
                             status: SessionStatus::WaitingApproval,
                         };
                     }
+                    BatchEnd::Ask => {
+                        self.runtime.state().paused = Some(paused);
+                        return TurnEnd {
+                            result: ResultStatus::WaitingInput,
+                            pending: None,
+                            status: SessionStatus::WaitingInput,
+                        };
+                    }
                     BatchEnd::Cancelled => {
                         return TurnEnd { result: ResultStatus::Cancelled, pending: None, status: SessionStatus::Idle };
                     }
@@ -209,7 +256,7 @@ impl Turn {
             };
             let log = self.runtime.log.clone();
             let reply = model
-                .complete(&messages, &tools::definitions(), number, |text| {
+                .complete(&messages, &tool_definitions(), number, |text| {
                     log.push(AgentEvent::Message { role: Role::Assistant, content: text.to_string(), delta: true });
                 })
                 .await;
@@ -234,6 +281,13 @@ impl Turn {
         let mut calls = HashMap::new();
         let mut new_calls = Vec::new();
         for request in requests {
+            if request.name == question::TOOL_NAME {
+                let id = request.id.clone();
+                let (call, new_call) = self.plan_question(request);
+                new_calls.push(new_call);
+                calls.insert(id, call);
+                continue;
+            }
             let tool = Tool::from_name(&request.name);
             let parsed: Result<Value, ToolFailure> = serde_json::from_str(&request.arguments).map_err(|err| {
                 ToolFailure::new("invalid_arguments", format!("The arguments are not valid JSON: {err}."))
@@ -268,10 +322,69 @@ impl Turn {
                 tool_name: request.name.clone(),
                 editable: tool.is_some_and(Tool::editable),
                 needs_approval,
+                asks_user: false,
             });
             calls.insert(request.id, PlannedCall { tool, name: request.name, args, failure });
         }
         PausedTurn { batch: crate::approval::ApprovalBatch::new(new_calls), calls }
+    }
+
+    /// A question is announced by its `input_request` when it is asked; only
+    /// arguments that are no question at all show as a tool call (with their error).
+    fn plan_question(&self, request: ToolCallRequest) -> (PlannedCall, NewCall) {
+        let parsed = serde_json::from_str::<Value>(&request.arguments)
+            .map_err(|err| ToolFailure::new("invalid_arguments", format!("The arguments are not valid JSON: {err}.")))
+            .and_then(|args| question::parse(&args).map(|_| args));
+        let (args, failure) = match parsed {
+            Ok(args) => (args, None),
+            Err(failure) => {
+                self.emit(AgentEvent::ToolUse {
+                    tool_name: request.name.clone(),
+                    tool_id: request.id.clone(),
+                    parameters: serde_json::from_str(&request.arguments).unwrap_or_else(|_| json!({})),
+                    kind: ToolKind::Other,
+                    diff: None,
+                });
+                (json!({}), Some(failure))
+            }
+        };
+        let new_call = NewCall {
+            tool_id: request.id.clone(),
+            tool_name: request.name.clone(),
+            editable: false,
+            needs_approval: false,
+            asks_user: failure.is_none(),
+        };
+        (PlannedCall { tool: None, name: request.name, args, failure }, new_call)
+    }
+
+    /// Asks the question (`input_request`), or answers as rejected, with an error
+    /// saying why, one the user could not answer.
+    fn ask(&self, paused: &mut PausedTurn, tool_id: &str) -> Option<BatchEnd> {
+        let parsed = paused.calls.get(tool_id).map(|call| question::parse(&call.args));
+        match parsed {
+            Some(Ok(Ok(question))) => {
+                self.emit(AgentEvent::InputRequest {
+                    request_id: tool_id.to_string(),
+                    input_type: question.input_type,
+                    prompt: question.prompt,
+                    choices: question.choices,
+                });
+                return Some(BatchEnd::Ask);
+            }
+            Some(Ok(Err(unanswerable))) => self.emit(AgentEvent::Error {
+                severity: Severity::Error,
+                message: format!(
+                    "The agent asked \"{}\", but {}; the question was answered as rejected.",
+                    unanswerable.prompt, unanswerable.reason
+                ),
+                code: Some("invalid_question".into()),
+            }),
+            _ => {}
+        }
+        // Only a question that was never asked can be answered like this.
+        let _ = paused.batch.answer(tool_id, None, question::REJECTED_ANSWER);
+        None
     }
 
     async fn work_through(&self, paused: &mut PausedTurn) -> BatchEnd {
@@ -282,37 +395,45 @@ impl Turn {
                     let result = match call {
                         Some(PlannedCall { failure: Some(failure), .. }) => Err(failure),
                         Some(PlannedCall { tool: Some(tool), args, .. }) => {
-                            self.workspace.run(tool, &args, modified_content.as_deref()).await
+                            self.workspace.run(tool, &args, modified_content).await
                         }
                         _ => Err(ToolFailure::new("internal", "The call was lost.")),
                     };
                     self.report(&tool_id, result);
                     paused.batch.finished(&tool_id);
                 }
-                Step::Skip { tool_id, result, .. } => {
+                Step::Skip { tool_id, result, reason } => {
+                    let status = if reason == SkipReason::Answered { ToolStatus::Success } else { ToolStatus::Skipped };
                     self.emit(AgentEvent::ToolResult {
                         tool_id: tool_id.clone(),
-                        status: ToolStatus::Skipped,
+                        status,
                         output: Some(result.clone()),
                         error: None,
+                        diff: None,
                     });
                     self.tool_message(&tool_id, result);
                 }
                 Step::Wait(pending) => return BatchEnd::Wait(pending),
+                Step::Ask(tool_id) => {
+                    if let Some(end) = self.ask(paused, &tool_id) {
+                        return end;
+                    }
+                }
                 Step::Cancelled => return BatchEnd::Cancelled,
                 Step::Continue => return BatchEnd::Continue,
             }
         }
     }
 
-    fn report(&self, tool_id: &str, result: Result<String, ToolFailure>) {
+    fn report(&self, tool_id: &str, result: Result<(String, Option<FileDiff>), ToolFailure>) {
         let (event, text) = match result {
-            Ok(output) => (
+            Ok((output, written)) => (
                 AgentEvent::ToolResult {
                     tool_id: tool_id.to_string(),
                     status: ToolStatus::Success,
                     output: Some(output.clone()),
                     error: None,
+                    diff: written,
                 },
                 output,
             ),
@@ -324,6 +445,7 @@ impl Turn {
                         status: ToolStatus::Error,
                         output: None,
                         error: Some(ToolError { kind: failure.kind, message: failure.message }),
+                        diff: None,
                     },
                     text,
                 )
@@ -338,6 +460,13 @@ impl Turn {
         state.messages.push(json!({"role": "tool", "tool_call_id": tool_id, "content": content}));
         self.runtime.save(&state);
     }
+}
+
+/// The workspace tools and `ask_user`, as offered to the model.
+fn tool_definitions() -> Vec<Value> {
+    let mut definitions = tools::definitions();
+    definitions.push(question::definition());
+    definitions
 }
 
 #[cfg(test)]

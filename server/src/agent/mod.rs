@@ -5,6 +5,7 @@
 pub mod builtin;
 pub mod log;
 pub mod model;
+pub mod question;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;

@@ -1,11 +1,12 @@
-//! `POST /api/chat/prompt` and `POST /api/sessions/{id}/approve`: NDJSON streams
-//! of the turn's events (or one JSON answer with `"stream": false`).
+//! `POST /api/chat/prompt`, `POST /api/sessions/{id}/approve` and
+//! `POST /api/sessions/{id}/input`: NDJSON streams of the turn's events (or one
+//! JSON answer with `"stream": false`).
 
 use std::convert::Infallible;
 use std::sync::Arc;
 
 use app::events::{AgentEvent, ResultStatus, SeqEvent};
-use app::types::{ApproveRequest, PromptRequest};
+use app::types::{ApproveRequest, InputAnswer, PromptRequest};
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::header::CONTENT_TYPE;
@@ -39,18 +40,34 @@ pub async fn approve(
     ApiJson(request): ApiJson<ApproveRequest>,
 ) -> ApiResult<Response> {
     let runtime = session_runtime(&hub, &id)?;
-    let decision = match request.decision.as_str() {
-        "approve" => Decision::Approve,
-        "reject" => Decision::Reject,
-        "approve_session" => Decision::ApproveSession,
-        "edit" => Decision::Edit { instruction: request.edit_instruction, modified_content: request.modified_content },
-        other => {
+    let decision = match (request.decision.as_str(), request.modified_content) {
+        // The user's content for an edit tool goes with approving it (or with `edit`).
+        ("approve" | "edit", Some(content)) => Decision::Edit { instruction: None, modified_content: Some(content) },
+        ("approve", None) => Decision::Approve,
+        ("reject", None) => Decision::Reject,
+        ("approve_session", None) => Decision::ApproveSession,
+        ("edit", None) => Decision::Edit { instruction: request.edit_instruction, modified_content: None },
+        ("reject" | "approve_session", Some(_)) => {
+            return Err(ApiError::bad_request("modifiedContent goes with decision approve or edit."))
+        }
+        (other, _) => {
             return Err(ApiError::bad_request(format!(
                 "decision must be approve, reject, approve_session or edit; got '{other}'."
             )))
         }
     };
     let after = begin(&hub, &runtime, Start::Decide { tool_id: request.tool_id, decision })?;
+    respond(runtime, after, request.stream.unwrap_or(true)).await
+}
+
+pub async fn input(
+    State(hub): State<Arc<Hub>>,
+    Path(id): Path<String>,
+    ApiJson(request): ApiJson<InputAnswer>,
+) -> ApiResult<Response> {
+    let runtime = session_runtime(&hub, &id)?;
+    let start = Start::Answer { request_id: request.request_id, response: request.response };
+    let after = begin(&hub, &runtime, start)?;
     respond(runtime, after, request.stream.unwrap_or(true)).await
 }
 

@@ -29,6 +29,7 @@ pub fn router() -> Router<Arc<Hub>> {
         .route("/sessions/{id}", get(session))
         .route("/chat/prompt", post(chat::prompt))
         .route("/sessions/{id}/approve", post(chat::approve))
+        .route("/sessions/{id}/input", post(chat::input))
         .route("/sessions/{id}/events", get(chat::events))
         .route("/updates", get(updates))
         .fallback(|| async { ApiError::not_found("No such API endpoint.") })
@@ -60,13 +61,14 @@ async fn session(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> ApiResu
     let runtime = chat::session_runtime(&hub, &id)?;
     let session = hub.session(&id).ok_or_else(|| ApiError::not_found(format!("No session with id '{id}'.")))?;
     let events = runtime.log.all();
+    let pending_input = crate::agent::builtin::pending_input(&runtime.state());
     Ok(Json(SessionDetail {
         pending_approval: Some(chat::pending_approval(&runtime, &events)).filter(|pending| !pending.is_null()),
         id: session.id,
         folder_path: session.folder.display().to_string(),
         status: session.status,
         yolo_mode: session.yolo.enabled,
-        pending_input: None,
+        pending_input,
         events,
     }))
 }

@@ -64,30 +64,34 @@ pub fn check_read(root: &Path, tool: Tool, args: &Value) -> Result<(), ToolFailu
     }
 }
 
-pub fn run(root: &Path, tool: Tool, args: &Value, modified: Option<&str>) -> ToolResult {
+pub fn run(root: &Path, tool: Tool, args: &Value) -> ToolResult {
     match tool {
         Tool::ReadFile => read_file(root, &parse::<FileArgs>(args)?.file_path),
         Tool::ListDirectory => list_directory(root, &parse::<DirArgs>(args)?.path),
         Tool::Glob => glob(root, &parse::<GlobArgs>(args)?.pattern),
         Tool::SearchFileContent => search(root, parse(args)?),
-        Tool::WriteFile => {
-            let write: WriteArgs = parse(args)?;
-            let diff = write_diff(root, &write, modified)?;
-            apply(root, diff, modified.is_some())
-        }
-        Tool::Replace => {
-            let diff = match modified {
-                Some(content) => {
-                    let replace: ReplaceArgs = parse(args)?;
-                    let write = WriteArgs { file_path: replace.file_path, content: content.to_string() };
-                    write_diff(root, &write, None)?
-                }
-                None => replace_diff(root, &parse(args)?)?,
-            };
-            apply(root, diff, modified.is_some())
-        }
+        Tool::WriteFile => apply(root, write_diff(root, &parse(args)?, None)?, false),
+        Tool::Replace => apply(root, replace_diff(root, &parse(args)?)?, false),
         Tool::RunShellCommand => Err(ToolFailure::new("internal", "run_shell_command is not a file tool")),
     }
+}
+
+/// Writes the user's own content in place of an edit call's proposal (the whole
+/// file); returns the message for the model and what was really written.
+pub fn apply_user_content(
+    root: &Path,
+    tool: Tool,
+    args: &Value,
+    content: &str,
+) -> Result<(String, FileDiff), ToolFailure> {
+    let file_path = match tool {
+        Tool::WriteFile => parse::<WriteArgs>(args)?.file_path,
+        Tool::Replace => parse::<ReplaceArgs>(args)?.file_path,
+        _ => return Err(ToolFailure::new("internal", format!("{} does not write files", tool.name()))),
+    };
+    let diff = write_diff(root, &WriteArgs { file_path, content: content.to_string() }, None)?;
+    let message = apply(root, diff.clone(), true)?;
+    Ok((message, diff))
 }
 
 fn io_failure(path: &str, err: std::io::Error) -> ToolFailure {
@@ -262,12 +266,12 @@ mod tests {
     #[test]
     fn reads_lists_globs_and_searches_inside() {
         let (_dir, root) = project();
-        assert_eq!(run(&root, Tool::ReadFile, &json!({"file_path": "README.md"}), None).unwrap(), "hello\n");
-        let listing = run(&root, Tool::ListDirectory, &json!({"path": "src"}), None).unwrap();
+        assert_eq!(run(&root, Tool::ReadFile, &json!({"file_path": "README.md"})).unwrap(), "hello\n");
+        let listing = run(&root, Tool::ListDirectory, &json!({"path": "src"})).unwrap();
         assert!(listing.contains("lib.rs") && listing.contains("nested/"), "{listing}");
-        let globbed = run(&root, Tool::Glob, &json!({"pattern": "src/**/*.rs"}), None).unwrap();
+        let globbed = run(&root, Tool::Glob, &json!({"pattern": "src/**/*.rs"})).unwrap();
         assert_eq!(globbed, "src/lib.rs\nsrc/nested/deep.rs");
-        let found = run(&root, Tool::SearchFileContent, &json!({"pattern": "two"}), None).unwrap();
+        let found = run(&root, Tool::SearchFileContent, &json!({"pattern": "two"})).unwrap();
         assert_eq!(found, "src/lib.rs:2: pub fn two() {}\nsrc/nested/deep.rs:1: // TODO: two");
     }
 
@@ -289,7 +293,7 @@ mod tests {
                 check_read(&root, tool, &args)
                     .err()
                     .map(|e| e.kind)
-                    .unwrap_or_else(|| { run(&root, tool, &args, None).unwrap_err().kind }),
+                    .unwrap_or_else(|| { run(&root, tool, &args).unwrap_err().kind }),
                 kind,
                 "{tool:?} {args}"
             );
@@ -305,8 +309,7 @@ mod tests {
             (diff.path.as_str(), diff.old_text.as_str(), diff.new_text.as_str()),
             ("out/new.txt", "", "fresh\n")
         );
-        let message =
-            run(&root, Tool::WriteFile, &json!({"file_path": "out/new.txt", "content": "fresh\n"}), None).unwrap();
+        let message = run(&root, Tool::WriteFile, &json!({"file_path": "out/new.txt", "content": "fresh\n"})).unwrap();
         assert!(message.contains("new file"));
         assert_eq!(std::fs::read_to_string(root.join("out/new.txt")).unwrap(), "fresh\n");
     }
@@ -329,9 +332,13 @@ mod tests {
     fn user_modified_content_is_written_and_said() {
         let (_dir, root) = project();
         let args = json!({"file_path": "src/lib.rs", "old_string": "one", "new_string": "uno"});
-        let message = run(&root, Tool::Replace, &args, Some("mine\n")).unwrap();
+        let before = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
+        let (message, written) = apply_user_content(&root, Tool::Replace, &args, "mine\n").unwrap();
         assert!(message.starts_with("Successfully applied user-modified edit to src/lib.rs. Note: the user modified"));
         assert_eq!(std::fs::read_to_string(root.join("src/lib.rs")).unwrap(), "mine\n");
+        assert_eq!((written.old_text, written.new_text), (before, "mine\n".to_string()), "what was really written");
+        let outside = json!({"file_path": "../x", "content": "c"});
+        assert_eq!(apply_user_content(&root, Tool::WriteFile, &outside, "c").unwrap_err().kind, "path_outside_folder");
     }
 
     #[test]
@@ -339,8 +346,7 @@ mod tests {
         let (_dir, root) = project();
         let outside = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(outside.path(), root.join("link")).unwrap();
-        let err =
-            run(&root, Tool::WriteFile, &json!({"file_path": "link/evil.txt", "content": "x"}), None).unwrap_err();
+        let err = run(&root, Tool::WriteFile, &json!({"file_path": "link/evil.txt", "content": "x"})).unwrap_err();
         assert_eq!(err.kind, "path_outside_folder");
         assert!(!outside.path().join("evil.txt").exists());
     }

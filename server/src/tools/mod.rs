@@ -162,18 +162,29 @@ impl Workspace {
         }
     }
 
-    /// Runs a call. `modified_content` (an edit tool only) replaces the proposal.
-    pub async fn run(&self, tool: Tool, args: &Value, modified_content: Option<&str>) -> ToolResult {
+    /// Runs a call. `modified_content` (an edit tool only) is written in place
+    /// of the proposal, and what was written comes back with the output.
+    pub async fn run(
+        &self,
+        tool: Tool,
+        args: &Value,
+        modified_content: Option<String>,
+    ) -> Result<(String, Option<FileDiff>), ToolFailure> {
+        if tool == Tool::RunShellCommand {
+            let output = shell::run(&self.root, parse(args)?, self.shell_timeout).await?;
+            return Ok((cap_output(output), None));
+        }
         let root = self.root.clone();
         let args = args.clone();
-        let modified = modified_content.map(str::to_string);
-        let output = match tool {
-            Tool::RunShellCommand => shell::run(&self.root, parse(&args)?, self.shell_timeout).await,
-            _ => tokio::task::spawn_blocking(move || files::run(&root, tool, &args, modified.as_deref()))
-                .await
-                .map_err(|err| ToolFailure::new("internal", format!("The tool failed: {err}")))?,
-        }?;
-        Ok(cap_output(output))
+        let (output, written) = tokio::task::spawn_blocking(move || match modified_content {
+            Some(content) => {
+                files::apply_user_content(&root, tool, &args, &content).map(|(text, diff)| (text, Some(diff)))
+            }
+            None => files::run(&root, tool, &args).map(|text| (text, None)),
+        })
+        .await
+        .map_err(|err| ToolFailure::new("internal", format!("The tool failed: {err}")))??;
+        Ok((cap_output(output), written))
     }
 }
 

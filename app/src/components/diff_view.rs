@@ -1,0 +1,90 @@
+//! A file edit as a unified diff: red and green lines with their numbers in
+//! the old and the new file, unchanged stretches folded. Very long diffs show
+//! their first rows and the rest on request.
+
+use leptos::prelude::*;
+
+use crate::diff::{unified, DiffRow, LineTag, CONTEXT};
+use crate::events::FileDiff;
+
+/// Rows shown before "show all": a new file of thousands of lines stays readable.
+const FIRST_ROWS: usize = 400;
+
+#[component]
+pub fn DiffView(diff: FileDiff, #[prop(optional)] label: Option<&'static str>) -> impl IntoView {
+    let unified = unified(&diff.old_text, &diff.new_text, CONTEXT);
+    let total = unified.rows.len();
+    let show_all = RwSignal::new(total <= FIRST_ROWS);
+    let rows = StoredValue::new(unified.rows);
+    let new_file = diff.old_text.is_empty();
+    let visible = move || {
+        let limit = if show_all.get() { total } else { FIRST_ROWS };
+        rows.with_value(|rows| rows.iter().take(limit).cloned().map(row_view).collect_view())
+    };
+    view! {
+        <figure data-testid="diff" class="overflow-hidden rounded-lg border border-slate-200 text-xs dark:border-slate-700">
+            <figcaption class="flex items-center gap-3 border-b border-slate-200 bg-slate-100 px-3 py-1.5 dark:border-slate-700 dark:bg-slate-800">
+                <span data-testid="diff-path" class="min-w-0 flex-1 truncate font-mono font-medium">{diff.path}</span>
+                {label.map(|label| view! { <span class="rounded bg-sky-100 px-1.5 text-sky-800 dark:bg-sky-900 dark:text-sky-200">{label}</span> })}
+                {new_file.then(|| view! { <span class="text-slate-500">"new file"</span> })}
+                <span data-testid="diff-stats" class="font-mono">
+                    <span class="text-emerald-700 dark:text-emerald-400">{format!("+{}", unified.added)}</span>
+                    " "
+                    <span class="text-red-700 dark:text-red-400">{format!("−{}", unified.removed)}</span>
+                </span>
+            </figcaption>
+            {if total == 0 {
+                view! { <p class="px-3 py-2 text-slate-500">"No changes to the file's content."</p> }.into_any()
+            } else {
+                view! {
+                    <div class="max-h-[28rem] overflow-auto">
+                        <table class="w-full border-collapse font-mono">
+                            <tbody>{visible}</tbody>
+                        </table>
+                    </div>
+                }
+                    .into_any()
+            }}
+            <Show when=move || !show_all.get()>
+                <button
+                    type="button"
+                    data-testid="diff-show-all"
+                    class="w-full border-t border-slate-200 px-3 py-1.5 text-left text-sky-700 hover:bg-slate-50 dark:border-slate-700 dark:text-sky-400 dark:hover:bg-slate-800"
+                    on:click=move |_| show_all.set(true)
+                >
+                    {format!("Show all {total} rows")}
+                </button>
+            </Show>
+        </figure>
+    }
+}
+
+fn row_view(row: DiffRow) -> AnyView {
+    match row {
+        DiffRow::Fold(lines) => view! {
+            <tr data-testid="diff-fold" class="bg-slate-50 text-slate-500 dark:bg-slate-900">
+                <td colspan="4" class="px-3 py-0.5">{format!("⋯ {lines} unchanged line{}", if lines == 1 { "" } else { "s" })}</td>
+            </tr>
+        }
+        .into_any(),
+        DiffRow::Line { tag, old, new, text } => {
+            let (sign, class, testid) = match tag {
+                LineTag::Same => (" ", "", "diff-same"),
+                LineTag::Removed => ("-", "bg-red-50 text-red-900 dark:bg-red-950/50 dark:text-red-200", "diff-removed"),
+                LineTag::Added => {
+                    ("+", "bg-emerald-50 text-emerald-900 dark:bg-emerald-950/50 dark:text-emerald-200", "diff-added")
+                }
+            };
+            let number = |n: Option<usize>| n.map(|n| n.to_string()).unwrap_or_default();
+            view! {
+                <tr data-testid=testid class=class>
+                    <td class="w-10 select-none px-1 text-right text-slate-400">{number(old)}</td>
+                    <td class="w-10 select-none px-1 text-right text-slate-400">{number(new)}</td>
+                    <td class="w-4 select-none text-center">{sign}</td>
+                    <td class="whitespace-pre-wrap break-all pr-3">{text}</td>
+                </tr>
+            }
+            .into_any()
+        }
+    }
+}

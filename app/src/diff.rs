@@ -1,0 +1,158 @@
+//! Unified diffs of a file edit, as the cards and the transcript show them:
+//! changed lines with a few lines of context, line numbers on both sides, and
+//! the unchanged stretches between them folded into one row.
+
+use similar::{ChangeTag, DiffOp, TextDiff};
+
+/// Lines of unchanged context kept around each change.
+pub const CONTEXT: usize = 3;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineTag {
+    Same,
+    Removed,
+    Added,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiffRow {
+    /// One line; numbers count from 1 in the old and the new file.
+    Line { tag: LineTag, old: Option<usize>, new: Option<usize>, text: String },
+    /// This many unchanged lines, not shown.
+    Fold(usize),
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UnifiedDiff {
+    pub rows: Vec<DiffRow>,
+    pub added: usize,
+    pub removed: usize,
+}
+
+impl UnifiedDiff {
+    pub fn is_unchanged(&self) -> bool {
+        self.added == 0 && self.removed == 0
+    }
+}
+
+/// The diff from `old` to `new` by lines, keeping `context` lines around changes.
+pub fn unified(old: &str, new: &str, context: usize) -> UnifiedDiff {
+    let diff = TextDiff::from_lines(old, new);
+    let old_lines = diff.old_len();
+    let mut result = UnifiedDiff::default();
+    // Where the previous group ended in the old file: what lies between is folded.
+    let mut shown_until = 0;
+    for group in diff.grouped_ops(context) {
+        let (Some(first), Some(last)) = (group.first(), group.last()) else { continue };
+        let start = first.old_range().start;
+        if start > shown_until {
+            result.rows.push(DiffRow::Fold(start - shown_until));
+        }
+        shown_until = last.old_range().end;
+        for op in &group {
+            push_op(&diff, op, &mut result);
+        }
+    }
+    if result.is_unchanged() {
+        return UnifiedDiff::default();
+    }
+    if old_lines > shown_until {
+        result.rows.push(DiffRow::Fold(old_lines - shown_until));
+    }
+    result
+}
+
+fn push_op(diff: &TextDiff<'_, '_, str>, op: &DiffOp, result: &mut UnifiedDiff) {
+    for change in diff.iter_changes(op) {
+        let tag = match change.tag() {
+            ChangeTag::Equal => LineTag::Same,
+            ChangeTag::Delete => {
+                result.removed += 1;
+                LineTag::Removed
+            }
+            ChangeTag::Insert => {
+                result.added += 1;
+                LineTag::Added
+            }
+        };
+        let text = change.value().trim_end_matches(['\n', '\r']).to_string();
+        result.rows.push(DiffRow::Line {
+            tag,
+            old: change.old_index().map(|index| index + 1),
+            new: change.new_index().map(|index| index + 1),
+            text,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn numbered(range: std::ops::Range<usize>) -> String {
+        range.map(|n| format!("line {n}\n")).collect()
+    }
+
+    fn line(tag: LineTag, old: Option<usize>, new: Option<usize>, text: &str) -> DiffRow {
+        DiffRow::Line { tag, old, new, text: text.into() }
+    }
+
+    #[test]
+    fn a_new_file_is_all_added_lines() {
+        let diff = unified("", "fn main() {}\nfn other() {}\n", CONTEXT);
+        assert_eq!((diff.added, diff.removed), (2, 0));
+        assert_eq!(
+            diff.rows,
+            [line(LineTag::Added, None, Some(1), "fn main() {}"), line(LineTag::Added, None, Some(2), "fn other() {}"),]
+        );
+    }
+
+    #[test]
+    fn one_change_in_a_long_file_keeps_three_lines_each_side_and_folds_the_rest() {
+        let old = numbered(1..101);
+        let new = old.replace("line 50\n", "line fifty\n");
+        let diff = unified(&old, &new, CONTEXT);
+        assert_eq!((diff.added, diff.removed), (1, 1));
+        assert_eq!(diff.rows.first(), Some(&DiffRow::Fold(46)), "lines 1..=46 folded");
+        assert_eq!(diff.rows.last(), Some(&DiffRow::Fold(47)), "lines 54..=100 folded");
+        assert_eq!(diff.rows[1], line(LineTag::Same, Some(47), Some(47), "line 47"));
+        assert_eq!(diff.rows[4], line(LineTag::Removed, Some(50), None, "line 50"));
+        assert_eq!(diff.rows[5], line(LineTag::Added, None, Some(50), "line fifty"));
+        assert_eq!(diff.rows[8], line(LineTag::Same, Some(53), Some(53), "line 53"));
+        assert_eq!(diff.rows.len(), 10);
+    }
+
+    #[test]
+    fn distant_changes_are_separate_hunks_with_a_fold_between() {
+        let old = numbered(1..41);
+        let new = old.replace("line 5\n", "").replace("line 30\n", "line 30\nline 30b\n");
+        let diff = unified(&old, &new, CONTEXT);
+        assert_eq!((diff.added, diff.removed), (1, 1));
+        let folds: Vec<usize> =
+            diff.rows.iter().filter_map(|row| if let DiffRow::Fold(n) = row { Some(*n) } else { None }).collect();
+        // 1 (line 1), then lines 9..=26 between the hunks, then 34..=40 after.
+        assert_eq!(folds, [1, 18, 7]);
+        assert!(diff.rows.contains(&line(LineTag::Added, None, Some(30), "line 30b")));
+    }
+
+    #[test]
+    fn identical_texts_have_no_rows() {
+        let text = numbered(1..10);
+        let diff = unified(&text, &text, CONTEXT);
+        assert!(diff.is_unchanged());
+        assert!(diff.rows.is_empty());
+    }
+
+    #[test]
+    fn a_last_line_without_newline_still_compares_by_content() {
+        let diff = unified("a\nb", "a\nc", CONTEXT);
+        assert_eq!(
+            diff.rows,
+            [
+                line(LineTag::Same, Some(1), Some(1), "a"),
+                line(LineTag::Removed, Some(2), None, "b"),
+                line(LineTag::Added, None, Some(2), "c"),
+            ]
+        );
+    }
+}
