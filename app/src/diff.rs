@@ -130,8 +130,8 @@ mod tests {
         assert_eq!((diff.added, diff.removed), (1, 1));
         let folds: Vec<usize> =
             diff.rows.iter().filter_map(|row| if let DiffRow::Fold(n) = row { Some(*n) } else { None }).collect();
-        // 1 (line 1), then lines 9..=26 between the hunks, then 34..=40 after.
-        assert_eq!(folds, [1, 18, 7]);
+        // Line 1; lines 9..=27 between the hunks (28..=30 lead into the insert); 34..=40 after.
+        assert_eq!(folds, [1, 19, 7]);
         assert!(diff.rows.contains(&line(LineTag::Added, None, Some(30), "line 30b")));
     }
 
