@@ -77,6 +77,8 @@ pub struct Transcript {
     tools: HashMap<String, usize>,
     /// The question waiting for the user's answer.
     asking: Option<String>,
+    /// The turn ends because the user turned a question down.
+    rejected_question: bool,
     /// Calls waiting for the user, in order.
     pending: Vec<String>,
     /// How many calls of the current batch needed the user.
@@ -139,6 +141,7 @@ impl Transcript {
                 self.pending.retain(|id| id != tool_id);
                 if self.asking.as_ref() == Some(tool_id) {
                     self.asking = None;
+                    self.rejected_question = *status == ToolStatus::Skipped;
                 }
                 let text = match error {
                     Some(error) => format!("{} ({})", error.message, error.kind),
@@ -185,8 +188,14 @@ impl Transcript {
                 }
                 self.announced_since_result = false;
                 if *status == ResultStatus::Cancelled {
-                    self.push(seq, Entry::Notice("Turn cancelled: the rejected call did not run.".into()));
+                    let what = if self.rejected_question {
+                        "the question was rejected"
+                    } else {
+                        "the rejected call did not run"
+                    };
+                    self.push(seq, Entry::Notice(format!("Turn cancelled: {what}.")));
                 }
+                self.rejected_question = false;
             }
         }
         true
@@ -353,5 +362,54 @@ mod tests {
         let transcript = fold(&list);
         let Entry::Tool(call) = &transcript.items()[0].entry else { panic!() };
         assert_eq!(call.outcome.as_ref().unwrap().text, "'..' is outside (path_outside_folder)");
+    }
+
+    #[test]
+    fn a_question_waits_until_its_answer_and_then_shows_it() {
+        let ask = |id: &str| AgentEvent::InputRequest {
+            request_id: id.into(),
+            input_type: InputType::Choice,
+            prompt: "Which?".into(),
+            choices: vec!["a".into(), "b".into()],
+        };
+        let waiting = AgentEvent::Result { status: ResultStatus::WaitingInput, pending: None };
+        let answered = AgentEvent::ToolResult {
+            tool_id: "q".into(),
+            status: ToolStatus::Success,
+            output: Some("The user chose option 2 of 2: b".into()),
+            error: None,
+            diff: None,
+        };
+        let list = events(vec![ask("q"), waiting.clone(), answered, ask("r"), waiting]);
+        let transcript = fold(&list[..2]);
+        assert_eq!(transcript.question().map(|q| q.request_id), Some("q".into()));
+        assert!(transcript.card().is_none(), "a question is not an approval");
+        let transcript = fold(&list[..3]);
+        assert!(transcript.question().is_none(), "answered: the card goes");
+        let Entry::Question(first) = &transcript.items()[0].entry else { panic!("a question entry") };
+        assert_eq!(first.answer.as_ref().map(|a| a.text.as_str()), Some("The user chose option 2 of 2: b"));
+        assert_eq!(fold(&list).question().map(|q| q.request_id), Some("r".into()), "the next one");
+
+        let mut rejected =
+            events(vec![ask("q"), AgentEvent::Result { status: ResultStatus::WaitingInput, pending: None }]);
+        rejected.extend(events(vec![
+            AgentEvent::ToolResult {
+                tool_id: "q".into(),
+                status: ToolStatus::Skipped,
+                output: None,
+                error: None,
+                diff: None,
+            },
+            AgentEvent::Result { status: ResultStatus::Cancelled, pending: None },
+        ]));
+        for (i, event) in rejected.iter_mut().enumerate() {
+            event.seq = i as u64 + 1;
+        }
+        let transcript = fold(&rejected);
+        assert!(transcript.question().is_none());
+        assert_eq!(
+            transcript.items().last().unwrap().entry,
+            Entry::Notice("Turn cancelled: the question was rejected.".into())
+        );
     }
 }

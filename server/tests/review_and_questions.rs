@@ -88,7 +88,11 @@ async fn the_users_content_is_written_instead_and_the_model_is_told() {
     let told = "Successfully applied user-modified edit to lib.rs. Note: the user modified your suggested changes \
                 before accepting. Do not attempt to revert to your original suggestion.";
     assert_eq!(result["output"], told);
-    assert_eq!(result["diff"], json!({"path": "lib.rs", "old_text": "fn one() {}\n", "new_text": mine}), "what was written");
+    assert_eq!(
+        result["diff"],
+        json!({"path": "lib.rs", "old_text": "fn one() {}\n", "new_text": mine}),
+        "what was written"
+    );
     let tool_message = model.last_messages().into_iter().find(|m| m["role"] == "tool").unwrap();
     assert_eq!(tool_message["content"], told);
 

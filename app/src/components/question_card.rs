@@ -74,6 +74,11 @@ pub fn QuestionCard(question: Question, on_answer: Callback<InputAnswer>, busy: 
     };
     Effect::new(move |_| {
         // A text question goes straight to its input; the others take the keys.
+        // The input is disabled while the answer before is still streaming, and
+        // a disabled input takes no focus: wait for that.
+        if busy.get() {
+            return;
+        }
         if stored.with_value(|q| q.input_type == InputType::Text) {
             if let Some(input) = input_ref.get() {
                 let _ = input.focus();
