@@ -79,6 +79,33 @@ async fn a_pending_approval_survives_kill_9_and_the_tool_runs_exactly_once() {
 }
 
 #[tokio::test]
+async fn a_question_survives_kill_9_and_is_answered_after_the_restart() {
+    let model = FakeModel::start(vec![
+        call("q", "ask_user", json!({"prompt": "Which port?", "input_type": "choice", "choices": ["8080", "9090"]})),
+        text(&["Port 9090 it is."]),
+    ])
+    .await;
+    let data = tempfile::tempdir().unwrap();
+    let (_dir, folder) = project(None);
+    let hub = start(&data, &model);
+    let first = hub.lines("POST", "/api/chat/prompt", Some(json!({"folderPath": folder, "message": "serve"}))).await;
+    assert_eq!(types(&first), ["init", "message", "input_request", "result"]);
+    let session = first[0]["session_id"].as_str().unwrap().to_string();
+    hub.kill_9();
+
+    let hub = start(&data, &model);
+    let detail = hub.get(&format!("/api/sessions/{session}")).await;
+    assert_eq!(detail["status"], "waiting_input");
+    assert_eq!(detail["pendingInput"]["prompt"], "Which port?");
+    let path = format!("/api/sessions/{session}/input");
+    let answer = json!({"requestId": "q", "response": {"index": 1, "value": "9090"}});
+    let more = hub.lines("POST", &path, Some(answer)).await;
+    assert_eq!(shape(&more), ["tool_result", "text", "result"]);
+    assert_eq!(more[0]["seq"], 5);
+    assert_eq!(assistant_text(&more), "Port 9090 it is.");
+}
+
+#[tokio::test]
 async fn a_turn_cut_by_kill_9_is_closed_as_an_error_and_can_be_prompted_again() {
     let model = FakeModel::start(vec![
         Reply::Slow(Duration::from_secs(30), Box::new(text(&["never arrives"]))),
