@@ -116,6 +116,11 @@ impl Chat {
     }
 }
 
+/// Rows drawn when a session opens, and how many more each "show earlier" adds:
+/// a session of thousands of events opens at its end without building every row.
+const FIRST_ROWS: usize = 150;
+const MORE_ROWS: usize = 500;
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Stream {
     Prompt,
@@ -142,7 +147,15 @@ pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
 
     let card = Memo::new(move |_| chat.transcript.with(Transcript::card));
     let question = Memo::new(move |_| chat.transcript.with(Transcript::question));
-    let items = move || chat.transcript.with(|transcript| transcript.items().to_vec());
+    let shown = RwSignal::new(FIRST_ROWS);
+    let items = move || {
+        let shown = shown.get();
+        chat.transcript.with(|transcript| {
+            let items = transcript.items();
+            items[items.len().saturating_sub(shown)..].to_vec()
+        })
+    };
+    let hidden = move || chat.transcript.with(|transcript| transcript.items().len().saturating_sub(shown.get()));
     let working = move || chat.open_streams.get() > 0 && card.with(Option::is_none) && question.with(Option::is_none);
     let busy = Signal::derive(move || chat.open_streams.get() > 0);
     let deciding = Signal::derive(move || chat.deciding.get());
@@ -152,6 +165,16 @@ pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
     view! {
         <section class="flex min-h-0 flex-1 flex-col gap-3" data-testid="chat">
             <div data-testid="transcript" class="flex flex-col gap-3">
+                <Show when=move || { hidden() > 0 }>
+                    <button
+                        type="button"
+                        data-testid="show-earlier"
+                        class="self-center rounded-md px-3 py-1 text-sm text-sky-700 hover:bg-sky-50 dark:text-sky-400 dark:hover:bg-slate-900"
+                        on:click=move |_| shown.update(|shown| *shown += MORE_ROWS)
+                    >
+                        {move || format!("Show earlier ({} more)", hidden())}
+                    </button>
+                </Show>
                 <For each=items key=|item| (item.key, item.version) let:item>
                     <TranscriptItem item />
                 </For>
