@@ -4,10 +4,11 @@
 // question is answered with the keyboard, a text question by typing.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from './expect.mjs';
 import { startHub, launchBrowser, makeFolder, snapshot } from '../hub.mjs';
+import { openChat, sendPrompt } from '../chat-page.mjs';
 import { startFakeModel, call, text } from '../fake-model.mjs';
 
 let hub;
@@ -26,23 +27,7 @@ after(async () => {
   await model?.stop();
 });
 
-async function openFolder(folder) {
-  const page = await (await browser.newContext()).newPage();
-  const errors = [];
-  page.on('pageerror', (error) => errors.push(error.message));
-  await page.goto(hub.url);
-  await page.waitForSelector('html[data-hydrated="true"]', { timeout: 10000 });
-  await page.fill('#folder-path', folder);
-  await page.press('#folder-path', 'Enter');
-  await expect(async () => assert.equal(await page.getByTestId('current-folder').innerText(), realpathSync(folder)));
-  await page.getByTestId('chat').waitFor();
-  return { page, errors };
-}
-
-async function sendPrompt(page, message) {
-  await page.fill('#prompt-input', message);
-  await page.press('#prompt-input', 'Enter');
-}
+const openFolder = (folder) => openChat(browser, hub, folder);
 
 async function focused(page, testid) {
   await expect(async () => assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), testid));

@@ -50,12 +50,13 @@ test('open a folder, flip YOLO, reload and see the state', async () => {
   const { page, errors } = await openHub();
   await openFolder(page, folder);
   assert.match(page.url(), /\?folder=/);
+  // The folder's config arrives just after the folder shows.
+  await expect(async () => assert.equal(await page.getByTestId('yolo-source').innerText(), 'default'));
   assert.equal(await switchState(page), 'false');
-  assert.equal(await page.getByTestId('yolo-source').innerText(), 'default');
 
   await page.getByTestId('yolo-switch').click();
-  await expect(async () => assert.equal(await switchState(page), 'true'));
-  assert.equal(await page.getByTestId('yolo-source').innerText(), 'set by you');
+  await expect(async () => assert.equal(await page.getByTestId('yolo-source').innerText(), 'set by you'));
+  assert.equal(await switchState(page), 'true');
   await snapshot(page, 'yolo-on');
 
   await page.reload();
