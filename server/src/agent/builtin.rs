@@ -382,9 +382,15 @@ impl Turn {
             }),
             _ => {}
         }
-        // Only a question that was never asked can be answered like this.
-        let _ = paused.batch.answer(tool_id, None, question::REJECTED_ANSWER);
-        None
+        // `step` handed out this question, so it is the one being asked; were it
+        // not, answering would fail and the next step would ask it again forever.
+        match paused.batch.answer(tool_id, None, question::REJECTED_ANSWER) {
+            Ok(()) => None,
+            Err(err) => {
+                tracing::error!(session = %self.runtime.id, "{err}");
+                Some(BatchEnd::Cancelled)
+            }
+        }
     }
 
     async fn work_through(&self, paused: &mut PausedTurn) -> BatchEnd {
