@@ -35,7 +35,7 @@ export async function startHub(args = [], env = {}, { dataDir, port = 0, token }
   });
   const base = new URL(url).origin;
   return {
-    url, base, token, dataDir,
+    url, base, token, dataDir, pid: child.pid,
     stop: () => new Promise((done) => { child.once('exit', done); child.kill('SIGTERM'); }),
     kill: () => new Promise((done) => { child.once('exit', done); child.kill('SIGKILL'); }),
     api: async (path, init = {}) => {
@@ -44,6 +44,17 @@ export async function startHub(args = [], env = {}, { dataDir, port = 0, token }
         headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', ...(init.headers || {}) },
       });
       return { status: response.status, body: await response.json() };
+    },
+    /** POSTs `body` and reads the NDJSON answer to its end: `{status, events}` (`body` on errors). */
+    stream: async (path, body) => {
+      const response = await fetch(base + path, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body ?? {}),
+      });
+      const text = await response.text();
+      if (response.status !== 200) return { status: response.status, body: JSON.parse(text) };
+      return { status: 200, events: text.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line)) };
     },
   };
 }

@@ -81,6 +81,10 @@ pub enum AgentEvent {
         content: String,
         delta: bool,
     },
+    /// The agent's reasoning, shown collapsed (an addition; ACP's `agent_thought_chunk`).
+    Thought {
+        content: String,
+    },
     ToolUse {
         tool_name: String,
         tool_id: String,

@@ -42,6 +42,8 @@ pub enum Entry {
     User(String),
     /// Assistant text; streamed deltas are joined into one entry.
     Assistant(String),
+    /// The agent's reasoning, joined like assistant text; shown collapsed.
+    Thought(String),
     Tool(ToolCall),
     Question(Question),
     Error {
@@ -79,6 +81,8 @@ pub struct Transcript {
     asking: Option<String>,
     /// The turn ends because the user turned a question down.
     rejected_question: bool,
+    /// A call of this turn was not run (rejected, or feedback instead).
+    skipped_call: bool,
     /// Calls waiting for the user, in order.
     pending: Vec<String>,
     /// How many calls of the current batch needed the user.
@@ -122,6 +126,13 @@ impl Transcript {
                 }
                 _ => self.push(seq, Entry::Assistant(content.clone())),
             },
+            AgentEvent::Thought { content } => match self.items.last_mut() {
+                Some(Item { entry: Entry::Thought(text), version, .. }) => {
+                    text.push_str(content);
+                    *version = seq;
+                }
+                _ => self.push(seq, Entry::Thought(content.clone())),
+            },
             AgentEvent::ToolUse { tool_name, tool_id, parameters, kind, diff } => {
                 self.announced_since_result = true;
                 self.tools.insert(tool_id.clone(), self.items.len());
@@ -142,6 +153,8 @@ impl Transcript {
                 if self.asking.as_ref() == Some(tool_id) {
                     self.asking = None;
                     self.rejected_question = *status == ToolStatus::Skipped;
+                } else if *status == ToolStatus::Skipped {
+                    self.skipped_call = true;
                 }
                 let text = match error {
                     Some(error) => format!("{} ({})", error.message, error.kind),
@@ -188,14 +201,17 @@ impl Transcript {
                 }
                 self.announced_since_result = false;
                 if *status == ResultStatus::Cancelled {
-                    let what = if self.rejected_question {
-                        "the question was rejected"
+                    let notice = if self.rejected_question {
+                        "Turn cancelled: the question was rejected."
+                    } else if self.skipped_call {
+                        "Turn cancelled: the rejected call did not run."
                     } else {
-                        "the rejected call did not run"
+                        "Turn stopped."
                     };
-                    self.push(seq, Entry::Notice(format!("Turn cancelled: {what}.")));
+                    self.push(seq, Entry::Notice(notice.to_string()));
                 }
                 self.rejected_question = false;
+                self.skipped_call = false;
             }
         }
         true

@@ -10,6 +10,7 @@ use app::types::{ChatConfig, HubUpdate, ProjectsResponse, SessionStatus, YoloSou
 use axum::http::StatusCode;
 use tokio::sync::broadcast;
 
+use crate::agent::acp::AcpAgent;
 use crate::agent::model::{ModelClient, ModelConfig};
 use crate::agent::SessionRuntime;
 use crate::error::{ApiError, ApiResult};
@@ -27,11 +28,13 @@ pub struct HubOptions {
     pub shell_timeout: Duration,
     /// Where sessions and events are kept; `None` keeps them in memory only.
     pub store: Option<Arc<Store>>,
+    /// An ACP agent works in the folders instead of the built-in one.
+    pub acp: Option<Arc<AcpAgent>>,
 }
 
 impl Default for HubOptions {
     fn default() -> Self {
-        Self { model: None, shell_timeout: Duration::from_secs(120), store: None }
+        Self { model: None, shell_timeout: Duration::from_secs(120), store: None, acp: None }
     }
 }
 
@@ -43,6 +46,7 @@ pub struct Hub {
     model: Option<Arc<ModelClient>>,
     shell_timeout: Duration,
     store: Option<Arc<Store>>,
+    acp: Option<Arc<AcpAgent>>,
 }
 
 impl Hub {
@@ -61,6 +65,7 @@ impl Hub {
                 model: options.model.as_ref().map(|config| Arc::new(ModelClient::new(config))),
                 shell_timeout: options.shell_timeout,
                 store: options.store.clone(),
+                acp: options.acp.clone(),
             }
         });
         hub.restore();
@@ -122,6 +127,11 @@ impl Hub {
 
     pub fn model(&self) -> Option<Arc<ModelClient>> {
         self.model.clone()
+    }
+
+    /// The ACP agent, when the hub runs one instead of the built-in agent.
+    pub fn acp(&self) -> Option<&Arc<AcpAgent>> {
+        self.acp.as_ref()
     }
 
     pub fn shell_timeout(&self) -> Duration {

@@ -1,6 +1,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use agent_hub::agent::acp::AcpAgent;
 use agent_hub::agent::model::ModelConfig;
 use agent_hub::cli::{AgentKind, Cli};
 use agent_hub::gates::Gate;
@@ -27,12 +28,10 @@ async fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> Result<(), String> {
     cli.validate()?;
-    if cli.agent == AgentKind::Acp {
-        return Err(format!(
-            "--agent acp ({}) is not available in this version yet; run the built-in agent (--agent builtin).",
-            cli.acp_command
-        ));
-    }
+    let acp = match cli.agent {
+        AgentKind::Acp => Some(Arc::new(AcpAgent::new(&cli.acp_command)?)),
+        AgentKind::Builtin => None,
+    };
     let token = match &cli.token {
         Some(token) => token.clone(),
         None => random_token().map_err(|err| format!("cannot generate a token: {err}"))?,
@@ -60,7 +59,13 @@ async fn run(cli: Cli) -> Result<(), String> {
         .ok_or("no data dir: set --data-dir or HUB_DATA_DIR (HOME is not set either).".to_string())?;
     let store = Store::open(&data_dir)?;
     tracing::info!(database = %store.path().display(), "sessions are kept here");
-    let hub = Hub::new(HubOptions { model, store: Some(store), ..HubOptions::default() });
+    if let Some(agent) = &acp {
+        tracing::info!(
+            command = agent.command_line(),
+            "ACP agent: one process per session, started on its first prompt"
+        );
+    }
+    let hub = Hub::new(HubOptions { model, store: Some(store), acp, ..HubOptions::default() });
     for folder in &cli.folders {
         let config = hub
             .open_session(&folder.display().to_string(), None)

@@ -213,6 +213,13 @@ fn TranscriptItem(item: Item) -> impl IntoView {
             <div data-testid="assistant-message" class="markdown max-w-full" inner_html=to_safe_html(&text)></div>
         }
         .into_any(),
+        Entry::Thought(text) => view! {
+            <details data-testid="thought" class="max-w-full text-sm text-slate-500">
+                <summary class="cursor-pointer select-none italic">"Thinking…"</summary>
+                <div class="mt-1 border-l-2 border-slate-200 pl-3 whitespace-pre-wrap">{text}</div>
+            </details>
+        }
+        .into_any(),
         Entry::Tool(call) => view! { <ToolEntry call /> }.into_any(),
         Entry::Question(question) => view! { <QuestionEntry question /> }.into_any(),
         Entry::Error { message, code } => view! { <Alert message testid="agent-error" code=code.unwrap_or_default() /> }.into_any(),

@@ -9,10 +9,11 @@ use app::events::{AgentEvent, FileDiff, ResultStatus, Role, Severity, ToolError,
 use app::types::SessionStatus;
 use axum::http::StatusCode;
 use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
 
 use super::model::{ModelClient, ToolCallRequest};
 use super::question::{self, Answer};
-use super::{AgentState, PausedTurn, PlannedCall, SessionRuntime};
+use super::{AgentState, PausedTurn, PlannedCall, SessionRuntime, Start, TurnEnd};
 use crate::approval::{Decision, DecisionError, NewCall, SkipReason, Step};
 use crate::error::ApiError;
 use crate::hub::Hub;
@@ -23,14 +24,6 @@ pub const MAX_COMPLETIONS_PER_TURN: usize = 50;
 
 pub const NO_MODEL_MESSAGE: &str = "No model is configured for the built-in agent. Start the hub with \
      OPENAI_BASE_URL and HUB_MODEL (or --model-url and --model), e.g. an Ollama or llama.cpp server.";
-
-/// How a turn begins: a new prompt, a decision on a paused one, or the answer
-/// to the agent's question.
-pub enum Start {
-    Prompt(String),
-    Decide { tool_id: String, decision: Decision },
-    Answer { request_id: String, response: Value },
-}
 
 /// Words that, as a whole prompt while a call waits, decide the first waiting call.
 pub fn decision_word(text: &str) -> Option<Decision> {
@@ -56,7 +49,7 @@ fn system_prompt(runtime: &SessionRuntime) -> Value {
 /// Returns the last seq before the turn's first event (the reader starts after it).
 pub fn begin(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>, start: Start) -> Result<u64, ApiError> {
     let model = hub.model();
-    let after = {
+    let (after, stop) = {
         let mut guard = runtime.state();
         let state = &mut *guard;
         if state.running {
@@ -99,16 +92,66 @@ pub fn begin(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>, start: Start) -> Res
         runtime.save(state);
         // Under the lock, so a turn that ends at once cannot be overtaken by this.
         hub.set_status(&runtime.id, SessionStatus::Running, 0);
-        after
+        let stop = CancellationToken::new();
+        state.stop = Some(stop.clone());
+        (after, stop)
     };
     let turn = Turn {
         hub: hub.clone(),
         runtime: runtime.clone(),
         model,
         workspace: Workspace::new(runtime.folder.clone(), hub.shell_timeout()),
+        stop,
     };
     tokio::spawn(turn.run());
     Ok(after)
+}
+
+/// What the model sees for a call the user stopped before it ran.
+pub const STOPPED_RESULT: &str = "The user stopped the turn; this call was not executed.";
+
+/// Stops the running turn (its task ends it `cancelled`), or ends a turn that
+/// waits for a decision or an answer as if every waiting call was turned down.
+pub async fn cancel(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>) -> Result<u64, ApiError> {
+    {
+        let mut state = runtime.state();
+        let after = runtime.log.last_seq();
+        if state.running {
+            if let Some(stop) = &state.stop {
+                stop.cancel();
+            }
+            return Ok(after);
+        }
+        if state.paused.is_none() {
+            return Err(ApiError::new(StatusCode::CONFLICT, "not_running", "No turn is running in this session."));
+        }
+        state.running = true;
+        hub.set_status(&runtime.id, SessionStatus::Running, 0);
+    }
+    let after = runtime.log.last_seq();
+    stopped(runtime);
+    runtime.end_turn(hub, TurnEnd::ended(ResultStatus::Cancelled)).await;
+    Ok(after)
+}
+
+/// The turn is over: its calls that did not run are answered as stopped.
+fn stopped(runtime: &SessionRuntime) {
+    let closed = {
+        let mut state = runtime.state();
+        state.paused = None;
+        let closed = state.close_unanswered(STOPPED_RESULT);
+        runtime.save(&state);
+        closed
+    };
+    for tool_id in closed {
+        runtime.log.push(AgentEvent::ToolResult {
+            tool_id,
+            status: ToolStatus::Skipped,
+            output: Some(STOPPED_RESULT.to_string()),
+            error: None,
+            diff: None,
+        });
+    }
 }
 
 fn busy(message: &str) -> ApiError {
@@ -168,13 +211,7 @@ struct Turn {
     runtime: Arc<SessionRuntime>,
     model: Option<Arc<ModelClient>>,
     workspace: Workspace,
-}
-
-/// How a turn ended or paused: its `result` event and the session's new status.
-struct TurnEnd {
-    result: ResultStatus,
-    pending: Option<Vec<String>>,
-    status: SessionStatus,
+    stop: CancellationToken,
 }
 
 enum BatchEnd {
@@ -186,21 +223,16 @@ enum BatchEnd {
 
 impl Turn {
     async fn run(self) {
-        let end = self.drive().await;
-        let pending_count = end.pending.as_ref().map_or(0, Vec::len);
-        // The pause (or end) is on disk before anyone can see it and act on it…
-        self.runtime.save(&self.runtime.state());
-        self.runtime.log.append_unpublished(AgentEvent::Result { status: end.result, pending: end.pending });
-        self.runtime.flush().await;
-        // …and the session is free, its status recorded, the moment the result
-        // shows: a client that reads it and prompts or asks at once sees it done.
-        {
-            let mut state = self.runtime.state();
-            state.running = false;
-            self.hub.record_status(&self.runtime.id, end.status, pending_count);
-            self.runtime.log.publish();
-        }
-        self.hub.projects_changed();
+        let end = tokio::select! {
+            end = self.drive() => end,
+            () = self.stop.cancelled() => {
+                // The model's stream or a running command was dropped (and killed) here.
+                stopped(&self.runtime);
+                TurnEnd::ended(ResultStatus::Cancelled)
+            }
+        };
+        self.runtime.state().stop = None;
+        self.runtime.end_turn(&self.hub, end).await;
     }
 
     fn emit(&self, event: AgentEvent) {
@@ -208,8 +240,8 @@ impl Turn {
     }
 
     fn fail(&self, code: &str, message: String) -> TurnEnd {
-        self.emit(AgentEvent::Error { severity: Severity::Error, message, code: Some(code.to_string()) });
-        TurnEnd { result: ResultStatus::Error, pending: None, status: SessionStatus::Error }
+        self.runtime.report_error(code, message);
+        TurnEnd::error()
     }
 
     /// Runs until the turn ends or pauses.
@@ -224,11 +256,7 @@ impl Turn {
                 match self.work_through(&mut paused).await {
                     BatchEnd::Wait(pending) => {
                         self.runtime.state().paused = Some(paused);
-                        return TurnEnd {
-                            result: ResultStatus::WaitingApproval,
-                            pending: Some(pending),
-                            status: SessionStatus::WaitingApproval,
-                        };
+                        return TurnEnd::waiting(pending);
                     }
                     BatchEnd::Ask => {
                         self.runtime.state().paused = Some(paused);
@@ -238,9 +266,7 @@ impl Turn {
                             status: SessionStatus::WaitingInput,
                         };
                     }
-                    BatchEnd::Cancelled => {
-                        return TurnEnd { result: ResultStatus::Cancelled, pending: None, status: SessionStatus::Idle };
-                    }
+                    BatchEnd::Cancelled => return TurnEnd::ended(ResultStatus::Cancelled),
                     BatchEnd::Continue => {}
                 }
             }
@@ -267,7 +293,7 @@ impl Turn {
             // Saved with its first tool result, or at the end of the turn.
             self.runtime.state().messages.push(reply.to_message());
             if reply.tool_calls.is_empty() {
-                return TurnEnd { result: ResultStatus::Success, pending: None, status: SessionStatus::Idle };
+                return TurnEnd::ended(ResultStatus::Success);
             }
             let planned = self.plan(reply.tool_calls);
             self.runtime.state().paused = Some(planned);

@@ -2,6 +2,7 @@
 //! agent's state; a turn runs in a task of its own, so a closed connection
 //! neither stops nor corrupts it.
 
+pub mod acp;
 pub mod builtin;
 pub mod log;
 pub mod model;
@@ -17,6 +18,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::approval::ApprovalBatch;
+use crate::error::ApiError;
+use crate::hub::Hub;
 use crate::store::Store;
 use crate::tools::{Tool, ToolFailure};
 use log::EventLog;
@@ -54,9 +57,99 @@ pub struct AgentState {
     pub allowed_tools: HashSet<String>,
     /// Completions requested so far (names made-up call ids).
     pub completions: usize,
+    /// An ACP agent's side of the session.
+    #[serde(default)]
+    pub acp: acp::AcpState,
+    /// Stops the built-in agent's running turn (the Stop button).
+    #[serde(skip)]
+    pub stop: Option<tokio_util::sync::CancellationToken>,
+}
+
+/// How a turn begins: a new prompt, a decision on a paused one, or the answer
+/// to the agent's question.
+pub enum Start {
+    Prompt(String),
+    Decide { tool_id: String, decision: crate::approval::Decision },
+    Answer { request_id: String, response: Value },
+}
+
+/// Starts or resumes a turn with the hub's agent. Returns the last seq before
+/// the turn's first event (the reader starts after it).
+pub fn begin(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>, start: Start) -> Result<u64, ApiError> {
+    match hub.acp() {
+        Some(agent) => agent.begin(hub, runtime, start),
+        None => builtin::begin(hub, runtime, start),
+    }
+}
+
+/// Stops the running or waiting turn (the Stop button). Returns the last seq
+/// before the turn's last events.
+pub async fn cancel(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>) -> Result<u64, ApiError> {
+    match hub.acp() {
+        Some(agent) => agent.cancel(hub, runtime),
+        None => builtin::cancel(hub, runtime).await,
+    }
+}
+
+/// The ids of the calls waiting for the user's decision, first shown first.
+pub fn pending_calls(state: &AgentState) -> Vec<String> {
+    match (&state.paused, &state.acp.waiting) {
+        (Some(paused), _) => paused.batch.pending(),
+        (None, Some(waiting)) => vec![waiting.tool_id.clone()],
+        (None, None) => Vec::new(),
+    }
+}
+
+/// How a turn ended or paused: its `result` event and the session's new status.
+pub struct TurnEnd {
+    pub result: ResultStatus,
+    pub pending: Option<Vec<String>>,
+    pub status: SessionStatus,
+}
+
+impl TurnEnd {
+    pub fn error() -> Self {
+        Self { result: ResultStatus::Error, pending: None, status: SessionStatus::Error }
+    }
+
+    pub fn waiting(pending: Vec<String>) -> Self {
+        Self { result: ResultStatus::WaitingApproval, pending: Some(pending), status: SessionStatus::WaitingApproval }
+    }
+
+    /// A turn that ended by itself: success and cancelled leave the session idle.
+    pub fn ended(result: ResultStatus) -> Self {
+        let status = if result == ResultStatus::Error { SessionStatus::Error } else { SessionStatus::Idle };
+        Self { result, pending: None, status }
+    }
 }
 
 impl AgentState {
+    /// Answers every call of the latest model reply that has no result yet with
+    /// `text`, so the conversation stays one the model accepts; returns their ids.
+    pub fn close_unanswered(&mut self, text: &str) -> Vec<String> {
+        let Some(index) = self.messages.iter().rposition(|m| m["role"] == "assistant" && m.get("tool_calls").is_some())
+        else {
+            return Vec::new();
+        };
+        let answered: HashSet<&str> = self.messages[index + 1..]
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .filter_map(|m| m["tool_call_id"].as_str())
+            .collect();
+        let open: Vec<String> = self.messages[index]["tool_calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|call| call["id"].as_str())
+            .filter(|id| !answered.contains(id))
+            .map(str::to_string)
+            .collect();
+        for id in &open {
+            self.messages.push(serde_json::json!({"role": "tool", "tool_call_id": id, "content": text}));
+        }
+        open
+    }
+
     /// After a restart cut a running turn: forget the turn's unfinished calls, and
     /// drop a model reply whose tool calls did not all get results, so the
     /// conversation is one the model accepts and nothing half-done is resumed.
@@ -151,6 +244,29 @@ impl SessionRuntime {
         (SessionStatus::Error, 0)
     }
 
+    /// Closes or pauses the running turn with its `result`.
+    pub async fn end_turn(&self, hub: &Hub, end: TurnEnd) {
+        let pending_count = end.pending.as_ref().map_or(0, Vec::len);
+        // The pause (or end) is on disk before anyone can see it and act on it…
+        self.save(&self.state());
+        self.log.append_unpublished(AgentEvent::Result { status: end.result, pending: end.pending });
+        self.flush().await;
+        // …and the session is free, its status recorded, the moment the result
+        // shows: a client that reads it and prompts or asks at once sees it done.
+        {
+            let mut state = self.state();
+            state.running = false;
+            hub.record_status(&self.id, end.status, pending_count);
+            self.log.publish();
+        }
+        hub.projects_changed();
+    }
+
+    /// Reports an error (with a machine-readable code) as the turn's event.
+    pub fn report_error(&self, code: &str, message: String) {
+        self.log.push(AgentEvent::Error { severity: Severity::Error, message, code: Some(code.to_string()) });
+    }
+
     /// Waits until everything saved so far is on disk.
     pub async fn flush(&self) {
         if let Some(store) = &self.store {
@@ -179,6 +295,20 @@ mod tests {
         let mut state = AgentState { messages: complete.clone(), ..Default::default() };
         state.recover_interrupted();
         assert_eq!(state.messages, complete, "a finished exchange is kept");
+    }
+
+    #[test]
+    fn closing_unanswered_calls_answers_only_those_without_a_result() {
+        let calls = json!({"role": "assistant", "content": "", "tool_calls": [{"id": "a"}, {"id": "b"}, {"id": "c"}]});
+        let result = json!({"role": "tool", "tool_call_id": "b", "content": "ok"});
+        let mut state = AgentState { messages: vec![calls, result], ..Default::default() };
+        assert_eq!(state.close_unanswered("stopped"), ["a", "c"]);
+        let contents: Vec<(&str, &str)> = state.messages[2..]
+            .iter()
+            .map(|m| (m["tool_call_id"].as_str().unwrap(), m["content"].as_str().unwrap()))
+            .collect();
+        assert_eq!(contents, [("a", "stopped"), ("c", "stopped")]);
+        assert!(state.close_unanswered("again").is_empty(), "nothing is answered twice");
     }
 
     #[test]

@@ -17,9 +17,8 @@ use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::agent::builtin::{begin, Start};
 use crate::agent::log::until_turn_pauses;
-use crate::agent::SessionRuntime;
+use crate::agent::{begin, pending_calls, SessionRuntime, Start};
 use crate::approval::Decision;
 use crate::error::{ApiError, ApiJson, ApiQuery, ApiResult};
 use crate::hub::Hub;
@@ -69,6 +68,15 @@ pub async fn input(
     let start = Start::Answer { request_id: request.request_id, response: request.response };
     let after = begin(&hub, &runtime, start)?;
     respond(runtime, after, request.stream.unwrap_or(true)).await
+}
+
+/// `POST /api/sessions/{id}/cancel` (the Stop button): the running turn stops,
+/// a waiting card is withdrawn; NDJSON of the turn's last events, ending with
+/// `result` `cancelled`.
+pub async fn cancel(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> ApiResult<Response> {
+    let runtime = session_runtime(&hub, &id)?;
+    let after = crate::agent::cancel(&hub, &runtime).await?;
+    respond(runtime, after, true).await
 }
 
 #[derive(Deserialize)]
@@ -154,7 +162,7 @@ fn tool_use(events: &[SeqEvent], tool_id: &str) -> Option<Value> {
 
 /// The first call waiting for the user, with its place among the waiting ones.
 pub fn pending_approval(runtime: &SessionRuntime, events: &[SeqEvent]) -> Value {
-    let pending = runtime.state().paused.as_ref().map(|paused| paused.batch.pending()).unwrap_or_default();
+    let pending = pending_calls(&runtime.state());
     let Some(first) = pending.first() else { return Value::Null };
     let Some(AgentEvent::ToolUse { tool_id, tool_name, parameters, kind, diff }) = announced(events, first) else {
         return Value::Null;

@@ -30,6 +30,7 @@ pub fn router() -> Router<Arc<Hub>> {
         .route("/chat/prompt", post(chat::prompt))
         .route("/sessions/{id}/approve", post(chat::approve))
         .route("/sessions/{id}/input", post(chat::input))
+        .route("/sessions/{id}/cancel", post(chat::cancel))
         .route("/sessions/{id}/events", get(chat::events))
         .route("/updates", get(updates))
         .fallback(|| async { ApiError::not_found("No such API endpoint.") })

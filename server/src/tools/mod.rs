@@ -3,7 +3,7 @@
 
 mod files;
 pub mod paths;
-mod shell;
+pub(crate) mod shell;
 
 use std::path::PathBuf;
 use std::time::Duration;

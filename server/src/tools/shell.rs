@@ -91,7 +91,7 @@ fn push_stream(text: &mut String, label: &str, kept: &[u8], total: usize) {
 }
 
 /// Ends the command and everything it started.
-fn kill_group(pgid: u32) {
+pub(crate) fn kill_group(pgid: u32) {
     // SAFETY: killpg only sends a signal; a stale id at worst fails with ESRCH.
     unsafe {
         libc::killpg(pgid as libc::pid_t, libc::SIGKILL);

@@ -167,7 +167,7 @@ impl TestHub {
                 api_key: None,
             }),
             shell_timeout: std::time::Duration::from_secs(20),
-            store: None,
+            ..HubOptions::default()
         })
     }
 }

@@ -1,0 +1,510 @@
+//! One agent process and its ACP connection: started in the session's folder,
+//! in a process group of its own that dies with the session or the hub. The
+//! driver turns the agent's updates into events and pauses the turn at each
+//! permission request until the user decides.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    CancelNotification, ContentBlock, Implementation, InitializeRequest, LoadSessionRequest, NewSessionRequest,
+    PromptRequest, PromptResponse, RequestPermissionRequest, RequestPermissionResponse, SessionId, SessionNotification,
+    TextContent,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Agent, ByteStreams, Client};
+use app::events::{AgentEvent, ResultStatus, Severity};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::mpsc;
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+
+use super::mapping::{self, Mapper};
+use super::{Command, Then, Waiting};
+use crate::agent::{SessionRuntime, TurnEnd};
+use crate::hub::Hub;
+
+/// How long an agent may take to start and answer `initialize` and `session/new`.
+const START_TIMEOUT: Duration = Duration::from_secs(90);
+/// How long a dead process's last messages may take to be read.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(300);
+/// A loaded session's replay is over after this much silence, or this long at most.
+const REPLAY_SILENCE: Duration = Duration::from_millis(250);
+const REPLAY_LIMIT: Duration = Duration::from_secs(10);
+/// How much of the agent's stderr is kept to explain a crash.
+const STDERR_LINES: usize = 12;
+
+type PromptFuture = Pin<Box<dyn Future<Output = Result<PromptResponse, agent_client_protocol::Error>> + Send>>;
+
+/// What the agent sends that the driver acts on, in the order it was sent.
+enum Inbound {
+    Update(SessionNotification),
+    Permission(RequestPermissionRequest, Responder<RequestPermissionResponse>),
+}
+
+/// Starts the agent process for a session; its first command must be a prompt.
+pub(super) fn start(
+    hub: Arc<Hub>,
+    runtime: Arc<SessionRuntime>,
+    command: Vec<String>,
+) -> mpsc::UnboundedSender<Command> {
+    let (link, commands) = mpsc::unbounded_channel();
+    let own = link.clone();
+    tokio::spawn(async move {
+        let failure = run(&hub, &runtime, &command, commands).await;
+        ended(&hub, &runtime, &own, failure).await;
+    });
+    link
+}
+
+/// Runs the process until it exits or the hub lets go of it. `Some((code,
+/// message))` when it could not start or died.
+async fn run(
+    hub: &Arc<Hub>,
+    runtime: &Arc<SessionRuntime>,
+    command: &[String],
+    commands: mpsc::UnboundedReceiver<Command>,
+) -> Option<(&'static str, String)> {
+    let line = shell_words::join(command);
+    let mut child =
+        match spawn(command, &runtime.folder) {
+            Ok(child) => child,
+            Err(err) => return Some((
+                "agent_unavailable",
+                format!(
+                    "Could not start the agent `{line}`: {err}. Install it, or set --acp-command (HUB_ACP_COMMAND)."
+                ),
+            )),
+        };
+    let _group = child.id().map(ProcessGroup);
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Some(("agent_unavailable", "The agent's stdio could not be connected.".into()));
+    };
+    let last_words = Arc::new(Mutex::new(VecDeque::new()));
+    if let Some(stderr) = child.stderr.take() {
+        tokio::spawn(keep_last_words(stderr, last_words.clone(), runtime.id.clone()));
+    }
+
+    let (inbound, inbound_rx) = mpsc::unbounded_channel();
+    let updates = inbound.clone();
+    let driver = Driver {
+        hub: hub.clone(),
+        runtime: runtime.clone(),
+        mapper: Mapper::new(runtime.folder.clone()),
+        asking: None,
+        queued: VecDeque::new(),
+        next_prompt: None,
+        stopping: false,
+    };
+    let connection = Client
+        .v1()
+        .on_receive_notification(
+            async move |notification: SessionNotification, _cx| {
+                let _ = updates.send(Inbound::Update(notification));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |request: RequestPermissionRequest, responder, _cx| {
+                // Answered later, by the user's decision; the dispatch loop goes on.
+                let _ = inbound.send(Inbound::Permission(request, responder));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(ByteStreams::new(stdin.compat_write(), stdout.compat()), async |cx: ConnectionTo<Agent>| {
+            driver.drive(cx, commands, inbound_rx).await
+        });
+    let mut connection = std::pin::pin!(connection);
+    // The connection alone notices a dead process only when it next writes to it.
+    let mut exit = None;
+    let connected = tokio::select! {
+        result = &mut connection => result,
+        status = child.wait() => {
+            exit = status.ok();
+            // Take in what the process wrote before it died.
+            tokio::time::timeout(DRAIN_AFTER_EXIT, &mut connection)
+                .await
+                .unwrap_or_else(|_| Err(agent_client_protocol::Error::internal_error()))
+        }
+    };
+    match connected {
+        Ok(Ok(())) => None,
+        Ok(Err((code, message))) => Some((code, message)),
+        Err(err) => {
+            // The connection broke: say how the process ended, in its own words.
+            let status = match exit {
+                Some(status) => Some(status),
+                None => tokio::time::timeout(Duration::from_secs(2), child.wait()).await.ok().and_then(Result::ok),
+            };
+            let how = match status {
+                Some(status) => format!("exited ({status})"),
+                None => format!("stopped answering ({})", describe(&err)),
+            };
+            let words: Vec<String> = last_words.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect();
+            let tail =
+                if words.is_empty() { String::new() } else { format!(" Its last output: {}", words.join(" / ")) };
+            Some(("agent_crashed", format!("The agent process `{line}` {how}.{tail} Send a prompt to start it again.")))
+        }
+    }
+}
+
+fn spawn(command: &[String], folder: &Path) -> std::io::Result<tokio::process::Child> {
+    let mut process = tokio::process::Command::new(&command[0]);
+    process
+        .args(&command[1..])
+        .current_dir(folder)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl is async-signal-safe; it only asks the kernel to kill the
+    // agent if the hub dies first (even by SIGKILL), so no agent outlives it.
+    unsafe {
+        process.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    process.spawn()
+}
+
+/// Kills the agent's whole process group (its shells and helpers too) when dropped.
+struct ProcessGroup(u32);
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        crate::tools::shell::kill_group(self.0);
+    }
+}
+
+async fn keep_last_words(
+    stderr: tokio::process::ChildStderr,
+    last_words: Arc<Mutex<VecDeque<String>>>,
+    session: String,
+) {
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::debug!(session = %session, "agent: {line}");
+        if line.trim().is_empty() {
+            continue;
+        }
+        let mut words = last_words.lock().unwrap_or_else(|p| p.into_inner());
+        if words.len() == STDERR_LINES {
+            words.pop_front();
+        }
+        words.push_back(line);
+    }
+}
+
+/// The process has ended (or never started): a turn it was working on ends with
+/// the error, and the next prompt starts a fresh process.
+async fn ended(
+    hub: &Hub,
+    runtime: &SessionRuntime,
+    own: &mpsc::UnboundedSender<Command>,
+    failure: Option<(&'static str, String)>,
+) {
+    let active = {
+        let mut state = runtime.state();
+        if !state.acp.link.as_ref().is_some_and(|link| link.same_channel(own)) {
+            return;
+        }
+        state.acp.link = None;
+        let waited = state.acp.waiting.take().is_some();
+        let active = state.running || waited;
+        state.running = active;
+        active
+    };
+    match failure {
+        Some((code, message)) if active => {
+            runtime.report_error(code, message);
+            runtime.end_turn(hub, TurnEnd::error()).await;
+        }
+        Some((_, message)) => tracing::warn!(session = %runtime.id, "{message}"),
+        None if active => runtime.end_turn(hub, TurnEnd::ended(ResultStatus::Cancelled)).await,
+        None => {}
+    }
+}
+
+/// The session's side of the connection.
+struct Driver {
+    hub: Arc<Hub>,
+    runtime: Arc<SessionRuntime>,
+    mapper: Mapper,
+    /// The request on the card, answered by the user's decision.
+    asking: Option<(String, Responder<RequestPermissionResponse>)>,
+    /// Requests that came while another was on the card.
+    queued: VecDeque<(RequestPermissionRequest, Responder<RequestPermissionResponse>)>,
+    /// The user's feedback, sent as the next prompt once this one has stopped.
+    next_prompt: Option<String>,
+    /// The user rejected or stopped: this prompt's end is `cancelled`.
+    stopping: bool,
+}
+
+type Failure = (&'static str, String);
+
+impl Driver {
+    async fn drive(
+        mut self,
+        cx: ConnectionTo<Agent>,
+        mut commands: mpsc::UnboundedReceiver<Command>,
+        mut inbound: mpsc::UnboundedReceiver<Inbound>,
+    ) -> Result<Result<(), Failure>, agent_client_protocol::Error> {
+        let session = match tokio::time::timeout(START_TIMEOUT, self.open_session(&cx, &mut inbound)).await {
+            Ok(Ok(session)) => session,
+            Ok(Err(err)) if agent_client_protocol::is_incoming_transport_closed(&err) => return Err(err),
+            Ok(Err(err)) => return Ok(Err(("agent_unavailable", format!("The agent did not start a session: {err}")))),
+            Err(_) => {
+                return Ok(Err((
+                    "agent_unavailable",
+                    format!(
+                        "The agent did not answer initialize and session/new within {} s.",
+                        START_TIMEOUT.as_secs()
+                    ),
+                )))
+            }
+        };
+        let mut prompt: Option<PromptFuture> = None;
+        loop {
+            tokio::select! {
+                // Updates first: all of a prompt's updates are in before its response.
+                biased;
+                Some(message) = inbound.recv() => self.inbound(&session, message).await?,
+                command = commands.recv() => match command {
+                    None => return Ok(Ok(())),
+                    Some(Command::Prompt(text)) => {
+                        self.stopping = false;
+                        prompt = Some(self.prompt(&cx, &session, text));
+                    }
+                    Some(Command::Decided { tool_id, answer, then }) => {
+                        self.decided(&cx, &session, &tool_id, answer, then)?;
+                        if prompt.is_none() {
+                            self.finish(ResultStatus::Cancelled).await;
+                        } else if let Some((request, responder)) = self.queued.pop_front() {
+                            // A request that waited behind this one is next on the card.
+                            self.ask(request, responder).await;
+                        }
+                    }
+                    Some(Command::Cancel) => {
+                        self.cancel(&cx, &session)?;
+                        if prompt.is_none() {
+                            self.finish(ResultStatus::Cancelled).await;
+                        }
+                    }
+                },
+                response = wait(&mut prompt) => {
+                    prompt = None;
+                    match (response, self.next_prompt.take()) {
+                        (Ok(_), Some(feedback)) => {
+                            self.stopping = false;
+                            prompt = Some(self.prompt(&cx, &session, feedback));
+                        }
+                        (Ok(response), None) => {
+                            let (result, error) = mapping::stop_reason(response.stop_reason);
+                            if let Some(error) = error {
+                                self.runtime.report_error("agent_stopped", error.to_string());
+                            }
+                            let result = if self.stopping { ResultStatus::Cancelled } else { result };
+                            self.finish(result).await;
+                        }
+                        (Err(err), _) if agent_client_protocol::is_incoming_transport_closed(&err) => return Err(err),
+                        (Err(err), _) => {
+                            self.runtime.report_error("agent_error", format!("The agent failed: {}", describe(&err)));
+                            self.finish(ResultStatus::Error).await;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `initialize`, then `session/load` of the stored session where the agent
+    /// offers it (its replayed history is already in the log), else `session/new`.
+    async fn open_session(
+        &mut self,
+        cx: &ConnectionTo<Agent>,
+        inbound: &mut mpsc::UnboundedReceiver<Inbound>,
+    ) -> Result<SessionId, agent_client_protocol::Error> {
+        let hello = InitializeRequest::new(ProtocolVersion::V1)
+            .client_info(Implementation::new("agent-hub", env!("CARGO_PKG_VERSION")).title("Agent Hub".to_string()));
+        let init = cx.send_request(hello).block_task().await?;
+        let name = init.agent_info.map(|info| {
+            let title = info.title.unwrap_or(info.name);
+            format!("{title} {}", info.version)
+        });
+        let stored = {
+            let mut state = self.runtime.state();
+            state.acp.agent_name = name;
+            state.acp.session_id.clone()
+        };
+        let folder = self.runtime.folder.clone();
+        let mut session = None;
+        if let Some(id) = stored.filter(|_| init.agent_capabilities.load_session) {
+            let load = LoadSessionRequest::new(SessionId::new(id.clone()), folder.clone());
+            match cx.send_request(load).block_task().await {
+                Ok(_) => session = Some(SessionId::new(id)),
+                Err(err) => {
+                    self.runtime.log.push(AgentEvent::Error {
+                        severity: Severity::Warning,
+                        message: format!(
+                            "The agent could not load its earlier conversation ({}); it starts a new one.",
+                            describe(&err)
+                        ),
+                        code: Some("session_not_loaded".into()),
+                    });
+                }
+            }
+            if session.is_some() {
+                skip_replay(inbound).await;
+            }
+        }
+        let session = match session {
+            Some(session) => session,
+            None => cx.send_request(NewSessionRequest::new(folder)).block_task().await?.session_id,
+        };
+        let mut state = self.runtime.state();
+        state.acp.session_id = Some(session.0.to_string());
+        self.runtime.save(&state);
+        Ok(session)
+    }
+
+    fn prompt(&self, cx: &ConnectionTo<Agent>, session: &SessionId, text: String) -> PromptFuture {
+        let request = PromptRequest::new(session.clone(), vec![ContentBlock::Text(TextContent::new(text))]);
+        Box::pin(cx.send_request(request).block_task())
+    }
+
+    async fn inbound(&mut self, session: &SessionId, message: Inbound) -> Result<(), agent_client_protocol::Error> {
+        match message {
+            Inbound::Update(notification) => {
+                if notification.session_id == *session {
+                    for event in self.mapper.update(notification.update) {
+                        self.runtime.log.push(event);
+                    }
+                }
+            }
+            Inbound::Permission(request, responder) => {
+                for event in self.mapper.permission(&request) {
+                    self.runtime.log.push(event);
+                }
+                if self.stopping {
+                    responder.respond(mapping::cancelled())?;
+                } else if self.yolo() {
+                    responder.respond(mapping::allow_once(&request.options))?;
+                } else if self.asking.is_some() {
+                    self.queued.push_back((request, responder));
+                } else {
+                    self.ask(request, responder).await;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn yolo(&self) -> bool {
+        self.hub.session(&self.runtime.id).is_some_and(|session| session.yolo.enabled)
+    }
+
+    /// Puts the request on the card: the turn pauses, `waiting_approval`.
+    async fn ask(&mut self, request: RequestPermissionRequest, responder: Responder<RequestPermissionResponse>) {
+        let tool_id = request.tool_call.tool_call_id.0.to_string();
+        self.runtime.state().acp.waiting = Some(Waiting { tool_id: tool_id.clone(), options: request.options });
+        self.asking = Some((tool_id.clone(), responder));
+        self.runtime.end_turn(&self.hub, TurnEnd::waiting(vec![tool_id])).await;
+    }
+
+    fn decided(
+        &mut self,
+        cx: &ConnectionTo<Agent>,
+        session: &SessionId,
+        tool_id: &str,
+        answer: RequestPermissionResponse,
+        then: Then,
+    ) -> Result<(), agent_client_protocol::Error> {
+        match self.asking.take() {
+            Some((id, responder)) if id == tool_id => responder.respond(answer)?,
+            other => {
+                tracing::error!(session = %self.runtime.id, "a decision for {tool_id} found no such request");
+                self.asking = other;
+            }
+        }
+        match then {
+            Then::GoOn => {}
+            Then::EndTurn => self.cancel(cx, session)?,
+            Then::Prompt(feedback) => {
+                // Stopped first, so the agent does nothing more before it reads the feedback.
+                self.cancel(cx, session)?;
+                self.next_prompt = Some(feedback);
+            }
+        }
+        Ok(())
+    }
+
+    /// `session/cancel`; every request still waiting is answered `cancelled`, as ACP requires.
+    fn cancel(&mut self, cx: &ConnectionTo<Agent>, session: &SessionId) -> Result<(), agent_client_protocol::Error> {
+        self.stopping = true;
+        self.next_prompt = None;
+        if let Some((_, responder)) = self.asking.take() {
+            responder.respond(mapping::cancelled())?;
+        }
+        for (_, responder) in self.queued.drain(..) {
+            responder.respond(mapping::cancelled())?;
+        }
+        cx.send_notification(CancelNotification::new(session.clone()))
+    }
+
+    /// The prompt is over: a request it left unanswered is answered `cancelled`.
+    async fn finish(&mut self, result: ResultStatus) {
+        self.stopping = false;
+        for responder in self
+            .asking
+            .take()
+            .map(|(_, responder)| responder)
+            .into_iter()
+            .chain(self.queued.drain(..).map(|(_, responder)| responder))
+        {
+            let _ = responder.respond(mapping::cancelled());
+        }
+        self.runtime.state().acp.waiting = None;
+        self.runtime.end_turn(&self.hub, TurnEnd::ended(result)).await;
+    }
+}
+
+/// A loaded session's history comes back as updates, partly after the load's
+/// response (Gemini CLI streams it without waiting); it is in the log already.
+/// Everything up to a short silence is that replay.
+async fn skip_replay(inbound: &mut mpsc::UnboundedReceiver<Inbound>) {
+    let deadline = tokio::time::Instant::now() + REPLAY_LIMIT;
+    while let Ok(Some(message)) =
+        tokio::time::timeout_at(deadline.min(tokio::time::Instant::now() + REPLAY_SILENCE), inbound.recv()).await
+    {
+        if let Inbound::Permission(_, responder) = message {
+            let _ = responder.respond(mapping::cancelled());
+        }
+    }
+}
+
+async fn wait(prompt: &mut Option<PromptFuture>) -> Result<PromptResponse, agent_client_protocol::Error> {
+    match prompt {
+        Some(prompt) => prompt.await,
+        None => std::future::pending().await,
+    }
+}
+
+fn describe(err: &agent_client_protocol::Error) -> String {
+    let mut text = err.message.clone();
+    if let Some(data) = err.data.as_ref().filter(|data| !data.is_null()) {
+        text.push_str(&format!(" ({})", data.as_str().map_or_else(|| data.to_string(), str::to_string)));
+    }
+    text
+}

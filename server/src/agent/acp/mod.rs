@@ -1,0 +1,227 @@
+//! Agents that speak the Agent Client Protocol (Gemini CLI, claude-code-acp,
+//! codex-acp, …) over their stdio, behind the same stream, cards and YOLO
+//! switch as the built-in agent. One agent process per session, started on its
+//! first prompt in the folder; a decision here answers the agent's
+//! `session/request_permission`.
+
+mod connection;
+pub mod mapping;
+
+use std::sync::Arc;
+
+use agent_client_protocol::v1::schema::PermissionOption;
+use app::events::{AgentEvent, Role, ToolStatus};
+use app::types::SessionStatus;
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+
+use super::builtin::decision_word;
+use super::{AgentState, SessionRuntime, Start};
+use crate::approval::{Decision, FEEDBACK_PREFIX, REJECTED_RESULT};
+use crate::error::ApiError;
+use crate::hub::Hub;
+
+/// What the hub keeps of an ACP agent's session.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct AcpState {
+    /// The agent's own session id, for `session/load` after a restart or crash.
+    pub session_id: Option<String>,
+    /// The agent's name and version, as it said at `initialize`.
+    pub agent_name: Option<String>,
+    /// The permission request shown on the card (gone with the process).
+    #[serde(skip)]
+    pub waiting: Option<Waiting>,
+    /// The running agent process's command channel.
+    #[serde(skip)]
+    link: Option<mpsc::UnboundedSender<Command>>,
+}
+
+/// A permission request waiting for the user.
+#[derive(Debug, Clone)]
+pub struct Waiting {
+    pub tool_id: String,
+    pub options: Vec<PermissionOption>,
+}
+
+/// What the hub asks of a session's agent process.
+#[derive(Debug)]
+enum Command {
+    Prompt(String),
+    /// The user decided on the waiting permission request.
+    Decided {
+        tool_id: String,
+        answer: agent_client_protocol::v1::schema::RequestPermissionResponse,
+        then: Then,
+    },
+    Cancel,
+}
+
+/// What follows a decision.
+#[derive(Debug, PartialEq)]
+enum Then {
+    GoOn,
+    /// Rejected: the turn ends (`session/cancel`).
+    EndTurn,
+    /// Edit: the turn ends and the instruction is the next prompt.
+    Prompt(String),
+}
+
+/// The ACP agent the hub runs, as `--acp-command` names it.
+#[derive(Debug)]
+pub struct AcpAgent {
+    command: Vec<String>,
+    command_line: String,
+}
+
+impl AcpAgent {
+    /// Splits the command line as a POSIX shell would (quotes, escapes), without running a shell.
+    pub fn new(command_line: &str) -> Result<Self, String> {
+        let command = shell_words::split(command_line)
+            .map_err(|err| format!("--acp-command '{command_line}' cannot be split into words: {err}."))?;
+        if command.is_empty() {
+            return Err("--acp-command is empty: name the program that starts the agent, e.g. \"gemini --acp\".".into());
+        }
+        Ok(Self { command, command_line: command_line.to_string() })
+    }
+
+    pub fn command_line(&self) -> &str {
+        &self.command_line
+    }
+
+    /// Checks and records the start of a turn and hands it to the session's
+    /// agent process (started here when none runs). Everything happens under
+    /// the session's lock, so a process that dies meanwhile is seen either by
+    /// this (a new one starts) or by its own end (which reports the turn).
+    pub fn begin(&self, hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>, start: Start) -> Result<u64, ApiError> {
+        let mut state = runtime.state();
+        if state.running {
+            return Err(busy("A turn is already running in this session; wait for it to finish or stop it."));
+        }
+        let after = runtime.log.last_seq();
+        let command = match start {
+            Start::Answer { request_id, .. } => {
+                return Err(not_pending(format!("Question '{request_id}' is not waiting for an answer.")))
+            }
+            Start::Decide { tool_id, decision } => decide(runtime, &mut state, &tool_id, decision)?,
+            Start::Prompt(text) => match state.acp.waiting.clone() {
+                Some(waiting) => {
+                    let Some(decision) = decision_word(&text) else {
+                        return Err(busy(
+                            "The agent is waiting for your decision on a tool call: approve or reject it \
+                             (or answer yes, no or approve all) before sending a new prompt.",
+                        ));
+                    };
+                    let command = decide(runtime, &mut state, &waiting.tool_id, decision)?;
+                    runtime.log.push(AgentEvent::Message { role: Role::User, content: text, delta: false });
+                    command
+                }
+                None => {
+                    let model = state.acp.agent_name.clone().unwrap_or_else(|| self.command_line.clone());
+                    runtime.log.push(AgentEvent::Init { session_id: runtime.id.clone(), model });
+                    runtime.log.push(AgentEvent::Message { role: Role::User, content: text.clone(), delta: false });
+                    Command::Prompt(text)
+                }
+            },
+        };
+        let link = match state.acp.link.clone().filter(|link| !link.is_closed()) {
+            Some(link) => link,
+            None => {
+                let link = connection::start(hub.clone(), runtime.clone(), self.command.clone());
+                state.acp.link = Some(link.clone());
+                link
+            }
+        };
+        // The receiver lives until the process's end is recorded, under this lock.
+        let _ = link.send(command);
+        state.running = true;
+        hub.set_status(&runtime.id, SessionStatus::Running, 0);
+        Ok(after)
+    }
+
+    /// Stops the running turn (`session/cancel`); a waiting permission request is answered `cancelled`.
+    pub fn cancel(&self, hub: &Hub, runtime: &SessionRuntime) -> Result<u64, ApiError> {
+        let mut state = runtime.state();
+        let link = state.acp.link.clone().filter(|link| !link.is_closed());
+        let (true, Some(link)) = (state.running || state.acp.waiting.is_some(), link) else {
+            return Err(ApiError::new(StatusCode::CONFLICT, "not_running", "No turn is running in this session."));
+        };
+        let after = runtime.log.last_seq();
+        if let Some(waiting) = state.acp.waiting.take() {
+            skipped(runtime, &waiting.tool_id, "Cancelled by the user; it was not executed.");
+        }
+        let _ = link.send(Command::Cancel);
+        state.running = true;
+        hub.set_status(&runtime.id, SessionStatus::Running, 0);
+        Ok(after)
+    }
+}
+
+/// The command for the user's decision on the waiting request; nothing changes on error.
+fn decide(
+    runtime: &SessionRuntime,
+    state: &mut AgentState,
+    tool_id: &str,
+    decision: Decision,
+) -> Result<Command, ApiError> {
+    let waiting = state
+        .acp
+        .waiting
+        .as_ref()
+        .filter(|waiting| waiting.tool_id == tool_id)
+        .ok_or_else(|| not_pending(format!("Tool call '{tool_id}' is not waiting for a decision.")))?;
+    let then = match &decision {
+        Decision::Approve | Decision::ApproveSession => Then::GoOn,
+        Decision::Reject => Then::EndTurn,
+        Decision::Edit { modified_content: Some(_), .. } => {
+            return Err(ApiError::bad_request(
+                "This agent applies its own edits, so a changed version cannot be applied; reject it, or say \
+                 what to do instead (decision edit with editInstruction).",
+            ))
+        }
+        Decision::Edit { instruction, .. } => match instruction.as_deref().map(str::trim) {
+            Some(text) if !text.is_empty() => Then::Prompt(format!("{FEEDBACK_PREFIX}{text}")),
+            _ => return Err(ApiError::bad_request("editInstruction must not be empty for decision edit.")),
+        },
+    };
+    let answer = mapping::answer(&decision, &waiting.options).map_err(ApiError::bad_request)?;
+    match &then {
+        Then::GoOn => {}
+        Then::EndTurn => skipped(runtime, tool_id, REJECTED_RESULT),
+        Then::Prompt(feedback) => skipped(runtime, tool_id, feedback),
+    }
+    state.acp.waiting = None;
+    Ok(Command::Decided { tool_id: tool_id.to_string(), answer, then })
+}
+
+/// The agent reports nothing for a call it did not run; the hub says why.
+fn skipped(runtime: &SessionRuntime, tool_id: &str, why: &str) {
+    runtime.log.push(AgentEvent::ToolResult {
+        tool_id: tool_id.to_string(),
+        status: ToolStatus::Skipped,
+        output: Some(why.to_string()),
+        error: None,
+        diff: None,
+    });
+}
+
+fn busy(message: &str) -> ApiError {
+    ApiError::new(StatusCode::CONFLICT, "session_busy", message)
+}
+
+fn not_pending(message: String) -> ApiError {
+    ApiError::new(StatusCode::CONFLICT, "not_pending", message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_splits_like_a_shell_and_empty_is_refused() {
+        let agent = AcpAgent::new("gemini --acp -m 'gemini 2.5'").unwrap();
+        assert_eq!(agent.command, ["gemini", "--acp", "-m", "gemini 2.5"]);
+        assert!(AcpAgent::new("  ").is_err());
+        assert!(AcpAgent::new("gemini 'unclosed").is_err());
+    }
+}
