@@ -88,6 +88,16 @@ ensure_node_modules() {
   fi
 }
 
+# The real Gemini CLI for the ACP end-to-end tests (end2end/gemini-cli, locked).
+# It needs Node.js 20 or newer.
+ensure_gemini_cli() {
+  local dir=end2end/gemini-cli
+  if [ ! -f $dir/node_modules/.package-lock.json ] || [ $dir/package-lock.json -nt $dir/node_modules/.package-lock.json ]; then
+    step "installing Gemini CLI (for the ACP tests)"
+    npm install --prefix $dir --no-save --no-audit --no-fund --loglevel=error >&2
+  fi
+}
+
 build_client() {
   ensure_wasm_toolchain
   ensure_wasm_bindgen

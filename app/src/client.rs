@@ -176,6 +176,12 @@ pub async fn answer(
     stream_events("POST", &url, Some(answer), on_events).await
 }
 
+/// Stops the session's turn; the stream holds its last events.
+pub async fn cancel(session_id: &str, on_events: impl FnMut(Vec<SeqEvent>)) -> Result<(), String> {
+    let url = format!("/api/sessions/{}/cancel", urlencoding::encode(session_id));
+    stream_events::<()>("POST", &url, None, on_events).await
+}
+
 /// A body of a successful response, or the contract's error message.
 pub fn decode_response<T: DeserializeOwned>(ok: bool, status: u16, text: &str) -> Result<T, String> {
     if ok {

@@ -50,6 +50,14 @@ pub struct ChatConfig {
     /// Why the settings file gave this default (missing, invalid, locked…).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Whether a decision on an edit may carry the user's own version
+    /// (`modifiedContent`); an ACP agent applies its edits itself.
+    #[serde(default = "yes")]
+    pub accepts_modified_content: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -174,8 +182,14 @@ mod tests {
             folder_path: "/p".into(),
             session_id: "s".into(),
             note: None,
+            accepts_modified_content: false,
         };
         let json = serde_json::to_value(&config).unwrap();
+        assert_eq!(json["acceptsModifiedContent"], false);
+        let mut older = json.clone();
+        older.as_object_mut().unwrap().remove("acceptsModifiedContent");
+        let read: ChatConfig = serde_json::from_value(older).unwrap();
+        assert!(read.accepts_modified_content, "a hub that does not say accepts the user's version");
         assert_eq!(json["yoloMode"], true);
         assert_eq!(json["yoloLocked"], false);
         assert_eq!(json["source"], "settings");

@@ -207,7 +207,7 @@ async function hubRestartScenario() {
   }
 }
 
-test('in the browser: the card decides with key 1, thinking is folded, Stop ends a turn', async () => {
+test('in the browser: key 1 approves, thinking is folded, an edit card has no editor, Stop ends a turn', async () => {
   browser = await launchBrowser();
   const folder = makeFolder();
   gemini.script('browser file', think('Plan: one command.', callTool('run_shell_command', { command: 'echo page > page.txt' })),
@@ -226,6 +226,22 @@ test('in the browser: the card decides with key 1, thinking is folded, Stop ends
   await card.waitFor({ state: 'detached' });
   await expect(async () => assert.match(await page.getByTestId('assistant-message').last().innerText(), /Made page\.txt\./), { timeout: 30000 });
   assert.equal(readFileSync(join(folder, 'page.txt'), 'utf8'), 'page\n');
+
+  // An edit card: the diff, and no editor (Gemini CLI writes its own version).
+  gemini.script('browser edit', callTool('write_file', { file_path: 'draft.md', content: '# Draft\n' }));
+  await sendPrompt(page, 'browser edit');
+  await card.waitFor({ timeout: 30000 });
+  assert.match(await card.innerText(), /# Draft/);
+  assert.equal(await page.getByTestId('card-open_editor').count(), 0, 'no Edit button');
+  assert.match(await page.getByTestId('card-hint').innerText(), /Enter Apply • a Always • d Reject • 4 Instruct/);
+  await snapshot(page, 'acp-edit-card');
+  await expect(async () => assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'approval-card'));
+  await page.keyboard.press('e');
+  assert.equal(await page.getByTestId('card-editor').isVisible(), false, 'e opens nothing');
+  await page.keyboard.press('d');
+  await card.waitFor({ state: 'detached' });
+  await expect(async () => assert.match(await page.getByTestId('notice').last().innerText(), /rejected call did not run/), { timeout: 15000 });
+  assert.equal(existsSync(join(folder, 'draft.md')), false);
 
   gemini.script('stop me', hang());
   await sendPrompt(page, 'stop me');

@@ -187,7 +187,7 @@ impl Hub {
 
     /// Validates the folder and opens (creating on first use) the session.
     pub fn open_session(&self, folder_path: &str, session_id: Option<&str>) -> ApiResult<ChatConfig> {
-        self.with_session(folder_path, session_id, |session| Ok(session.config()))
+        self.with_session(folder_path, session_id, |session| Ok(self.config_of(session)))
     }
 
     pub fn set_yolo(&self, folder_path: &str, session_id: Option<&str>, enabled: bool) -> ApiResult<ChatConfig> {
@@ -201,7 +201,7 @@ impl Hub {
             })?;
             session.updated_at_ms = now_ms();
             self.persist(session);
-            Ok(session.config())
+            Ok(self.config_of(session))
         })?;
         self.publish(HubUpdate::Config(config.clone()));
         Ok(config)
@@ -232,6 +232,11 @@ impl Hub {
         result
     }
 
+    /// A session's config as the page sees it, with what the hub's agent can do.
+    fn config_of(&self, session: &Session) -> ChatConfig {
+        ChatConfig { accepts_modified_content: self.acp.is_none(), ..session.config() }
+    }
+
     pub fn projects(&self) -> ProjectsResponse {
         self.registry().projects()
     }
@@ -253,7 +258,7 @@ impl Hub {
                     if changed {
                         self.persist(session);
                     }
-                    changed.then(|| session.config())
+                    changed.then(|| self.config_of(session))
                 })
                 .collect()
         };

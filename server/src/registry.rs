@@ -72,6 +72,7 @@ impl Session {
             folder_path: self.folder.display().to_string(),
             session_id: self.id.clone(),
             note: self.yolo.settings.note.clone(),
+            accepts_modified_content: true,
         }
     }
 

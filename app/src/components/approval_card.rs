@@ -21,11 +21,21 @@ pub const EDIT_BUTTONS: [(&str, &str); 4] =
     [("Apply", "approve"), ("Reject", "reject"), ("Always for this session", "approve_session"), ("Edit", OPEN_EDITOR)];
 const OPEN_EDITOR: &str = "open_editor";
 
-pub fn buttons(edit_card: bool) -> &'static [(&'static str, &'static str)] {
-    if edit_card {
-        &EDIT_BUTTONS
-    } else {
-        &BUTTONS
+/// What the card decides on, which sets its buttons and keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CardKind {
+    /// A command or another call: Yes / No / Yes, for this session.
+    Call,
+    /// A file edit shown as a diff; `editor` when the hub can write the user's
+    /// own version instead (an ACP agent applies its edits itself).
+    Edit { editor: bool },
+}
+
+pub fn buttons(kind: CardKind) -> &'static [(&'static str, &'static str)] {
+    match kind {
+        CardKind::Call => &BUTTONS,
+        CardKind::Edit { editor: true } => &EDIT_BUTTONS,
+        CardKind::Edit { editor: false } => &EDIT_BUTTONS[..3],
     }
 }
 
@@ -38,8 +48,9 @@ pub enum CardAction {
 }
 
 /// What a key does while the buttons have the focus (the input handles its own keys).
-pub fn card_key(key: &str, shift: bool, selected: usize, edit_card: bool) -> Option<CardAction> {
-    let buttons = buttons(edit_card);
+pub fn card_key(key: &str, shift: bool, selected: usize, kind: CardKind) -> Option<CardAction> {
+    let buttons = buttons(kind);
+    let edit_card = kind != CardKind::Call;
     let input = buttons.len();
     let places = input + 1;
     let next = (selected + 1) % places;
@@ -49,7 +60,7 @@ pub fn card_key(key: &str, shift: bool, selected: usize, edit_card: bool) -> Opt
         "4" => CardAction::Select(input),
         "a" if edit_card => CardAction::Decide("approve_session"),
         "d" if edit_card => CardAction::Decide("reject"),
-        "e" if edit_card => CardAction::OpenEditor,
+        "e" if kind == (CardKind::Edit { editor: true }) => CardAction::OpenEditor,
         "ArrowRight" => CardAction::Select(next),
         "ArrowLeft" => CardAction::Select(previous),
         "Tab" if shift => CardAction::Select(previous),
@@ -92,10 +103,16 @@ pub fn request(tool_id: &str, decision: &str, instruction: &str) -> Option<Appro
 }
 
 #[component]
-pub fn ApprovalCard(card: Card, on_decide: Callback<ApproveRequest>, busy: Signal<bool>) -> impl IntoView {
+pub fn ApprovalCard(
+    card: Card,
+    on_decide: Callback<ApproveRequest>,
+    busy: Signal<bool>,
+    /// Whether the hub can write the user's own version of an edit.
+    editor: bool,
+) -> impl IntoView {
     let diff = card.call.diff.clone();
-    let edit_card = diff.is_some();
-    let buttons = buttons(edit_card);
+    let kind = if diff.is_some() { CardKind::Edit { editor } } else { CardKind::Call };
+    let buttons = buttons(kind);
     let input_place = buttons.len();
     let selected = RwSignal::new(0usize);
     let instruction = RwSignal::new(String::new());
@@ -172,7 +189,7 @@ pub fn ApprovalCard(card: Card, on_decide: Callback<ApproveRequest>, busy: Signa
             {
                 return;
             }
-            match card_key(&event.key(), event.shift_key(), selected.get_untracked(), edit_card) {
+            match card_key(&event.key(), event.shift_key(), selected.get_untracked(), kind) {
                 Some(CardAction::Decide(decision)) => send(decision),
                 Some(CardAction::Select(place)) => select(place),
                 Some(CardAction::OpenEditor) => open_editor(),
@@ -213,10 +230,13 @@ pub fn ApprovalCard(card: Card, on_decide: Callback<ApproveRequest>, busy: Signa
             "rounded-md px-3 py-1.5 font-medium text-slate-700 hover:bg-amber-100 disabled:opacity-50 dark:text-slate-200 dark:hover:bg-amber-900/40"
         }
     };
-    let hint = move || match (selected.get() == input_place, edit_card) {
+    let hint = move || match (selected.get() == input_place, kind) {
         (true, _) => "Enter Submit • Esc Cancel",
-        (false, true) => "Enter Apply • a Always • d Reject • e Edit • 4 Instruct • Tab/←→ Navigate",
-        (false, false) => "1/2/3 Quick Select • 4 Edit • Tab/←→ Navigate",
+        (false, CardKind::Edit { editor: true }) => {
+            "Enter Apply • a Always • d Reject • e Edit • 4 Instruct • Tab/←→ Navigate"
+        }
+        (false, CardKind::Edit { editor: false }) => "Enter Apply • a Always • d Reject • 4 Instruct • Tab/←→ Navigate",
+        (false, CardKind::Call) => "1/2/3 Quick Select • 4 Edit • Tab/←→ Navigate",
     };
     let parameters = match &diff {
         // The diff says what the content arguments say; the path is in its header.
@@ -363,27 +383,27 @@ mod tests {
 
     #[test]
     fn number_keys_decide() {
-        assert_eq!(card_key("1", false, 2, false), Some(CardAction::Decide("approve")));
-        assert_eq!(card_key("2", false, 0, false), Some(CardAction::Decide("reject")));
-        assert_eq!(card_key("3", false, 0, false), Some(CardAction::Decide("approve_session")));
-        assert_eq!(card_key("4", false, 0, false), Some(CardAction::Select(BUTTONS.len())));
-        assert_eq!(card_key("5", false, 0, false), None);
-        assert_eq!(card_key("a", false, 0, false), None);
+        assert_eq!(card_key("1", false, 2, CardKind::Call), Some(CardAction::Decide("approve")));
+        assert_eq!(card_key("2", false, 0, CardKind::Call), Some(CardAction::Decide("reject")));
+        assert_eq!(card_key("3", false, 0, CardKind::Call), Some(CardAction::Decide("approve_session")));
+        assert_eq!(card_key("4", false, 0, CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
+        assert_eq!(card_key("5", false, 0, CardKind::Call), None);
+        assert_eq!(card_key("a", false, 0, CardKind::Call), None);
     }
 
     #[test]
     fn tab_and_arrows_cycle_through_buttons_and_input() {
-        assert_eq!(card_key("ArrowRight", false, 0, false), Some(CardAction::Select(1)));
-        assert_eq!(card_key("Tab", false, 2, false), Some(CardAction::Select(BUTTONS.len())));
-        assert_eq!(card_key("ArrowRight", false, BUTTONS.len(), false), Some(CardAction::Select(0)));
-        assert_eq!(card_key("ArrowLeft", false, 0, false), Some(CardAction::Select(BUTTONS.len())));
-        assert_eq!(card_key("Tab", true, 1, false), Some(CardAction::Select(0)));
+        assert_eq!(card_key("ArrowRight", false, 0, CardKind::Call), Some(CardAction::Select(1)));
+        assert_eq!(card_key("Tab", false, 2, CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
+        assert_eq!(card_key("ArrowRight", false, BUTTONS.len(), CardKind::Call), Some(CardAction::Select(0)));
+        assert_eq!(card_key("ArrowLeft", false, 0, CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
+        assert_eq!(card_key("Tab", true, 1, CardKind::Call), Some(CardAction::Select(0)));
     }
 
     #[test]
     fn enter_acts_on_the_selected_button() {
-        assert_eq!(card_key("Enter", false, 1, false), Some(CardAction::Decide("reject")));
-        assert_eq!(card_key("Enter", false, 2, false), Some(CardAction::Decide("approve_session")));
+        assert_eq!(card_key("Enter", false, 1, CardKind::Call), Some(CardAction::Decide("reject")));
+        assert_eq!(card_key("Enter", false, 2, CardKind::Call), Some(CardAction::Decide("approve_session")));
     }
 
     #[test]
@@ -395,18 +415,29 @@ mod tests {
         assert_eq!((approve.decision.as_str(), approve.edit_instruction), ("approve", None));
     }
 
+    const EDIT: CardKind = CardKind::Edit { editor: true };
+
+    #[test]
+    fn an_edit_card_without_the_editor_has_no_edit_button_or_key() {
+        let kind = CardKind::Edit { editor: false };
+        assert_eq!(buttons(kind).len(), 3);
+        assert_eq!(card_key("e", false, 0, kind), None);
+        assert_eq!(card_key("a", false, 0, kind), Some(CardAction::Decide("approve_session")));
+        assert_eq!(card_key("Tab", false, 2, kind), Some(CardAction::Select(3)), "past Always to the instruction");
+    }
+
     #[test]
     fn edit_cards_take_the_review_keys_too() {
-        assert_eq!(card_key("Enter", false, 0, true), Some(CardAction::Decide("approve")));
-        assert_eq!(card_key("a", false, 0, true), Some(CardAction::Decide("approve_session")));
-        assert_eq!(card_key("d", false, 0, true), Some(CardAction::Decide("reject")));
-        assert_eq!(card_key("e", false, 0, true), Some(CardAction::OpenEditor));
-        assert_eq!(card_key("Enter", false, 3, true), Some(CardAction::OpenEditor), "the Edit button");
-        assert_eq!(card_key("1", false, 0, true), Some(CardAction::Decide("approve")), "numbers still work");
-        assert_eq!(card_key("4", false, 0, true), Some(CardAction::Select(EDIT_BUTTONS.len())));
-        assert_eq!(card_key("Tab", false, 3, true), Some(CardAction::Select(4)), "past Edit to the instruction");
+        assert_eq!(card_key("Enter", false, 0, EDIT), Some(CardAction::Decide("approve")));
+        assert_eq!(card_key("a", false, 0, EDIT), Some(CardAction::Decide("approve_session")));
+        assert_eq!(card_key("d", false, 0, EDIT), Some(CardAction::Decide("reject")));
+        assert_eq!(card_key("e", false, 0, EDIT), Some(CardAction::OpenEditor));
+        assert_eq!(card_key("Enter", false, 3, EDIT), Some(CardAction::OpenEditor), "the Edit button");
+        assert_eq!(card_key("1", false, 0, EDIT), Some(CardAction::Decide("approve")), "numbers still work");
+        assert_eq!(card_key("4", false, 0, EDIT), Some(CardAction::Select(EDIT_BUTTONS.len())));
+        assert_eq!(card_key("Tab", false, 3, EDIT), Some(CardAction::Select(4)), "past Edit to the instruction");
         for key in ["a", "d", "e"] {
-            assert_eq!(card_key(key, false, 0, false), None, "{key} is only an edit card's key");
+            assert_eq!(card_key(key, false, 0, CardKind::Call), None, "{key} is only an edit card's key");
         }
     }
 

@@ -78,6 +78,16 @@ impl Chat {
         });
     }
 
+    /// Stops the running turn; its own stream ends with the `cancelled` result.
+    fn stop(self) {
+        let session_id = self.session_id.get_value();
+        spawn_local(async move {
+            if let Err(message) = client::cancel(&session_id, move |events| self.apply(events)).await {
+                self.error.set(Some(message));
+            }
+        });
+    }
+
     /// An answer to the agent's question goes out like a decision.
     fn answer(self, answer: InputAnswer) {
         if self.deciding.get_untracked() {
@@ -158,6 +168,9 @@ pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
     let hidden = move || chat.transcript.with(|transcript| transcript.items().len().saturating_sub(shown.get()));
     let working = move || chat.open_streams.get() > 0 && card.with(Option::is_none) && question.with(Option::is_none);
     let busy = Signal::derive(move || chat.open_streams.get() > 0);
+    let editor = Memo::new(move |_| {
+        state.config.with(|config| config.as_ref().is_none_or(|config| config.accepts_modified_content))
+    });
     let deciding = Signal::derive(move || chat.deciding.get());
     let on_decide = Callback::new(move |request: ApproveRequest| chat.decide(request));
     let on_answer = Callback::new(move |answer: InputAnswer| chat.answer(answer));
@@ -183,13 +196,24 @@ pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
                 </Show>
             </div>
             <Show when=working>
-                <p data-testid="working" class="flex items-center gap-2 text-sm text-slate-500" role="status">
-                    <span class="inline-block h-2 w-2 animate-pulse rounded-full bg-sky-500"></span>
-                    "Working…"
-                </p>
+                <div class="flex items-center gap-3">
+                    <p data-testid="working" class="flex items-center gap-2 text-sm text-slate-500" role="status">
+                        <span class="inline-block h-2 w-2 animate-pulse rounded-full bg-sky-500"></span>
+                        "Working…"
+                    </p>
+                    <button
+                        type="button"
+                        data-testid="stop-button"
+                        title="Stop the agent's turn"
+                        class="rounded-md border border-slate-300 px-2 py-0.5 text-xs font-medium text-slate-700 hover:bg-slate-100 dark:border-slate-700 dark:text-slate-300 dark:hover:bg-slate-800"
+                        on:click=move |_| chat.stop()
+                    >
+                        "Stop"
+                    </button>
+                </div>
             </Show>
             {move || {
-                card.get().map(|card| view! { <ApprovalCard card on_decide busy=deciding /> })
+                card.get().map(|card| view! { <ApprovalCard card on_decide busy=deciding editor=editor.get_untracked() /> })
             }}
             {move || {
                 question.get().map(|question| view! { <QuestionCard question on_answer busy=deciding /> })

@@ -71,16 +71,17 @@ async fn run(
     commands: mpsc::UnboundedReceiver<Command>,
 ) -> Option<(&'static str, String)> {
     let line = shell_words::join(command);
-    let mut child =
-        match spawn(command, &runtime.folder) {
-            Ok(child) => child,
-            Err(err) => return Some((
+    let mut child = match spawn(command, &runtime.folder) {
+        Ok(child) => child,
+        Err(err) => {
+            return Some((
                 "agent_unavailable",
                 format!(
                     "Could not start the agent `{line}`: {err}. Install it, or set --acp-command (HUB_ACP_COMMAND)."
                 ),
-            )),
-        };
+            ))
+        }
+    };
     let _group = child.id().map(ProcessGroup);
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Some(("agent_unavailable", "The agent's stdio could not be connected.".into()));
