@@ -83,7 +83,8 @@ fn bad_launch_arguments_fail_with_a_clear_message() {
     for (args, expected) in [
         (vec!["/no/such/folder"], "does not exist"),
         (vec!["--token", "short"], "--token must be"),
-        (vec!["--agent", "acp"], "--agent acp (gemini --acp) is not available"),
+        (vec!["--agent", "acp", "--acp-command", " "], "--acp-command is empty"),
+        (vec!["--agent", "acp", "--acp-command", "gemini 'unclosed"], "cannot be split into words"),
     ] {
         let data = tempfile::tempdir().unwrap();
         let output = Command::new(env!("CARGO_BIN_EXE_agent-hub"))

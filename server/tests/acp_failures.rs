@@ -1,0 +1,64 @@
+//! ACP agents that cannot work, driven over HTTP with real child processes: a
+//! command that does not exist, and one that dies at once. Each prompt gets a
+//! clear error and ends; the hub stays up and the next prompt tries again.
+//! (The working path runs against the real Gemini CLI in end2end/tests/acp.test.mjs.)
+
+mod common;
+
+use std::sync::Arc;
+
+use agent_hub::agent::acp::AcpAgent;
+use agent_hub::hub::HubOptions;
+use axum::http::StatusCode;
+use common::*;
+use serde_json::{json, Value};
+
+fn hub_with_agent(command_line: &str) -> TestHub {
+    TestHub::with_options(HubOptions {
+        acp: Some(Arc::new(AcpAgent::new(command_line).unwrap())),
+        ..HubOptions::default()
+    })
+}
+
+fn error_of(events: &[Value]) -> (&str, &str) {
+    let error = events.iter().find(|e| e["type"] == "error").unwrap_or_else(|| panic!("no error in {events:?}"));
+    (error["code"].as_str().unwrap(), error["message"].as_str().unwrap())
+}
+
+#[tokio::test]
+async fn a_missing_agent_command_is_a_clear_error_every_time() {
+    let hub = hub_with_agent("/no/such/agent --acp");
+    let (_dir, folder) = project(None);
+    for _ in 0..2 {
+        let reply = hub.prompt(&folder, "hello").await;
+        assert_eq!(reply.status, StatusCode::OK);
+        let events = reply.lines();
+        assert_eq!(types(&events), ["init", "message", "error", "result"]);
+        let (code, message) = error_of(&events);
+        assert_eq!(code, "agent_unavailable");
+        assert!(message.contains("/no/such/agent") && message.contains("--acp-command"), "{message}");
+        assert_eq!(events[3]["status"], "error");
+    }
+}
+
+#[tokio::test]
+async fn an_agent_that_dies_at_start_is_reported_with_its_exit_and_last_words() {
+    let hub = hub_with_agent("sh -c 'echo \"cannot find my config\" >&2; exit 3'");
+    let (_dir, folder) = project(None);
+    let events = hub.prompt(&folder, "hello").await.lines();
+    let (code, message) = error_of(&events);
+    assert_eq!(code, "agent_crashed");
+    assert!(message.contains("exit status: 3") && message.contains("cannot find my config"), "{message}");
+    assert_eq!(events.last().unwrap()["status"], "error");
+
+    let session = events[0]["session_id"].as_str().unwrap().to_string();
+    let detail = hub.get(&format!("/api/sessions/{session}")).await.json();
+    assert_eq!(detail["status"], "error");
+    let stop = hub.post(&format!("/api/sessions/{session}/cancel"), "").await;
+    assert_eq!((stop.status, stop.error_code()), (StatusCode::CONFLICT, "not_running".to_string()));
+    let answer = hub
+        .post(&format!("/api/sessions/{session}/input"), json!({"requestId": "q", "response": "x"}).to_string())
+        .await;
+    assert_eq!(answer.status, StatusCode::CONFLICT);
+    assert_eq!(types(&hub.prompt(&folder, "again").await.lines()).last().unwrap(), "result", "the hub stays up");
+}
