@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::model::{ModelClient, ToolCallRequest};
 use super::question::{self, Answer};
-use super::{AgentState, PausedTurn, PlannedCall, SessionRuntime, Start, TurnEnd};
+use super::{busy, not_pending, AgentState, PausedTurn, PlannedCall, SessionRuntime, Start, TurnEnd};
 use crate::approval::{Decision, DecisionError, NewCall, SkipReason, Step};
 use crate::error::ApiError;
 use crate::hub::Hub;
@@ -144,22 +144,8 @@ fn stopped(runtime: &SessionRuntime) {
         closed
     };
     for tool_id in closed {
-        runtime.log.push(AgentEvent::ToolResult {
-            tool_id,
-            status: ToolStatus::Skipped,
-            output: Some(STOPPED_RESULT.to_string()),
-            error: None,
-            diff: None,
-        });
+        runtime.report_skipped(tool_id, STOPPED_RESULT);
     }
-}
-
-fn busy(message: &str) -> ApiError {
-    ApiError::new(StatusCode::CONFLICT, "session_busy", message)
-}
-
-fn not_pending(what: String) -> ApiError {
-    ApiError::new(StatusCode::CONFLICT, "not_pending", what)
 }
 
 fn apply_decision(state: &mut AgentState, tool_id: &str, decision: Decision) -> Result<(), ApiError> {

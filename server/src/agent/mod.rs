@@ -91,6 +91,16 @@ pub async fn cancel(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>) -> Result<u64
     }
 }
 
+/// 409 `session_busy`: the session cannot take this now.
+pub(crate) fn busy(message: &str) -> ApiError {
+    ApiError::new(axum::http::StatusCode::CONFLICT, "session_busy", message)
+}
+
+/// 409 `not_pending`: nothing with that id waits for the user.
+pub(crate) fn not_pending(message: String) -> ApiError {
+    ApiError::new(axum::http::StatusCode::CONFLICT, "not_pending", message)
+}
+
 /// The ids of the calls waiting for the user's decision, first shown first.
 pub fn pending_calls(state: &AgentState) -> Vec<String> {
     match (&state.paused, &state.acp.waiting) {
@@ -260,6 +270,17 @@ impl SessionRuntime {
             self.log.publish();
         }
         hub.projects_changed();
+    }
+
+    /// Reports a call that did not run, and why (`tool_result` `skipped`).
+    pub fn report_skipped(&self, tool_id: String, why: &str) {
+        self.log.push(AgentEvent::ToolResult {
+            tool_id,
+            status: app::events::ToolStatus::Skipped,
+            output: Some(why.to_string()),
+            error: None,
+            diff: None,
+        });
     }
 
     /// Reports an error (with a machine-readable code) as the turn's event.

@@ -5,9 +5,7 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
-use std::path::Path;
 use std::pin::Pin;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,11 +18,11 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, ByteStreams, Client};
 use app::events::{AgentEvent, ResultStatus, Severity};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use super::mapping::{self, Mapper};
+use super::process::{keep_last_words, spawn, ProcessGroup};
 use super::{Command, Then, Waiting};
 use crate::agent::{SessionRuntime, TurnEnd};
 use crate::hub::Hub;
@@ -36,8 +34,6 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(300);
 /// A loaded session's replay is over after this much silence, or this long at most.
 const REPLAY_SILENCE: Duration = Duration::from_millis(250);
 const REPLAY_LIMIT: Duration = Duration::from_secs(10);
-/// How much of the agent's stderr is kept to explain a crash.
-const STDERR_LINES: usize = 12;
 
 type PromptFuture = Pin<Box<dyn Future<Output = Result<PromptResponse, agent_client_protocol::Error>> + Send>>;
 
@@ -153,58 +149,6 @@ async fn run(
                 if words.is_empty() { String::new() } else { format!(" Its last output: {}", words.join(" / ")) };
             Some(("agent_crashed", format!("The agent process `{line}` {how}.{tail} Send a prompt to start it again.")))
         }
-    }
-}
-
-fn spawn(command: &[String], folder: &Path) -> std::io::Result<tokio::process::Child> {
-    let mut process = tokio::process::Command::new(&command[0]);
-    process
-        .args(&command[1..])
-        .current_dir(folder)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    #[cfg(target_os = "linux")]
-    // SAFETY: prctl is async-signal-safe; it only asks the kernel to kill the
-    // agent if the hub dies first (even by SIGKILL), so no agent outlives it.
-    unsafe {
-        process.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    process.spawn()
-}
-
-/// Kills the agent's whole process group (its shells and helpers too) when dropped.
-struct ProcessGroup(u32);
-
-impl Drop for ProcessGroup {
-    fn drop(&mut self) {
-        crate::tools::shell::kill_group(self.0);
-    }
-}
-
-async fn keep_last_words(
-    stderr: tokio::process::ChildStderr,
-    last_words: Arc<Mutex<VecDeque<String>>>,
-    session: String,
-) {
-    let mut lines = BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        tracing::debug!(session = %session, "agent: {line}");
-        if line.trim().is_empty() {
-            continue;
-        }
-        let mut words = last_words.lock().unwrap_or_else(|p| p.into_inner());
-        if words.len() == STDERR_LINES {
-            words.pop_front();
-        }
-        words.push_back(line);
     }
 }
 

@@ -6,18 +6,19 @@
 
 mod connection;
 pub mod mapping;
+mod process;
 
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::PermissionOption;
-use app::events::{AgentEvent, Role, ToolStatus};
+use app::events::{AgentEvent, Role};
 use app::types::SessionStatus;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use super::builtin::decision_word;
-use super::{AgentState, SessionRuntime, Start};
+use super::{busy, not_pending, AgentState, SessionRuntime, Start};
 use crate::approval::{Decision, FEEDBACK_PREFIX, REJECTED_RESULT};
 use crate::error::ApiError;
 use crate::hub::Hub;
@@ -196,21 +197,7 @@ fn decide(
 
 /// The agent reports nothing for a call it did not run; the hub says why.
 fn skipped(runtime: &SessionRuntime, tool_id: &str, why: &str) {
-    runtime.log.push(AgentEvent::ToolResult {
-        tool_id: tool_id.to_string(),
-        status: ToolStatus::Skipped,
-        output: Some(why.to_string()),
-        error: None,
-        diff: None,
-    });
-}
-
-fn busy(message: &str) -> ApiError {
-    ApiError::new(StatusCode::CONFLICT, "session_busy", message)
-}
-
-fn not_pending(message: String) -> ApiError {
-    ApiError::new(StatusCode::CONFLICT, "not_pending", message)
+    runtime.report_skipped(tool_id.to_string(), why);
 }
 
 #[cfg(test)]
