@@ -83,9 +83,8 @@ async fn run(
         return Some(("agent_unavailable", "The agent's stdio could not be connected.".into()));
     };
     let last_words = Arc::new(Mutex::new(VecDeque::new()));
-    if let Some(stderr) = child.stderr.take() {
-        tokio::spawn(keep_last_words(stderr, last_words.clone(), runtime.id.clone()));
-    }
+    let stderr_read =
+        child.stderr.take().map(|stderr| tokio::spawn(keep_last_words(stderr, last_words.clone(), runtime.id.clone())));
 
     let (inbound, inbound_rx) = mpsc::unbounded_channel();
     let updates = inbound.clone();
@@ -144,6 +143,10 @@ async fn run(
                 Some(status) => format!("exited ({status})"),
                 None => format!("stopped answering ({})", describe(&err)),
             };
+            if let Some(reading) = stderr_read {
+                // Its last words are still in the pipe until the reader reaches the end.
+                let _ = tokio::time::timeout(Duration::from_millis(500), reading).await;
+            }
             let words: Vec<String> = last_words.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect();
             let tail =
                 if words.is_empty() { String::new() } else { format!(" Its last output: {}", words.join(" / ")) };
