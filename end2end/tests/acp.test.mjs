@@ -180,15 +180,21 @@ async function agentCrashScenario() {
 async function hubRestartScenario() {
   const folder = makeFolder();
   gemini.script('remember plum', say('Noted: plum.'));
+  gemini.script('then touch it', callTool('run_shell_command', { command: 'touch plum.txt' }));
   gemini.script('after the restart', say('Still here.'));
   const own = await startHub(agent.args, agent.env);
   const started = Date.now();
   let agentPid;
+  let session;
   try {
     const first = await own.stream('/api/chat/prompt', { folderPath: folder, message: 'remember plum' });
     assert.equal(last(first.events).status, 'success');
+    session = first.events.find((event) => event.type === 'init').session_id;
     [agentPid] = agentsIn(own, folder);
     assert.ok(agentPid, 'the agent runs in the folder');
+    // The hub dies while a card waits.
+    const waiting = await own.stream('/api/chat/prompt', { folderPath: folder, message: 'then touch it' });
+    assert.equal(last(waiting.events).status, 'waiting_approval');
   } finally {
     await own.kill();
   }
@@ -197,6 +203,15 @@ async function hubRestartScenario() {
   await nextMinute(started);
   const restarted = await startHub(agent.args, agent.env, { dataDir: own.dataDir });
   try {
+    // The agent's permission request died with it: the turn is closed, nothing runs.
+    const detail = (await restarted.api(`/api/sessions/${session}`)).body;
+    assert.equal(detail.status, 'error');
+    assert.equal(detail.pendingApproval, null);
+    assert.equal(detail.events.at(-2).code, 'interrupted');
+    const late = await restarted.stream(`/api/sessions/${session}/approve`, { toolId: detail.events.find((e) => e.type === 'tool_use').tool_id, decision: 'approve' });
+    assert.equal(late.status, 409);
+    assert.equal(existsSync(join(folder, 'plum.txt')), false);
+
     const turn = await restarted.stream('/api/chat/prompt', { folderPath: folder, message: 'after the restart' });
     assert.equal(last(turn.events).status, 'success', JSON.stringify(turn.events));
     assert.ok(!turn.events.some((event) => event.type === 'error'), JSON.stringify(turn.events));
