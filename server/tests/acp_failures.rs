@@ -62,3 +62,52 @@ async fn an_agent_that_dies_at_start_is_reported_with_its_exit_and_last_words() 
     assert_eq!(answer.status, StatusCode::CONFLICT);
     assert_eq!(types(&hub.prompt(&folder, "again").await.lines()).last().unwrap(), "result", "the hub stays up");
 }
+
+#[tokio::test]
+async fn an_agent_that_ignores_stop_is_ended_by_a_second_stop() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/stubborn-acp-agent.mjs");
+    let hub = Arc::new(hub_with_agent(&format!("node {script}")));
+    let (_dir, folder) = project(None);
+    let session = hub.config(&folder).await.json()["sessionId"].as_str().unwrap().to_string();
+    let running = tokio::spawn({
+        let (hub, folder) = (hub.clone(), folder.clone());
+        async move { hub.prompt(&folder, "hello").await.lines() }
+    });
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let detail = hub.get(&format!("/api/sessions/{session}")).await.json();
+        let streaming =
+            detail["events"].as_array().is_some_and(|events| events.iter().any(|e| e["content"] == "working on it"));
+        if streaming {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the agent never answered the prompt: {detail}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+
+    // The first Stop sends session/cancel, which this agent ignores.
+    let first = tokio::spawn({
+        let (hub, session) = (hub.clone(), session.clone());
+        async move { hub.post(&format!("/api/sessions/{session}/cancel"), "").await.lines() }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!running.is_finished() && !first.is_finished(), "still running after the first Stop");
+
+    let second = hub.post(&format!("/api/sessions/{session}/cancel"), "").await.lines();
+    let (code, message) = error_of(&second);
+    assert_eq!(code, "agent_killed");
+    assert!(message.contains("did not stop"), "{message}");
+    assert_eq!(second.last().unwrap()["status"], "error");
+    for stream in [running.await.unwrap(), first.await.unwrap()] {
+        assert_eq!(stream.last().unwrap()["status"], "error", "every open stream sees the end");
+    }
+    let detail = hub.get(&format!("/api/sessions/{session}")).await.json();
+    assert_eq!(detail["status"], "error");
+
+    let pid = std::fs::read_to_string(folder.join("agent.pid")).unwrap();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    while process_alive(&pid) {
+        assert!(tokio::time::Instant::now() < deadline, "the agent process {pid} was not ended");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}

@@ -25,12 +25,6 @@ impl TestHub {
     }
 }
 
-/// Whether a process runs (a zombie waiting to be reaped does not count).
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|stat| stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next()) != Some("Z"))
-}
-
 fn tool_messages(messages: &[Value]) -> Vec<(String, String)> {
     messages
         .iter()
@@ -63,7 +57,7 @@ async fn stop_kills_a_running_command_and_ends_the_turn_cancelled() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    assert!(alive(pid));
+    assert!(process_alive(&pid.to_string()));
     let stopped = hub.cancel(&session).await;
     assert_eq!(stopped.status, StatusCode::OK);
     assert_eq!(stopped.lines().last().unwrap()["status"], "cancelled");
@@ -75,7 +69,7 @@ async fn stop_kills_a_running_command_and_ends_the_turn_cancelled() {
     assert_eq!(events.last().unwrap()["status"], "cancelled");
     assert_eq!(hub.status(&session).await, "idle");
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while alive(pid) {
+    while process_alive(&pid.to_string()) {
         assert!(tokio::time::Instant::now() < deadline, "the command was killed, not left running");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

@@ -171,3 +171,9 @@ impl TestHub {
         })
     }
 }
+
+/// Whether a process runs (a zombie waiting to be reaped does not count).
+pub fn process_alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+        .is_ok_and(|stat| stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next()) != Some("Z"))
+}

@@ -244,6 +244,13 @@ impl Driver {
                             self.ask(request, responder).await;
                         }
                     }
+                    Some(Command::Cancel) if self.stopping && prompt.is_some() => {
+                        // Asked to stop twice and still going: the process ends here.
+                        return Ok(Err(("agent_killed", format!(
+                            "The agent did not stop when asked, so the hub ended its process. {}",
+                            "Send a prompt to start it again."
+                        ))));
+                    }
                     Some(Command::Cancel) => {
                         self.cancel(&cx, &session)?;
                         if prompt.is_none() {
