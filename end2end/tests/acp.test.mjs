@@ -261,6 +261,8 @@ test('in the browser: key 1 approves, thinking is folded, an edit card has no ed
   gemini.script('stop me', hang());
   await sendPrompt(page, 'stop me');
   await expect(() => assert.ok(gemini.hanging() > 0), { timeout: 30000 });
+  await page.getByTestId('stop-button').waitFor();
+  await snapshot(page, 'acp-working');
   await page.getByTestId('stop-button').click();
   await expect(async () => assert.match(await page.getByTestId('notice').last().innerText(), /stopped|cancelled/i), { timeout: 15000 });
   await snapshot(page, 'acp-stopped');

@@ -25,6 +25,8 @@ pub(super) fn spawn(command: &[String], folder: &Path) -> std::io::Result<tokio:
     #[cfg(target_os = "linux")]
     // SAFETY: prctl is async-signal-safe; it only asks the kernel to kill the
     // agent if the hub dies first (even by SIGKILL), so no agent outlives it.
+    // The kernel watches the spawning *thread*: this runs on a tokio worker,
+    // which lives as long as the runtime (never spawn it from spawn_blocking).
     unsafe {
         process.pre_exec(|| {
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
