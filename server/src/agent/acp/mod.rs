@@ -165,6 +165,12 @@ fn decide(
     tool_id: &str,
     decision: Decision,
 ) -> Result<Command, ApiError> {
+    if state.acp.link.as_ref().is_none_or(|link| link.is_closed()) {
+        // Its end is being recorded; the request died with the process.
+        return Err(not_pending(format!(
+            "Tool call '{tool_id}' is gone: the agent's process has ended. Send a new prompt."
+        )));
+    }
     let waiting = state
         .acp
         .waiting
