@@ -7,13 +7,12 @@ use std::sync::Arc;
 
 use app::events::{AgentEvent, FileDiff, ResultStatus, Role, Severity, ToolError, ToolKind, ToolStatus};
 use app::types::SessionStatus;
-use axum::http::StatusCode;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::model::{ModelClient, ToolCallRequest};
 use super::question::{self, Answer};
-use super::{busy, not_pending, AgentState, PausedTurn, PlannedCall, SessionRuntime, Start, TurnEnd};
+use super::{busy, not_pending, not_running, AgentState, PausedTurn, PlannedCall, SessionRuntime, Start, TurnEnd};
 use crate::approval::{Decision, DecisionError, NewCall, SkipReason, Step};
 use crate::error::ApiError;
 use crate::hub::Hub;
@@ -123,7 +122,7 @@ pub async fn cancel(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>) -> Result<u64
             return Ok(after);
         }
         if state.paused.is_none() {
-            return Err(ApiError::new(StatusCode::CONFLICT, "not_running", "No turn is running in this session."));
+            return Err(not_running());
         }
         state.running = true;
         hub.set_status(&runtime.id, SessionStatus::Running, 0);

@@ -96,6 +96,11 @@ pub(crate) fn busy(message: &str) -> ApiError {
     ApiError::new(axum::http::StatusCode::CONFLICT, "session_busy", message)
 }
 
+/// 409 `not_running`: Stop, with nothing to stop.
+pub(crate) fn not_running() -> ApiError {
+    ApiError::new(axum::http::StatusCode::CONFLICT, "not_running", "No turn is running in this session.")
+}
+
 /// 409 `not_pending`: nothing with that id waits for the user.
 pub(crate) fn not_pending(message: String) -> ApiError {
     ApiError::new(axum::http::StatusCode::CONFLICT, "not_pending", message)
@@ -134,19 +139,16 @@ impl TurnEnd {
 }
 
 impl AgentState {
-    /// Answers every call of the latest model reply that has no result yet with
-    /// `text`, so the conversation stays one the model accepts; returns their ids.
-    pub fn close_unanswered(&mut self, text: &str) -> Vec<String> {
-        let Some(index) = self.messages.iter().rposition(|m| m["role"] == "assistant" && m.get("tool_calls").is_some())
-        else {
-            return Vec::new();
-        };
+    /// The latest model reply that called tools: its place in the conversation,
+    /// and the ids of its calls that have no result yet.
+    fn unanswered_calls(&self) -> Option<(usize, Vec<String>)> {
+        let index = self.messages.iter().rposition(|m| m["role"] == "assistant" && m.get("tool_calls").is_some())?;
         let answered: HashSet<&str> = self.messages[index + 1..]
             .iter()
             .filter(|m| m["role"] == "tool")
             .filter_map(|m| m["tool_call_id"].as_str())
             .collect();
-        let open: Vec<String> = self.messages[index]["tool_calls"]
+        let open = self.messages[index]["tool_calls"]
             .as_array()
             .into_iter()
             .flatten()
@@ -154,6 +156,13 @@ impl AgentState {
             .filter(|id| !answered.contains(id))
             .map(str::to_string)
             .collect();
+        Some((index, open))
+    }
+
+    /// Answers every call of the latest model reply that has no result yet with
+    /// `text`, so the conversation stays one the model accepts; returns their ids.
+    pub fn close_unanswered(&mut self, text: &str) -> Vec<String> {
+        let open = self.unanswered_calls().map(|(_, open)| open).unwrap_or_default();
         for id in &open {
             self.messages.push(serde_json::json!({"role": "tool", "tool_call_id": id, "content": text}));
         }
@@ -165,14 +174,10 @@ impl AgentState {
     /// conversation is one the model accepts and nothing half-done is resumed.
     pub fn recover_interrupted(&mut self) {
         self.paused = None;
-        let Some(index) = self.messages.iter().rposition(|m| m["role"] == "assistant" && m.get("tool_calls").is_some())
-        else {
-            return;
-        };
-        let answered = self.messages[index + 1..].iter().filter(|m| m["role"] == "tool").count();
-        let asked = self.messages[index]["tool_calls"].as_array().map_or(0, Vec::len);
-        if answered < asked {
-            self.messages.truncate(index);
+        if let Some((index, open)) = self.unanswered_calls() {
+            if !open.is_empty() {
+                self.messages.truncate(index);
+            }
         }
     }
 }

@@ -35,6 +35,9 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(300);
 const REPLAY_SILENCE: Duration = Duration::from_millis(250);
 const REPLAY_LIMIT: Duration = Duration::from_secs(10);
 
+/// Why the process could not work: the `error` event's code and message.
+type Failure = (&'static str, String);
+
 type PromptFuture = Pin<Box<dyn Future<Output = Result<PromptResponse, agent_client_protocol::Error>> + Send>>;
 
 /// What the agent sends that the driver acts on, in the order it was sent.
@@ -65,7 +68,7 @@ async fn run(
     runtime: &Arc<SessionRuntime>,
     command: &[String],
     commands: mpsc::UnboundedReceiver<Command>,
-) -> Option<(&'static str, String)> {
+) -> Option<Failure> {
     let line = shell_words::join(command);
     let mut child = match spawn(command, &runtime.folder) {
         Ok(child) => child,
@@ -157,12 +160,7 @@ async fn run(
 
 /// The process has ended (or never started): a turn it was working on ends with
 /// the error, and the next prompt starts a fresh process.
-async fn ended(
-    hub: &Hub,
-    runtime: &SessionRuntime,
-    own: &mpsc::UnboundedSender<Command>,
-    failure: Option<(&'static str, String)>,
-) {
+async fn ended(hub: &Hub, runtime: &SessionRuntime, own: &mpsc::UnboundedSender<Command>, failure: Option<Failure>) {
     let active = {
         let mut state = runtime.state();
         if !state.acp.link.as_ref().is_some_and(|link| link.same_channel(own)) {
@@ -199,8 +197,6 @@ struct Driver {
     /// The user rejected or stopped: this prompt's end is `cancelled`.
     stopping: bool,
 }
-
-type Failure = (&'static str, String);
 
 impl Driver {
     async fn drive(
@@ -409,27 +405,27 @@ impl Driver {
     fn cancel(&mut self, cx: &ConnectionTo<Agent>, session: &SessionId) -> Result<(), agent_client_protocol::Error> {
         self.stopping = true;
         self.next_prompt = None;
-        if let Some((_, responder)) = self.asking.take() {
-            responder.respond(mapping::cancelled())?;
-        }
-        for (_, responder) in self.queued.drain(..) {
-            responder.respond(mapping::cancelled())?;
-        }
+        self.withdraw_requests()?;
         cx.send_notification(CancelNotification::new(session.clone()))
+    }
+
+    /// Answers the request on the card and those queued behind it `cancelled`;
+    /// every one is answered, the first failure is returned.
+    fn withdraw_requests(&mut self) -> Result<(), agent_client_protocol::Error> {
+        let asking = self.asking.take().map(|(_, responder)| responder);
+        let queued = self.queued.drain(..).map(|(_, responder)| responder);
+        asking
+            .into_iter()
+            .chain(queued)
+            .map(|responder| responder.respond(mapping::cancelled()))
+            .fold(Ok(()), Result::and)
     }
 
     /// The prompt is over: a request it left unanswered is answered `cancelled`.
     async fn finish(&mut self, result: ResultStatus) {
         self.stopping = false;
-        for responder in self
-            .asking
-            .take()
-            .map(|(_, responder)| responder)
-            .into_iter()
-            .chain(self.queued.drain(..).map(|(_, responder)| responder))
-        {
-            let _ = responder.respond(mapping::cancelled());
-        }
+        // The connection's failure, if any, shows at its end.
+        let _ = self.withdraw_requests();
         self.runtime.state().acp.waiting = None;
         self.runtime.end_turn(&self.hub, TurnEnd::ended(result)).await;
     }

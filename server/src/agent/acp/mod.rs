@@ -13,12 +13,12 @@ use std::sync::Arc;
 use agent_client_protocol::v1::schema::PermissionOption;
 use app::events::{AgentEvent, Role};
 use app::types::SessionStatus;
-use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use super::builtin::decision_word;
-use super::{busy, not_pending, AgentState, SessionRuntime, Start};
+use super::builtin::STOPPED_RESULT;
+use super::{busy, not_pending, not_running, AgentState, SessionRuntime, Start};
 use crate::approval::{Decision, FEEDBACK_PREFIX, REJECTED_RESULT};
 use crate::error::ApiError;
 use crate::hub::Hub;
@@ -59,7 +59,7 @@ enum Command {
 }
 
 /// What follows a decision.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 enum Then {
     GoOn,
     /// Rejected: the turn ends (`session/cancel`).
@@ -145,11 +145,11 @@ impl AcpAgent {
         let mut state = runtime.state();
         let link = state.acp.link.clone().filter(|link| !link.is_closed());
         let (true, Some(link)) = (state.running || state.acp.waiting.is_some(), link) else {
-            return Err(ApiError::new(StatusCode::CONFLICT, "not_running", "No turn is running in this session."));
+            return Err(not_running());
         };
         let after = runtime.log.last_seq();
         if let Some(waiting) = state.acp.waiting.take() {
-            skipped(runtime, &waiting.tool_id, "Cancelled by the user; it was not executed.");
+            runtime.report_skipped(waiting.tool_id, STOPPED_RESULT);
         }
         let _ = link.send(Command::Cancel);
         state.running = true;
@@ -194,16 +194,12 @@ fn decide(
     let answer = mapping::answer(&decision, &waiting.options).map_err(ApiError::bad_request)?;
     match &then {
         Then::GoOn => {}
-        Then::EndTurn => skipped(runtime, tool_id, REJECTED_RESULT),
-        Then::Prompt(feedback) => skipped(runtime, tool_id, feedback),
+        // The agent reports nothing for a call it did not run; the hub says why.
+        Then::EndTurn => runtime.report_skipped(tool_id.to_string(), REJECTED_RESULT),
+        Then::Prompt(feedback) => runtime.report_skipped(tool_id.to_string(), feedback),
     }
     state.acp.waiting = None;
     Ok(Command::Decided { tool_id: tool_id.to_string(), answer, then })
-}
-
-/// The agent reports nothing for a call it did not run; the hub says why.
-fn skipped(runtime: &SessionRuntime, tool_id: &str, why: &str) {
-    runtime.report_skipped(tool_id.to_string(), why);
 }
 
 #[cfg(test)]
