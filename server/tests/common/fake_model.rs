@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -26,6 +26,9 @@ pub enum Reply {
     Fail(u16, String),
     /// These server-sent events' data, as written (no `[DONE]` added).
     Events(Vec<String>),
+    /// A whole body rendered beforehand by [`render`]: serving it costs the fake
+    /// model nothing per token, so a benchmark times the reader alone.
+    Rendered(Bytes),
 }
 
 pub fn text(pieces: &[&str]) -> Reply {
@@ -87,11 +90,21 @@ async fn complete(State(script): State<Arc<Script>>, Json(request): Json<Value>)
         tokio::time::sleep(delay).await;
         reply = *inner;
     }
-    let chunks = match reply {
+    let body = match reply {
         Reply::Fail(status, message) => {
             let body = json!({"error": {"message": message, "type": "invalid_request_error"}});
             return (StatusCode::from_u16(status).unwrap(), Json(body)).into_response();
         }
+        Reply::Events(events) => events.iter().map(|data| format!("data: {data}\n\n")).collect::<String>().into(),
+        Reply::Rendered(body) => body,
+        reply => render(&reply),
+    };
+    ([("content-type", "text/event-stream")], Body::from(body)).into_response()
+}
+
+/// The server-sent events of a text or tool-call reply, ending with `[DONE]`.
+pub fn render(reply: &Reply) -> Bytes {
+    let chunks = match reply {
         Reply::Text(pieces) => {
             let mut chunks: Vec<Value> = pieces.iter().map(|piece| delta(json!({"content": piece}))).collect();
             chunks.push(finish("stop"));
@@ -113,18 +126,14 @@ async fn complete(State(script): State<Arc<Script>>, Json(request): Json<Value>)
             chunks.push(finish("tool_calls"));
             chunks
         }
-        Reply::Events(events) => {
-            let body: String = events.iter().map(|data| format!("data: {data}\n\n")).collect();
-            return ([("content-type", "text/event-stream")], Body::from(body)).into_response();
-        }
-        Reply::Slow(..) => unreachable!(),
+        other => panic!("only text and tool calls are rendered, not {other:?}"),
     };
     let mut body = String::new();
     for chunk in chunks {
         body.push_str(&format!("data: {chunk}\n\n"));
     }
     body.push_str("data: [DONE]\n\n");
-    ([("content-type", "text/event-stream")], Body::from(body)).into_response()
+    body.into()
 }
 
 fn floor_boundary(text: &str, mut index: usize) -> usize {
