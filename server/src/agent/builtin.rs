@@ -267,7 +267,7 @@ impl Turn {
             };
             let log = self.runtime.log.clone();
             let reply = model
-                .complete(&messages, &tool_definitions(), number, |text| {
+                .complete(&messages, tool_definitions(), number, |text| {
                     log.push(AgentEvent::Message { role: Role::Assistant, content: text.to_string(), delta: true });
                 })
                 .await;
@@ -480,10 +480,14 @@ impl Turn {
 }
 
 /// The workspace tools and `ask_user`, as offered to the model.
-fn tool_definitions() -> Vec<Value> {
-    let mut definitions = tools::definitions();
-    definitions.push(question::definition());
-    definitions
+/// What the model is told it may call, built once.
+fn tool_definitions() -> &'static [Value] {
+    static DEFINITIONS: std::sync::LazyLock<Vec<Value>> = std::sync::LazyLock::new(|| {
+        let mut definitions = tools::definitions();
+        definitions.push(question::definition());
+        definitions
+    });
+    &DEFINITIONS
 }
 
 #[cfg(test)]

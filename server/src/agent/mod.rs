@@ -7,6 +7,7 @@ pub mod builtin;
 pub mod log;
 pub mod model;
 pub mod question;
+mod sse;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
