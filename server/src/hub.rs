@@ -141,9 +141,8 @@ impl Hub {
     /// The agent runtime of an existing session.
     pub fn runtime(&self, id: &str) -> Option<Arc<SessionRuntime>> {
         let folder = self.registry().get(id)?.folder.clone();
-        let mut runtimes = self.runtimes.lock().unwrap_or_else(|p| p.into_inner());
         Some(
-            runtimes
+            self.runtimes()
                 .entry(id.to_string())
                 .or_insert_with(|| Arc::new(SessionRuntime::load(id.to_string(), folder, self.store.clone())))
                 .clone(),
@@ -158,10 +157,28 @@ impl Hub {
 
     /// Records a session's status without telling anyone yet.
     pub fn record_status(&self, id: &str, status: SessionStatus, pending_count: usize) {
-        if let Some(session) = self.registry().get_mut(id) {
-            session.status = status;
-            session.pending_count = pending_count;
-            session.updated_at_ms = now_ms();
+        if let Some(ahead) = self.save_status_ahead(id, status, pending_count) {
+            self.take_status(&ahead);
+        }
+    }
+
+    /// Saves the status a session is about to take without taking it yet, so a
+    /// turn's end is on disk, session row included, before anyone can see it.
+    pub fn save_status_ahead(&self, id: &str, status: SessionStatus, pending_count: usize) -> Option<Session> {
+        let mut session = self.registry().get(id)?.clone();
+        session.status = status;
+        session.pending_count = pending_count;
+        session.updated_at_ms = now_ms();
+        self.persist(&session);
+        Some(session)
+    }
+
+    /// Takes a status saved ahead (saved again: the row may have changed since).
+    pub fn take_status(&self, ahead: &Session) {
+        if let Some(session) = self.registry().get_mut(&ahead.id) {
+            session.status = ahead.status;
+            session.pending_count = ahead.pending_count;
+            session.updated_at_ms = ahead.updated_at_ms;
             self.persist(session);
         }
     }
@@ -178,6 +195,10 @@ impl Hub {
     fn registry(&self) -> MutexGuard<'_, Registry> {
         // A panic while holding the lock leaves plain data behind; keep serving.
         self.registry.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn runtimes(&self) -> MutexGuard<'_, HashMap<String, Arc<SessionRuntime>>> {
+        self.runtimes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn publish(&self, update: HubUpdate) {
@@ -220,6 +241,9 @@ impl Hub {
                 registry.open(&folder, session_id, now_ms(), || read_settings(&folder)).map_err(registry_error)?;
             if created {
                 self.persist(session);
+                // Nothing of it is stored yet: no need to read it back.
+                let runtime = SessionRuntime::fresh(session.id.clone(), folder.clone(), self.store.clone());
+                self.runtimes().insert(session.id.clone(), Arc::new(runtime));
             }
             (act(session), created)
         };

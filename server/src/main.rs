@@ -65,7 +65,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             "ACP agent: one process per session, started on its first prompt"
         );
     }
-    let hub = Hub::new(HubOptions { model, store: Some(store), acp, ..HubOptions::default() });
+    let hub = Hub::new(HubOptions { model, store: Some(store.clone()), acp, ..HubOptions::default() });
     for folder in &cli.folders {
         let config = hub
             .open_session(&folder.display().to_string(), None)
@@ -85,7 +85,10 @@ async fn run(cli: Cli) -> Result<(), String> {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await
-        .map_err(|err| err.to_string())
+        .map_err(|err| err.to_string())?;
+    // The writer gathers for a few milliseconds: what it holds goes to disk before the exit.
+    store.flush().await;
+    Ok(())
 }
 
 fn open_browser(url: &str) {

@@ -1,8 +1,9 @@
 //! The hub's SQLite database: sessions, every event with its seq, and the
 //! built-in agent's state (conversation, pending approvals). WAL mode.
 //!
-//! Writes go to one writer thread that commits whatever has queued up in a
-//! single transaction, so streaming thousands of deltas costs few commits.
+//! Writes go to one writer thread that gathers what comes within a few
+//! milliseconds into a single transaction, so streaming thousands of deltas
+//! costs few commits.
 //! [`Store::flush`] waits until everything sent before it is on disk: the agent
 //! calls it before a pause or the end of a turn is announced.
 
@@ -18,6 +19,16 @@ use rusqlite::{params, Connection, OptionalExtension};
 const MIGRATIONS: &[&str] = &[include_str!("../migrations/001_init.sql")];
 /// The most commands one transaction takes before it commits.
 const MAX_BATCH: usize = 5_000;
+/// How long a transaction stays open for more commands once one came. A flush
+/// commits at once; what it leaves to chance is only an event or two more
+/// lost with a killed hub, in exchange for one commit instead of dozens.
+const GATHER: std::time::Duration = std::time::Duration::from_millis(5);
+/// Checkpoints (the WAL copied into the database, with an fsync: tens of
+/// milliseconds) run when the writer has been idle this long…
+const CHECKPOINT_WHEN_IDLE: std::time::Duration = std::time::Duration::from_millis(500);
+/// …or after this much was written, once the flushes waiting on it are
+/// answered; SQLite's own would run inside a commit, stalling a turn's end.
+const CHECKPOINT_AFTER_BYTES: usize = 4 << 20;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionRow {
@@ -77,6 +88,7 @@ impl Store {
         let fail = |err: rusqlite::Error| format!("cannot open the database {}: {err}", path.display());
         let mut writer = open_connection(&path).map_err(fail)?;
         migrate(&mut writer).map_err(fail)?;
+        writer.pragma_update(None, "wal_autocheckpoint", 0).map_err(fail)?;
         let reader = open_connection(&path).map_err(fail)?;
         let (sender, receiver) = mpsc::channel();
         std::thread::Builder::new()
@@ -173,20 +185,65 @@ impl Store {
 }
 
 fn write_loop(mut db: Connection, commands: mpsc::Receiver<Command>) {
-    while let Ok(first) = commands.recv() {
+    let mut unchecked = 0;
+    loop {
+        let first = match commands.recv_timeout(CHECKPOINT_WHEN_IDLE) {
+            Ok(command) => command,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if unchecked > 0 {
+                    checkpoint(&db);
+                    unchecked = 0;
+                }
+                continue;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
+        let deadline = std::time::Instant::now() + GATHER;
+        let mut flushing = matches!(first, Command::Flush(_));
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
-            match commands.try_recv() {
-                Ok(command) => batch.push(command),
-                Err(_) => break,
-            }
+            let next = if flushing {
+                commands.try_recv().ok()
+            } else {
+                commands.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())).ok()
+            };
+            let Some(command) = next else { break };
+            flushing |= matches!(command, Command::Flush(_));
+            batch.push(command);
         }
+        unchecked += batch.iter().map(Command::size).sum::<usize>();
         let mut flushes = Vec::new();
         if let Err(err) = write_batch(&mut db, batch, &mut flushes) {
             tracing::error!("saving to the database failed: {err}");
         }
         for done in flushes {
             let _ = done.send(());
+        }
+        if unchecked >= CHECKPOINT_AFTER_BYTES {
+            checkpoint(&db);
+            unchecked = 0;
+        }
+    }
+    if unchecked > 0 {
+        checkpoint(&db);
+    }
+}
+
+/// Copies what the WAL holds into the database, as far as readers allow.
+fn checkpoint(db: &Connection) {
+    if let Err(err) = db.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+        tracing::warn!("checkpointing the database failed: {err}");
+    }
+}
+
+impl Command {
+    /// Roughly what it adds to the WAL, in bytes.
+    fn size(&self) -> usize {
+        match self {
+            Command::Event { body, .. } => body.len() + 64,
+            Command::Agent { state, .. } => state.len() + 64,
+            Command::Session(_) => 256,
+            Command::Flush(_) => 0,
         }
     }
 }
@@ -280,6 +337,21 @@ mod tests {
         assert_eq!(store.agent_state("nobody").unwrap(), None);
         let mode: String = store.read(|db| db.pragma_query_value(None, "journal_mode", |r| r.get(0))).unwrap();
         assert_eq!(mode, "wal");
+    }
+
+    #[tokio::test]
+    async fn the_wal_is_copied_into_the_database_once_the_writer_is_idle() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let database_size = || std::fs::metadata(store.path()).unwrap().len();
+        for seq in 1..=100 {
+            store.append_event("s", &message(&"x".repeat(10_000), seq));
+        }
+        store.flush().await;
+        assert!(database_size() < 100_000, "a megabyte committed stays in the WAL at first");
+        tokio::time::sleep(CHECKPOINT_WHEN_IDLE * 3).await;
+        assert!(database_size() > 1_000_000, "then it is copied into the database");
+        assert_eq!(store.events("s").unwrap().len(), 100);
     }
 
     #[tokio::test]

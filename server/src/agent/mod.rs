@@ -194,26 +194,28 @@ pub struct SessionRuntime {
 impl SessionRuntime {
     /// A session's runtime, picking up its events and agent state from the store.
     pub fn load(id: String, folder: PathBuf, store: Option<Arc<Store>>) -> Self {
-        let (events, state) = match &store {
-            None => (Vec::new(), AgentState::default()),
-            Some(store) => {
-                let events = store.events(&id).unwrap_or_else(|err| {
-                    tracing::error!("{err}");
-                    Vec::new()
-                });
-                let state = store
-                    .agent_state(&id)
-                    .and_then(|text| {
-                        text.map(|text| serde_json::from_str(&text).map_err(|e| e.to_string())).transpose()
-                    })
-                    .unwrap_or_else(|err| {
-                        tracing::error!(session = %id, "the agent state could not be read, starting afresh: {err}");
-                        None
-                    })
-                    .unwrap_or_default();
-                (events, state)
-            }
-        };
+        let Some(saved) = &store else { return Self::fresh(id, folder, None) };
+        let events = saved.events(&id).unwrap_or_else(|err| {
+            tracing::error!("{err}");
+            Vec::new()
+        });
+        let state = saved
+            .agent_state(&id)
+            .and_then(|text| text.map(|text| serde_json::from_str(&text).map_err(|e| e.to_string())).transpose())
+            .unwrap_or_else(|err| {
+                tracing::error!(session = %id, "the agent state could not be read, starting afresh: {err}");
+                None
+            })
+            .unwrap_or_default();
+        Self::with(id, folder, store, events, state)
+    }
+
+    /// The runtime of a session just created: the store has nothing of it yet.
+    pub fn fresh(id: String, folder: PathBuf, store: Option<Arc<Store>>) -> Self {
+        Self::with(id, folder, store, Vec::new(), AgentState::default())
+    }
+
+    fn with(id: String, folder: PathBuf, store: Option<Arc<Store>>, events: Vec<app::events::SeqEvent>, state: AgentState) -> Self {
         let sink = store.clone().map(|store| (store, id.clone()));
         Self { log: Arc::new(EventLog::restored(events, sink)), id, folder, state: Mutex::new(state), store }
     }
@@ -264,6 +266,7 @@ impl SessionRuntime {
     pub async fn end_turn(&self, hub: &Hub, end: TurnEnd) {
         let pending_count = end.pending.as_ref().map_or(0, Vec::len);
         // The pause (or end) is on disk before anyone can see it and act on it…
+        let ahead = hub.save_status_ahead(&self.id, end.status, pending_count);
         self.save(&self.state());
         self.log.append_unpublished(AgentEvent::Result { status: end.result, pending: end.pending });
         self.flush().await;
@@ -272,7 +275,9 @@ impl SessionRuntime {
         {
             let mut state = self.state();
             state.running = false;
-            hub.record_status(&self.id, end.status, pending_count);
+            if let Some(ahead) = &ahead {
+                hub.take_status(ahead);
+            }
             self.log.publish();
         }
         hub.projects_changed();
