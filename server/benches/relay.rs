@@ -273,7 +273,9 @@ async fn measure(bench: Bench, memory_hub: String, stored_hub: String) {
     for list in [&mut memory_ratios, &mut stored_ratios, &mut bytes_ratios] {
         list.sort_by(f64::total_cmp);
     }
-    let spread = |list: &[f64]| format!("{:.3} ({:.3}..{:.3})", percentile(list, 0.5), percentile(list, 0.25), percentile(list, 0.75));
+    let spread = |list: &[f64]| {
+        format!("{:.3} ({:.3}..{:.3})", percentile(list, 0.5), percentile(list, 0.25), percentile(list, 0.75))
+    };
     println!("throughput ratio, direct time / hub time, median (p25..p75 of the runs):");
     println!("  decoding client: hub in memory {}, hub with SQLite {}", spread(&memory_ratios), spread(&stored_ratios));
     println!("  client counting bytes: hub in memory {}", spread(&bytes_ratios));

@@ -215,7 +215,13 @@ impl SessionRuntime {
         Self::with(id, folder, store, Vec::new(), AgentState::default())
     }
 
-    fn with(id: String, folder: PathBuf, store: Option<Arc<Store>>, events: Vec<app::events::SeqEvent>, state: AgentState) -> Self {
+    fn with(
+        id: String,
+        folder: PathBuf,
+        store: Option<Arc<Store>>,
+        events: Vec<app::events::SeqEvent>,
+        state: AgentState,
+    ) -> Self {
         let sink = store.clone().map(|store| (store, id.clone()));
         Self { log: Arc::new(EventLog::restored(events, sink)), id, folder, state: Mutex::new(state), store }
     }

@@ -292,14 +292,16 @@ fn read_event(data: &[u8], text: &mut String, calls: &mut ToolCallAccumulator) -
     }
     // Checked once as a whole, the text's strings need no check each (a tenth
     // of the parsing time).
-    let parsed = std::str::from_utf8(data).map_err(|err| err.to_string()).and_then(|data| {
-        serde_json::from_str::<Chunk<'_>>(data).map_err(|err| err.to_string())
-    });
+    let parsed = std::str::from_utf8(data)
+        .map_err(|err| err.to_string())
+        .and_then(|data| serde_json::from_str::<Chunk<'_>>(data).map_err(|err| err.to_string()));
     let chunk = match parsed {
         Ok(chunk) => chunk,
         Err(err) => {
             let data = String::from_utf8_lossy(data);
-            return ControlFlow::Break(Err(format!("The model sent a chunk that is not valid JSON ({err}): {data:.200}")));
+            return ControlFlow::Break(Err(format!(
+                "The model sent a chunk that is not valid JSON ({err}): {data:.200}"
+            )));
         }
     };
     if let Some(error) = chunk.error {

@@ -134,7 +134,11 @@ mod tests {
         let mut seen = Vec::new();
         let flow = reader.feed(b"data: 1\n\ndata: stop\n\ndata: 3\n\n", |data| {
             seen.push(data.to_vec());
-            if data == b"stop" { ControlFlow::Break("stopped") } else { ControlFlow::Continue(()) }
+            if data == b"stop" {
+                ControlFlow::Break("stopped")
+            } else {
+                ControlFlow::Continue(())
+            }
         });
         assert_eq!(flow, ControlFlow::Break("stopped"));
         assert_eq!(seen, [b"1".to_vec(), b"stop".to_vec()]);
