@@ -157,8 +157,11 @@ impl Hub {
 
     /// Records a session's status without telling anyone yet.
     pub fn record_status(&self, id: &str, status: SessionStatus, pending_count: usize) {
-        if let Some(ahead) = self.save_status_ahead(id, status, pending_count) {
-            self.take_status(&ahead);
+        if let Some(session) = self.registry().get_mut(id) {
+            session.status = status;
+            session.pending_count = pending_count;
+            session.updated_at_ms = now_ms();
+            self.persist(session);
         }
     }
 
@@ -173,13 +176,16 @@ impl Hub {
         Some(session)
     }
 
-    /// Takes a status saved ahead (saved again: the row may have changed since).
+    /// Takes a status saved ahead; saved again only if the row changed since
+    /// (a YOLO switch in between).
     pub fn take_status(&self, ahead: &Session) {
         if let Some(session) = self.registry().get_mut(&ahead.id) {
             session.status = ahead.status;
             session.pending_count = ahead.pending_count;
             session.updated_at_ms = ahead.updated_at_ms;
-            self.persist(session);
+            if session != ahead {
+                self.persist(session);
+            }
         }
     }
 

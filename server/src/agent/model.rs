@@ -253,32 +253,24 @@ impl ModelClient {
         let mut arrivals = response.bytes_stream().ready_chunks(64);
         let end = loop {
             let mut text = String::new();
-            let mut flow = ControlFlow::Continue(());
             let arrived = arrivals.next().await;
-            let done = arrived.is_none();
-            match arrived {
-                Some(chunks) => {
-                    for chunk in chunks {
-                        flow = match chunk {
-                            Ok(bytes) => reader.feed(&bytes, |data| read_event(data, &mut text, &mut calls)),
-                            Err(err) => ControlFlow::Break(Err(format!("The model stream failed: {}", describe(&err)))),
-                        };
-                        if flow.is_break() {
-                            break;
-                        }
-                    }
-                }
-                None => flow = reader.finish(|data| read_event(data, &mut text, &mut calls)),
-            }
+            let flow = match &arrived {
+                Some(chunks) => chunks.iter().try_for_each(|chunk| match chunk {
+                    Ok(bytes) => reader.feed(bytes, |data| read_event(data, &mut text, &mut calls)),
+                    Err(err) => ControlFlow::Break(Err(format!("The model stream failed: {}", describe(err)))),
+                }),
+                None => reader.finish(|data| read_event(data, &mut text, &mut calls)),
+            };
             // The text before a `[DONE]` or a failure is still passed on.
             if !text.is_empty() {
                 on_text(&text);
                 content.push_str(&text);
             }
             match flow {
-                ControlFlow::Continue(()) if done => break Ok(()),
-                ControlFlow::Continue(()) => {}
                 ControlFlow::Break(end) => break end,
+                // A stream that closes without `[DONE]` is taken as complete.
+                ControlFlow::Continue(()) if arrived.is_none() => break Ok(()),
+                ControlFlow::Continue(()) => {}
             }
         };
         end.map(|()| ModelReply { content, tool_calls: calls.finish(turn) })
