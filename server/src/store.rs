@@ -19,9 +19,9 @@ use rusqlite::{params, Connection, OptionalExtension};
 const MIGRATIONS: &[&str] = &[include_str!("../migrations/001_init.sql")];
 /// The most commands one transaction takes before it commits.
 const MAX_BATCH: usize = 5_000;
-/// How long a transaction stays open for more commands once one came. A flush
-/// commits at once; what it leaves to chance is only an event or two more
-/// lost with a killed hub, in exchange for one commit instead of dozens.
+/// How long the writer waits for more commands once one came, before it
+/// commits them together. A flush commits at once; what it leaves to chance is
+/// only an event or two more lost with a killed hub, for one commit instead of dozens.
 const GATHER: std::time::Duration = std::time::Duration::from_millis(5);
 /// Checkpoints (the WAL copied into the database, with an fsync: tens of
 /// milliseconds) run when the writer has been idle this long…
