@@ -323,6 +323,12 @@ async fn model_errors_and_bad_requests_are_clear() {
     model.push(ModelReply::Events(vec!["{not json".into()]));
     let events = hub.prompt(&folder, "once more").await.lines();
     assert!(events[2]["message"].as_str().unwrap().contains("not valid JSON"), "{}", events[2]);
+    // An event that never ends is cut off, not buffered for ever.
+    let endless = format!("data: {{\"choices\":[{{\"delta\":{{\"content\":\"{}", "x".repeat(17 << 20));
+    model.push(ModelReply::Rendered(endless.into()));
+    let events = hub.prompt(&folder, "and again").await.lines();
+    assert_eq!(types(&events), ["init", "message", "error", "result"]);
+    assert!(events[2]["message"].as_str().unwrap().contains("more than 16 MiB"), "{}", events[2]);
 
     let empty = hub.prompt(&folder, "   ").await;
     assert_eq!((empty.status, empty.error_code().as_str()), (StatusCode::BAD_REQUEST, "bad_request"));

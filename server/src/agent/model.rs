@@ -19,6 +19,9 @@ use serde_json::{json, Value};
 
 use super::sse::SseReader;
 
+/// The most one streamed event may hold (a chunk is usually a few hundred bytes).
+const MAX_EVENT_BYTES: usize = 16 << 20;
+
 #[derive(Debug, Clone)]
 pub struct ModelConfig {
     pub base_url: String,
@@ -260,6 +263,14 @@ impl ModelClient {
                     Err(err) => ControlFlow::Break(Err(format!("The model stream failed: {}", describe(err)))),
                 }),
                 None => reader.finish(|data| read_event(data, &mut text, &mut calls)),
+            };
+            let flow = match flow {
+                // A broken endpoint must not grow the hub without bound.
+                ControlFlow::Continue(()) if reader.unfinished() > MAX_EVENT_BYTES => ControlFlow::Break(Err(format!(
+                    "The model sent an event of more than {} MiB without ending it; the reply was stopped.",
+                    MAX_EVENT_BYTES >> 20
+                ))),
+                flow => flow,
             };
             // The text before a `[DONE]` or a failure is still passed on.
             if !text.is_empty() {

@@ -1,7 +1,7 @@
 //! Server-sent events read in place: the model's reply arrives as network
 //! chunks, each finished event's `data` is handed out as a slice. Nothing is
-//! allocated per event (a fast local model sends thousands a second; a general
-//! parser's string per event and field was a tenth of the relay's cost).
+//! allocated per event (a fast local model sends thousands a second; the general
+//! parser used before allocated a string per event and field).
 //!
 //! Only `data` matters to a chat completion stream; other fields and comments
 //! are skipped. Lines end with LF, CRLF or CR, as the SSE format allows.
@@ -47,6 +47,11 @@ impl SseReader {
         }
         self.partial = joined;
         ControlFlow::Continue(())
+    }
+
+    /// Bytes held for a line or an event that has not ended yet.
+    pub fn unfinished(&self) -> usize {
+        self.partial.len() + self.data.len()
     }
 
     /// The end of the stream: an unfinished last line and event still count, for
@@ -126,6 +131,16 @@ mod tests {
         assert_eq!(events("data: a\n\ndata: b", 3), ["a", "b"]);
         assert_eq!(events("data: a\n\ndata: b\r", 100), ["a", "b"]);
         assert!(events("", 1).is_empty());
+    }
+
+    #[test]
+    fn what_waits_for_its_end_is_counted() {
+        let mut reader = SseReader::default();
+        let mut ignore = |_: &[u8]| ControlFlow::<()>::Continue(());
+        let _ = reader.feed(b"data: 12345\ndata: 6", &mut ignore);
+        assert_eq!(reader.unfinished(), "12345".len() + "data: 6".len());
+        let _ = reader.feed(b"\n\n", &mut ignore);
+        assert_eq!(reader.unfinished(), 0);
     }
 
     #[test]
