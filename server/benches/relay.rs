@@ -9,10 +9,11 @@
 //! only counts bytes is measured too, as the harshest reference. The hub runs
 //! twice: in memory, and saving every event to SQLite (goal: persistence costs at
 //! most 5%). Then many one-delta replies, each the first prompt of a new session,
-//! give the first-token latency the hub adds, paired sample by sample (goal ≤ 2 ms
-//! p99).
+//! give the first-token latency each hub adds, paired sample by sample with a
+//! direct request (goal ≤ 2 ms p99 with SQLite).
 //!
 //! `cargo bench -p agent-hub-server --bench relay`
+//! (`RELAY_ONLY=throughput` or `RELAY_ONLY=first-token` runs one part.)
 
 #[path = "../tests/common/fake_model.rs"]
 #[allow(dead_code)]
@@ -221,11 +222,6 @@ fn runtime(builder: &mut tokio::runtime::Builder) -> tokio::runtime::Runtime {
 }
 
 async fn measure(bench: Bench, memory_hub: String, stored_hub: String) {
-    let pieces: Vec<String> = (0..TOKENS).map(|i| format!("tok{i} ")).collect();
-    // Rendered once: the fake model's own JSON building stays out of the timing.
-    let rendered = fake_model::render(&fake_model::Reply::Text(pieces));
-    let long_reply = || fake_model::Reply::Rendered(rendered.clone());
-
     // Warm up connections and code paths.
     for hub in [&memory_hub, &stored_hub] {
         bench.model.push(text(&["tok"]));
@@ -233,11 +229,28 @@ async fn measure(bench: Bench, memory_hub: String, stored_hub: String) {
         bench.model.push(text(&["tok"]));
         bench.through(hub, "warm-up", Client::Decodes).await;
     }
+    let only = std::env::var("RELAY_ONLY").unwrap_or_default();
+    if only != "first-token" {
+        throughput(&bench, &memory_hub, &stored_hub).await;
+    }
+    if only != "throughput" {
+        first_token(&bench, &memory_hub, &stored_hub).await;
+    }
+}
+
+/// Long replies relayed in full, each path in turn within every run.
+async fn throughput(bench: &Bench, memory_hub: &str, stored_hub: &str) {
+    let pieces: Vec<String> = (0..TOKENS).map(|i| format!("tok{i} ")).collect();
+    // Rendered once: the fake model's own JSON building stays out of the timing.
+    let rendered = fake_model::render(&fake_model::Reply::Text(pieces));
+    let long_reply = || fake_model::Reply::Rendered(rendered.clone());
 
     println!("relay of {TOKENS} tokens, {RUNS} runs; each run: a decoding client direct, through the hub in memory,");
     println!("through the hub with SQLite; a client counting bytes direct, through the hub in memory");
     println!("(ms: total, and in brackets the first token and the tail after the last one)");
     let (mut memory_ratios, mut stored_ratios, mut bytes_ratios) = (Vec::new(), Vec::new(), Vec::new());
+    // Where a decoding client's time goes, per path: first token, the stream, the tail.
+    let mut phases: [Vec<[f64; 3]>; 3] = Default::default();
     for run in 0..RUNS {
         let time = async |hub: Option<&str>, name: &str, client: Client| {
             bench.model.push(long_reply());
@@ -249,10 +262,10 @@ async fn measure(bench: Bench, memory_hub: String, stored_hub: String) {
             timing
         };
         let direct = time(None, "", Client::Decodes).await;
-        let memory = time(Some(&memory_hub), "decoded", Client::Decodes).await;
-        let stored = time(Some(&stored_hub), "decoded", Client::Decodes).await;
+        let memory = time(Some(memory_hub), "decoded", Client::Decodes).await;
+        let stored = time(Some(stored_hub), "decoded", Client::Decodes).await;
         let direct_bytes = time(None, "", Client::CountsBytes).await;
-        let memory_bytes = time(Some(&memory_hub), "bytes", Client::CountsBytes).await;
+        let memory_bytes = time(Some(memory_hub), "bytes", Client::CountsBytes).await;
         let show = |timing: &Timing| {
             format!("{:5.1} ({:4.1} {:3.1})", ms(timing.total), ms(timing.first_token), ms(timing.tail))
         };
@@ -266,6 +279,10 @@ async fn measure(bench: Bench, memory_hub: String, stored_hub: String) {
             memory.deltas,
         );
         let ratio = |direct: &Timing, hub: &Timing| direct.total.as_secs_f64() / hub.total.as_secs_f64();
+        for (list, timing) in phases.iter_mut().zip([&direct, &memory, &stored]) {
+            let (first, tail) = (ms(timing.first_token), ms(timing.tail));
+            list.push([first, ms(timing.total) - first - tail, tail]);
+        }
         memory_ratios.push(ratio(&direct, &memory));
         stored_ratios.push(ratio(&direct, &stored));
         bytes_ratios.push(ratio(&direct_bytes, &memory_bytes));
@@ -279,39 +296,78 @@ async fn measure(bench: Bench, memory_hub: String, stored_hub: String) {
     println!("throughput ratio, direct time / hub time, median (p25..p75 of the runs):");
     println!("  decoding client: hub in memory {}, hub with SQLite {}", spread(&memory_ratios), spread(&stored_ratios));
     println!("  client counting bytes: hub in memory {}", spread(&bytes_ratios));
+    let medians = |list: &mut Vec<[f64; 3]>| {
+        let column = |index: usize| {
+            let mut values: Vec<f64> = list.iter().map(|phases| phases[index]).collect();
+            values.sort_by(f64::total_cmp);
+            percentile(&values, 0.5)
+        };
+        format!("{:.2} + {:.2} + {:.2}", column(0), column(1), column(2))
+    };
+    let [direct, memory, stored] = &mut phases;
+    println!(
+        "medians, first token + stream + tail (ms), decoding client: direct {}, hub in memory {}, hub with SQLite {}",
+        medians(direct),
+        medians(memory),
+        medians(stored)
+    );
     let (memory, stored) = (percentile(&memory_ratios, 0.5), percentile(&stored_ratios, 0.5));
-    let verdict = |met: bool| if met { "met" } else { "NOT met" };
     println!("throughput ratio with SQLite, decoding client: {stored:.3}  (goal >= 0.95: {})", verdict(stored >= 0.95));
     let loss = 1.0 - stored / memory;
     println!("throughput lost to persistence: {:.1}%  (goal <= 5%: {})", loss * 100.0, verdict(loss <= 0.05));
+}
 
-    let mut added = Vec::with_capacity(LATENCY_SAMPLES);
-    let (mut direct_first, mut hub_first) = (Vec::new(), Vec::new());
+/// Many one-delta replies, each the first prompt of a new session, paired
+/// sample by sample with the same request made straight to the model.
+async fn first_token(bench: &Bench, memory_hub: &str, stored_hub: &str) {
+    let (mut direct_first, mut memory_added, mut stored_added) = (Vec::new(), Vec::new(), Vec::new());
     for sample in 0..LATENCY_SAMPLES {
         bench.model.push(text(&["tok"]));
-        let direct = bench.direct(Client::Decodes).await;
-        bench.model.push(text(&["tok"]));
+        let direct = ms(bench.direct(Client::Decodes).await.first_token);
         // A fresh session each time: in one long session every prompt carries the
         // whole conversation to the model, which the direct request does not.
-        let relayed = bench.through(&stored_hub, &format!("latency-{sample}"), Client::Decodes).await;
-        direct_first.push(ms(direct.first_token));
-        hub_first.push(ms(relayed.first_token));
-        added.push(ms(relayed.first_token) - ms(direct.first_token));
+        let relayed = async |hub: &str| {
+            bench.model.push(text(&["tok"]));
+            ms(bench.through(hub, &format!("latency-{sample}"), Client::Decodes).await.first_token)
+        };
+        // Each hub goes first every other sample, so neither inherits the other's wake.
+        let (memory, stored) = if sample % 2 == 0 {
+            (relayed(memory_hub).await, relayed(stored_hub).await)
+        } else {
+            let stored = relayed(stored_hub).await;
+            (relayed(memory_hub).await, stored)
+        };
+        direct_first.push(direct);
+        memory_added.push(memory - direct);
+        stored_added.push(stored - direct);
     }
-    for list in [&mut added, &mut direct_first, &mut hub_first] {
+    for list in [&mut direct_first, &mut memory_added, &mut stored_added] {
         list.sort_by(f64::total_cmp);
     }
+    let spread = |list: &[f64]| {
+        format!(
+            "p50 {:.3} p90 {:.3} p99 {:.3} max {:.3}",
+            percentile(list, 0.5),
+            percentile(list, 0.9),
+            percentile(list, 0.99),
+            list[list.len() - 1]
+        )
+    };
+    println!("first token, {LATENCY_SAMPLES} samples, ms: direct {}", spread(&direct_first));
+    println!("  added by the hub in memory: {}", spread(&memory_added));
+    println!("  added by the hub with SQLite: {}", spread(&stored_added));
+    let p99 = percentile(&stored_added, 0.99);
     println!(
-        "first token, {LATENCY_SAMPLES} samples (hub with SQLite): direct p50 {:.3} ms p99 {:.3} ms; through hub p50 {:.3} ms p99 {:.3} ms",
-        percentile(&direct_first, 0.5),
-        percentile(&direct_first, 0.99),
-        percentile(&hub_first, 0.5),
-        percentile(&hub_first, 0.99),
-    );
-    let p99 = percentile(&added, 0.99);
-    println!(
-        "latency the hub adds to the first token: p50 {:.3} ms, p99 {p99:.3} ms  (goal <= 2 ms p99: {})",
-        percentile(&added, 0.5),
+        "latency the hub with SQLite adds to the first token: p50 {:.3} ms, p99 {p99:.3} ms  (goal <= 2 ms p99: {})",
+        percentile(&stored_added, 0.5),
         verdict(p99 <= 2.0)
     );
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met {
+        "met"
+    } else {
+        "NOT met"
+    }
 }
