@@ -1,15 +1,17 @@
 //! The hub's SQLite database: sessions, every event with its seq, and the
 //! built-in agent's state (conversation, pending approvals). WAL mode.
 //!
-//! Writes go to one writer thread that gathers what comes within a few
-//! milliseconds into a single transaction, so streaming thousands of deltas
-//! costs few commits.
+//! Writes go to one writer thread. While the hub is busy the writer commits
+//! streamed events every few milliseconds, so thousands of deltas cost few
+//! commits; a flush or an agent state is committed at once. Senders wake the
+//! writer only for those or after a quiet spell put it to sleep. A thread's wake-up costs tens of
+//! microseconds on a VM, and a turn sends several commands at its start.
 //! [`Store::flush`] waits until everything sent before it is on disk: the agent
 //! calls it before a pause or the end of a turn is announced.
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
 use app::events::{AgentEvent, SeqEvent};
 use app::types::SessionStatus;
@@ -17,17 +19,18 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 /// Migrations in order; `PRAGMA user_version` says how many ran.
 const MIGRATIONS: &[&str] = &[include_str!("../migrations/001_init.sql")];
-/// The most commands one transaction takes before it commits.
-const MAX_BATCH: usize = 5_000;
-/// How long the writer waits for more commands once one came, before it
-/// commits them together. A flush commits at once; what it leaves to chance is
-/// only an event or two more lost with a killed hub, for one commit instead of dozens.
-const GATHER: std::time::Duration = std::time::Duration::from_millis(5);
+/// While busy, the writer commits streamed events this often. What the wait
+/// leaves to chance is the last deltas of a turn that a killed hub cuts anyway
+/// (it is reported interrupted after a restart); a turn's start, tool results
+/// and pauses come with the agent state, which is written at once.
+const TICK: Duration = Duration::from_millis(20);
+/// After this long without commands the writer checkpoints and sleeps until
+/// a command wakes it…
+const SLEEP_WHEN_QUIET: Duration = Duration::from_millis(500);
 /// Checkpoints (the WAL copied into the database, with an fsync: tens of
-/// milliseconds) run when the writer has been idle this long…
-const CHECKPOINT_WHEN_IDLE: std::time::Duration = std::time::Duration::from_millis(500);
-/// …or after this much was written, once the flushes waiting on it are
-/// answered; SQLite's own would run inside a commit, stalling a turn's end.
+/// milliseconds) run then, or after this much was written, once the flushes
+/// waiting on it are answered; SQLite's own would run inside a commit,
+/// stalling a turn's end.
 const CHECKPOINT_AFTER_BYTES: usize = 4 << 20;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,8 +53,27 @@ enum Command {
 
 pub struct Store {
     path: PathBuf,
-    writer: Mutex<mpsc::Sender<Command>>,
+    queue: Arc<Queue>,
+    writer: Option<std::thread::JoinHandle<()>>,
     reader: Mutex<Connection>,
+}
+
+/// The commands waiting for the writer.
+#[derive(Default)]
+struct Queue {
+    state: Mutex<QueueState>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct QueueState {
+    commands: Vec<Command>,
+    /// The writer sleeps until a command comes.
+    asleep: bool,
+    /// A command waiting should be written at once (a flush, an agent state).
+    urgent: bool,
+    /// The store is gone: the writer saves what is left and stops.
+    closed: bool,
 }
 
 impl std::fmt::Debug for Store {
@@ -90,12 +112,13 @@ impl Store {
         migrate(&mut writer).map_err(fail)?;
         writer.pragma_update(None, "wal_autocheckpoint", 0).map_err(fail)?;
         let reader = open_connection(&path).map_err(fail)?;
-        let (sender, receiver) = mpsc::channel();
-        std::thread::Builder::new()
+        let queue = Arc::new(Queue::default());
+        let commands = queue.clone();
+        let writer = std::thread::Builder::new()
             .name("store-writer".into())
-            .spawn(move || write_loop(writer, receiver))
+            .spawn(move || write_loop(writer, &commands))
             .map_err(|err| format!("cannot start the database writer: {err}"))?;
-        Ok(Arc::new(Self { path, writer: Mutex::new(sender), reader: Mutex::new(reader) }))
+        Ok(Arc::new(Self { path, queue, writer: Some(writer), reader: Mutex::new(reader) }))
     }
 
     pub fn path(&self) -> &Path {
@@ -103,9 +126,16 @@ impl Store {
     }
 
     fn send(&self, command: Command) {
-        let writer = self.writer.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if writer.send(command).is_err() {
-            tracing::error!("the database writer has stopped; changes are no longer saved");
+        // The agent's state changes where a turn starts, runs a tool or pauses:
+        // those are written at once, not a tick later.
+        let urgent = matches!(command, Command::Flush(_) | Command::Agent { .. });
+        let mut queue = self.queue.lock();
+        queue.commands.push(command);
+        queue.urgent |= urgent;
+        let wake = queue.asleep || urgent;
+        drop(queue);
+        if wake {
+            self.queue.wake.notify_one();
         }
     }
 
@@ -184,33 +214,70 @@ impl Store {
     }
 }
 
-fn write_loop(mut db: Connection, commands: mpsc::Receiver<Command>) {
-    let mut unchecked = 0;
-    loop {
-        let first = match commands.recv_timeout(CHECKPOINT_WHEN_IDLE) {
-            Ok(command) => command,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                if unchecked > 0 {
-                    checkpoint(&db);
-                    unchecked = 0;
-                }
-                continue;
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-        };
-        let deadline = std::time::Instant::now() + GATHER;
-        let mut flushing = matches!(first, Command::Flush(_));
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            let next = if flushing {
-                commands.try_recv().ok()
-            } else {
-                commands.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())).ok()
-            };
-            let Some(command) = next else { break };
-            flushing |= matches!(command, Command::Flush(_));
-            batch.push(command);
+/// What was sent is written before the store is gone.
+impl Drop for Store {
+    fn drop(&mut self) {
+        self.queue.lock().closed = true;
+        self.queue.wake.notify_one();
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
         }
+    }
+}
+
+impl Queue {
+    fn lock(&self) -> MutexGuard<'_, QueueState> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Waits while `waiting` holds, at most `timeout`.
+    fn wait<'a>(
+        &self,
+        state: MutexGuard<'a, QueueState>,
+        timeout: Duration,
+        waiting: impl FnMut(&mut QueueState) -> bool,
+    ) -> MutexGuard<'a, QueueState> {
+        match self.wake.wait_timeout_while(state, timeout, waiting) {
+            Ok((state, _)) => state,
+            Err(poisoned) => poisoned.into_inner().0,
+        }
+    }
+
+    /// The next commands to write together, or `None` once the store is gone
+    /// and all is written. Asleep, it first waits for a command; then it
+    /// gathers for a tick, less if an urgent command comes. An empty batch is a
+    /// quiet tick.
+    fn next_batch(&self, asleep: bool) -> Option<Vec<Command>> {
+        let mut state = self.lock();
+        if asleep {
+            state.asleep = true;
+            state = self
+                .wake
+                .wait_while(state, |state| state.commands.is_empty() && !state.closed)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            state.asleep = false;
+        }
+        state = self.wait(state, TICK, |state| !state.urgent && !state.closed);
+        state.urgent = false;
+        if state.closed && state.commands.is_empty() {
+            return None;
+        }
+        Some(std::mem::take(&mut state.commands))
+    }
+}
+
+fn write_loop(mut db: Connection, queue: &Queue) {
+    let (mut unchecked, mut quiet) = (0, Duration::ZERO);
+    while let Some(batch) = queue.next_batch(quiet >= SLEEP_WHEN_QUIET) {
+        if batch.is_empty() {
+            quiet += TICK;
+            if quiet >= SLEEP_WHEN_QUIET && unchecked > 0 {
+                checkpoint(&db);
+                unchecked = 0;
+            }
+            continue;
+        }
+        quiet = Duration::ZERO;
         unchecked += batch.iter().map(Command::size).sum::<usize>();
         let mut flushes = Vec::new();
         if let Err(err) = write_batch(&mut db, batch, &mut flushes) {
@@ -299,6 +366,10 @@ mod tests {
     use super::*;
     use app::events::Role;
 
+    fn append(store: &Store, session: &str, event: SeqEvent) {
+        store.append_event(session, &event);
+    }
+
     fn message(text: &str, seq: u64) -> SeqEvent {
         SeqEvent { event: AgentEvent::Message { role: Role::Assistant, content: text.into(), delta: true }, seq }
     }
@@ -323,9 +394,9 @@ mod tests {
             store.save_session(row("s1", SessionStatus::Running));
             store.save_session(row("s1", SessionStatus::WaitingApproval));
             for seq in 1..=3 {
-                store.append_event("s1", &message(&format!("m{seq}"), seq));
+                append(&store, "s1", message(&format!("m{seq}"), seq));
             }
-            store.append_event("other", &message("x", 1));
+            append(&store, "other", message("x", 1));
             store.save_agent_state("s1", "{\"messages\":[]}".into());
             store.flush().await;
         }
@@ -339,17 +410,29 @@ mod tests {
         assert_eq!(mode, "wal");
     }
 
+    #[test]
+    fn what_was_sent_is_written_when_the_store_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        for seq in 1..=3 {
+            append(&store, "s", message("m", seq));
+        }
+        drop(store);
+        let seqs: Vec<u64> = Store::open(dir.path()).unwrap().events("s").unwrap().iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, [1, 2, 3]);
+    }
+
     #[tokio::test]
     async fn the_wal_is_copied_into_the_database_once_the_writer_is_idle() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let database_size = || std::fs::metadata(store.path()).unwrap().len();
         for seq in 1..=100 {
-            store.append_event("s", &message(&"x".repeat(10_000), seq));
+            append(&store, "s", message(&"x".repeat(10_000), seq));
         }
         store.flush().await;
         assert!(database_size() < 100_000, "a megabyte committed stays in the WAL at first");
-        tokio::time::sleep(CHECKPOINT_WHEN_IDLE * 3).await;
+        tokio::time::sleep(SLEEP_WHEN_QUIET * 3).await;
         assert!(database_size() > 1_000_000, "then it is copied into the database");
         assert_eq!(store.events("s").unwrap().len(), 100);
     }
@@ -358,12 +441,12 @@ mod tests {
     async fn unreadable_events_are_skipped_not_fatal() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        store.append_event("s", &message("ok", 1));
+        append(&store, "s", message("ok", 1));
         store.flush().await;
         store
             .read(|db| db.execute("INSERT INTO events VALUES ('s', 2, '{\"type\":\"from_the_future\"}')", []))
             .unwrap();
-        store.append_event("s", &message("ok", 3));
+        append(&store, "s", message("ok", 3));
         store.flush().await;
         let seqs: Vec<u64> = store.events("s").unwrap().iter().map(|e| e.seq).collect();
         assert_eq!(seqs, [1, 3]);
