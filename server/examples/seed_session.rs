@@ -6,9 +6,10 @@
 
 use std::path::PathBuf;
 
+use agent_hub::agent::log::EventLog;
 use agent_hub::registry::default_session_id;
 use agent_hub::store::{SessionRow, Store};
-use app::events::{AgentEvent, ResultStatus, Role, SeqEvent, ToolKind, ToolStatus};
+use app::events::{AgentEvent, ResultStatus, Role, ToolKind, ToolStatus};
 use app::types::SessionStatus;
 use serde_json::json;
 
@@ -59,8 +60,10 @@ async fn main() {
         turn += 1;
     }
     let seq = events.len();
-    for (index, event) in events.into_iter().enumerate() {
-        store.append_event(&id, &SeqEvent { event, seq: index as u64 + 1 });
+    // Through an event log, which saves each event as the hub does.
+    let log = EventLog::restored(Vec::new(), Some((store.clone(), id.clone())));
+    for event in events {
+        log.push(event);
     }
     store.save_session(SessionRow {
         id: id.clone(),

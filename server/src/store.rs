@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use app::events::{AgentEvent, SeqEvent};
 use app::types::SessionStatus;
+use axum::body::Bytes;
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// Migrations in order; `PRAGMA user_version` says how many ran.
@@ -45,9 +46,17 @@ pub struct SessionRow {
 }
 
 enum Command {
-    Event { session: String, seq: u64, body: String },
+    /// `line`: the event as streamed, JSON and a newline.
+    Event {
+        session: String,
+        seq: u64,
+        line: Bytes,
+    },
     Session(SessionRow),
-    Agent { session: String, state: String },
+    Agent {
+        session: String,
+        state: String,
+    },
     Flush(tokio::sync::oneshot::Sender<()>),
 }
 
@@ -139,11 +148,9 @@ impl Store {
         }
     }
 
-    pub fn append_event(&self, session: &str, event: &SeqEvent) {
-        match serde_json::to_string(&event.event) {
-            Ok(body) => self.send(Command::Event { session: session.to_string(), seq: event.seq, body }),
-            Err(err) => tracing::error!("event not saved: {err}"),
-        }
+    /// Saves an event as the log serialized it (its stream line).
+    pub fn append_event(&self, session: &str, seq: u64, line: Bytes) {
+        self.send(Command::Event { session: session.to_string(), seq, line });
     }
 
     pub fn save_session(&self, row: SessionRow) {
@@ -188,7 +195,9 @@ impl Store {
     }
 
     /// A session's events in seq order. An event the code no longer reads is
-    /// skipped with a warning rather than losing the whole session.
+    /// skipped with a warning rather than losing the whole session. (A body is
+    /// the event's stream line; rows saved before that lack its `seq`, so the
+    /// column gives it.)
     pub fn events(&self, session: &str) -> Result<Vec<SeqEvent>, String> {
         let rows: Vec<(u64, String)> = self.read(|db| {
             let mut statement = db.prepare("SELECT seq, body FROM events WHERE session_id = ?1 ORDER BY seq")?;
@@ -307,7 +316,7 @@ impl Command {
     /// Roughly what it adds to the WAL, in bytes.
     fn size(&self) -> usize {
         match self {
-            Command::Event { body, .. } => body.len() + 64,
+            Command::Event { line, .. } => line.len() + 64,
             Command::Agent { state, .. } => state.len() + 64,
             Command::Session(_) => 256,
             Command::Flush(_) => 0,
@@ -336,9 +345,12 @@ fn write_batch(
         )?;
         for command in batch {
             match command {
-                Command::Event { session, seq, body } => {
-                    event.execute(params![session, seq as i64, body])?;
-                }
+                Command::Event { session, seq, line } => match std::str::from_utf8(line.trim_ascii_end()) {
+                    Ok(body) => {
+                        event.execute(params![session, seq as i64, body])?;
+                    }
+                    Err(err) => tracing::error!(session, seq, "event not saved, not UTF-8: {err}"),
+                },
                 Command::Session(row) => {
                     let status = serde_json::to_value(row.status).ok().and_then(|v| v.as_str().map(str::to_string));
                     session.execute(params![
@@ -366,8 +378,11 @@ mod tests {
     use super::*;
     use app::events::Role;
 
+    /// Saves `event` as the event log does: its stream line.
     fn append(store: &Store, session: &str, event: SeqEvent) {
-        store.append_event(session, &event);
+        let mut line = serde_json::to_vec(&event).unwrap();
+        line.push(b'\n');
+        store.append_event(session, event.seq, line.into());
     }
 
     fn message(text: &str, seq: u64) -> SeqEvent {
@@ -408,6 +423,20 @@ mod tests {
         assert_eq!(store.agent_state("nobody").unwrap(), None);
         let mode: String = store.read(|db| db.pragma_query_value(None, "journal_mode", |r| r.get(0))).unwrap();
         assert_eq!(mode, "wal");
+    }
+
+    #[tokio::test]
+    async fn rows_saved_before_bodies_carried_their_seq_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let old_body = r#"{"type":"message","role":"assistant","content":"old","delta":true}"#;
+        store.read(|db| db.execute("INSERT INTO events VALUES ('s', 1, ?1)", [old_body])).unwrap();
+        append(&store, "s", message("new", 2));
+        store.flush().await;
+        assert_eq!(store.events("s").unwrap(), vec![message("old", 1), message("new", 2)]);
+        let body: String =
+            store.read(|db| db.query_row("SELECT body FROM events WHERE seq = 2", [], |row| row.get(0))).unwrap();
+        assert!(body.ends_with(r#""seq":2}"#), "saved as its stream line, without the newline: {body}");
     }
 
     #[test]

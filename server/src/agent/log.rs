@@ -2,6 +2,9 @@
 //! (prompt streams, decision continuations, replays) read from the log, so a slow
 //! or reconnecting reader can neither miss an event nor see one twice.
 //!
+//! Each event is serialized once, when it is appended: every stream, however
+//! many readers, and the store take that line as it is.
+//!
 //! With a store, every event is also saved. Readers see events up to the
 //! published mark only: [`EventLog::append_unpublished`] lets the agent make an
 //! event durable before anyone can act on it.
@@ -9,13 +12,49 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use app::events::{AgentEvent, SeqEvent};
+use axum::body::Bytes;
 use futures::Stream;
 use tokio::sync::watch;
 
 use crate::store::Store;
 
+/// An event as the log keeps it: its stream line, `{"type":…,"seq":N}` and a
+/// newline, shared by every reader and the store.
+#[derive(Debug, Clone)]
+pub struct Logged {
+    pub seq: u64,
+    pub line: Bytes,
+    /// A `result`: a prompt stream ends after it.
+    pub ends_stream: bool,
+}
+
+impl Logged {
+    fn new(event: &SeqEvent) -> Self {
+        let mut line = serde_json::to_vec(event).unwrap_or_else(|err| {
+            // Our own types always serialize; should one not, readers still get a line.
+            tracing::error!(seq = event.seq, "event not serialized: {err}");
+            serde_json::to_vec(&serde_json::json!({"type": "error", "message": "unreadable event", "seq": event.seq}))
+                .unwrap_or_default()
+        });
+        line.push(b'\n');
+        Self { seq: event.seq, line: line.into(), ends_stream: event.event.ends_stream() }
+    }
+
+    /// The event, read back from its line (for the few readers that need it whole).
+    pub fn event(&self) -> Option<SeqEvent> {
+        serde_json::from_slice(&self.line)
+            .map_err(|err| tracing::error!(seq = self.seq, "a logged event does not read back: {err}"))
+            .ok()
+    }
+}
+
+/// The events of `logged`, read back.
+pub fn events_of(logged: &[Logged]) -> Vec<SeqEvent> {
+    logged.iter().filter_map(Logged::event).collect()
+}
+
 pub struct EventLog {
-    events: Mutex<Vec<SeqEvent>>,
+    events: Mutex<Vec<Logged>>,
     /// The latest published seq, for readers waiting on more.
     published: watch::Sender<u64>,
     sink: Option<(Arc<Store>, String)>,
@@ -31,10 +70,11 @@ impl EventLog {
     /// A log that goes on from `events` (in seq order), saving new ones to the store.
     pub fn restored(events: Vec<SeqEvent>, sink: Option<(Arc<Store>, String)>) -> Self {
         let last = events.last().map_or(0, |event| event.seq);
+        let events = events.iter().map(Logged::new).collect();
         Self { events: Mutex::new(events), published: watch::channel(last).0, sink }
     }
 
-    fn events(&self) -> MutexGuard<'_, Vec<SeqEvent>> {
+    fn events(&self) -> MutexGuard<'_, Vec<Logged>> {
         self.events.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
@@ -49,11 +89,11 @@ impl EventLog {
     pub fn append_unpublished(&self, event: AgentEvent) -> u64 {
         let mut events = self.events();
         let seq = events.last().map_or(0, |event| event.seq) + 1;
-        let event = SeqEvent { event, seq };
+        let logged = Logged::new(&SeqEvent { event, seq });
         if let Some((store, session)) = &self.sink {
-            store.append_event(session, &event);
+            store.append_event(session, seq, logged.line.clone());
         }
-        events.push(event);
+        events.push(logged);
         seq
     }
 
@@ -64,26 +104,28 @@ impl EventLog {
     }
 
     /// Every published event with `seq > after`.
-    pub fn after(&self, after: u64) -> Vec<SeqEvent> {
+    pub fn after(&self, after: u64) -> Vec<Logged> {
         let published = self.last_seq();
         let events = self.events();
         let start = events.partition_point(|event| event.seq <= after);
         let end = events.partition_point(|event| event.seq <= published);
-        events.get(start..end).map(<[SeqEvent]>::to_vec).unwrap_or_default()
+        events.get(start..end).map(<[Logged]>::to_vec).unwrap_or_default()
     }
 
     pub fn last_seq(&self) -> u64 {
         *self.published.borrow()
     }
 
+    /// Every published event, read back.
     pub fn all(&self) -> Vec<SeqEvent> {
-        self.after(0)
+        events_of(&self.after(0))
     }
 
     /// The last published event.
     pub fn last(&self) -> Option<AgentEvent> {
         let published = self.last_seq();
-        self.events().iter().rev().find(|event| event.seq <= published).map(|event| event.event.clone())
+        let last = self.events().iter().rev().find(|event| event.seq <= published).cloned()?;
+        last.event().map(|event| event.event)
     }
 }
 
@@ -91,7 +133,7 @@ impl EventLog {
 /// event that ends a stream (a `result`: the turn ended or paused). Events come
 /// in batches, everything published since the last look, so a fast producer
 /// costs one write per batch rather than per event.
-pub fn until_turn_pauses(log: Arc<EventLog>, after: u64) -> impl Stream<Item = Vec<SeqEvent>> {
+pub fn until_turn_pauses(log: Arc<EventLog>, after: u64) -> impl Stream<Item = Vec<Logged>> {
     let receiver = log.published.subscribe();
     futures::stream::unfold((log, receiver, after, false), |(log, mut receiver, seen, done)| async move {
         if done {
@@ -99,7 +141,7 @@ pub fn until_turn_pauses(log: Arc<EventLog>, after: u64) -> impl Stream<Item = V
         }
         loop {
             let mut batch = log.after(seen);
-            if let Some(end) = batch.iter().position(|event| event.event.ends_stream()) {
+            if let Some(end) = batch.iter().position(|event| event.ends_stream) {
                 batch.truncate(end + 1);
                 let seen = batch[end].seq;
                 return Some((batch, (log, receiver, seen, true)));
@@ -136,6 +178,26 @@ mod tests {
         assert_eq!(seqs, [2, 3]);
         assert!(log.after(3).is_empty() && log.after(99).is_empty());
         assert_eq!(log.last_seq(), 3);
+    }
+
+    #[test]
+    fn each_event_is_one_stream_line_that_reads_back_as_pushed() {
+        let log = EventLog::default();
+        log.push(text("say \"hi\"\n"));
+        log.push(result());
+        let logged = log.after(0);
+        let lines: Vec<&[u8]> = logged.iter().map(|event| &event.line[..]).collect();
+        assert_eq!(
+            lines,
+            [
+                &b"{\"type\":\"message\",\"role\":\"assistant\",\"content\":\"say \\\"hi\\\"\\n\",\"delta\":true,\"seq\":1}\n"[..],
+                &b"{\"type\":\"result\",\"status\":\"success\",\"seq\":2}\n"[..],
+            ]
+        );
+        assert_eq!(logged.iter().map(|event| event.ends_stream).collect::<Vec<_>>(), [false, true]);
+        let expected = vec![SeqEvent { event: text("say \"hi\"\n"), seq: 1 }, SeqEvent { event: result(), seq: 2 }];
+        assert_eq!(events_of(&logged), expected);
+        assert_eq!(log.all(), expected);
     }
 
     #[test]

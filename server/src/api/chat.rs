@@ -17,7 +17,7 @@ use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::agent::log::until_turn_pauses;
+use crate::agent::log::{events_of, until_turn_pauses, Logged};
 use crate::agent::{begin, pending_calls, SessionRuntime, Start};
 use crate::approval::Decision;
 use crate::error::{ApiError, ApiJson, ApiQuery, ApiResult};
@@ -105,15 +105,17 @@ pub async fn events(
 }
 
 /// One body chunk per batch of events, one JSON object per line.
-fn ndjson(batches: impl futures::Stream<Item = Vec<SeqEvent>> + Send + 'static) -> Response {
+fn ndjson(batches: impl futures::Stream<Item = Vec<Logged>> + Send + 'static) -> Response {
     let chunks = batches.filter(|batch| std::future::ready(!batch.is_empty())).map(|batch| {
-        let mut chunk = Vec::with_capacity(batch.len() * 128);
-        for event in &batch {
-            // Our own types always serialize.
-            serde_json::to_writer(&mut chunk, event).unwrap_or_default();
-            chunk.push(b'\n');
-        }
-        Ok::<_, Infallible>(Bytes::from(chunk))
+        let chunk = match batch.as_slice() {
+            [one] => one.line.clone(),
+            many => {
+                let mut chunk = Vec::with_capacity(many.iter().map(|event| event.line.len()).sum());
+                many.iter().for_each(|event| chunk.extend_from_slice(&event.line));
+                Bytes::from(chunk)
+            }
+        };
+        Ok::<_, Infallible>(chunk)
     });
     ([(CONTENT_TYPE, "application/x-ndjson")], Body::from_stream(chunks)).into_response()
 }
@@ -123,7 +125,7 @@ async fn respond(runtime: Arc<SessionRuntime>, after: u64, stream: bool) -> ApiR
     if stream {
         return Ok(ndjson(batches));
     }
-    let events: Vec<SeqEvent> = batches.concat().await;
+    let events = events_of(&batches.concat().await);
     if let Some(AgentEvent::Result { status: ResultStatus::WaitingApproval, pending: Some(pending) }) =
         events.last().map(|event| &event.event)
     {
