@@ -4,8 +4,9 @@
 //! Writes go to one writer thread. While the hub is busy the writer commits
 //! streamed events every few milliseconds, so thousands of deltas cost few
 //! commits; a flush or an agent state is committed at once. Senders wake the
-//! writer only for those or after a quiet spell put it to sleep. A thread's wake-up costs tens of
-//! microseconds on a VM, and a turn sends several commands at its start.
+//! writer only for those or after a quiet spell put it to sleep: a thread's
+//! wake-up costs tens of microseconds on a VM, and a turn sends several
+//! commands at its start.
 //! [`Store::flush`] waits until everything sent before it is on disk: the agent
 //! calls it before a pause or the end of a turn is announced.
 
@@ -239,19 +240,6 @@ impl Queue {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Waits while `waiting` holds, at most `timeout`.
-    fn wait<'a>(
-        &self,
-        state: MutexGuard<'a, QueueState>,
-        timeout: Duration,
-        waiting: impl FnMut(&mut QueueState) -> bool,
-    ) -> MutexGuard<'a, QueueState> {
-        match self.wake.wait_timeout_while(state, timeout, waiting) {
-            Ok((state, _)) => state,
-            Err(poisoned) => poisoned.into_inner().0,
-        }
-    }
-
     /// The next commands to write together, or `None` once the store is gone
     /// and all is written. Asleep, it first waits for a command; then it
     /// gathers for a tick, less if an urgent command comes. An empty batch is a
@@ -266,7 +254,10 @@ impl Queue {
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
             state.asleep = false;
         }
-        state = self.wait(state, TICK, |state| !state.urgent && !state.closed);
+        state = match self.wake.wait_timeout_while(state, TICK, |state| !state.urgent && !state.closed) {
+            Ok((state, _)) => state,
+            Err(poisoned) => poisoned.into_inner().0,
+        };
         state.urgent = false;
         if state.closed && state.commands.is_empty() {
             return None;

@@ -33,8 +33,12 @@ impl Logged {
         let mut line = serde_json::to_vec(event).unwrap_or_else(|err| {
             // Our own types always serialize; should one not, readers still get a line.
             tracing::error!(seq = event.seq, "event not serialized: {err}");
-            serde_json::to_vec(&serde_json::json!({"type": "error", "message": "unreadable event", "seq": event.seq}))
-                .unwrap_or_default()
+            let stand_in = AgentEvent::Error {
+                severity: app::events::Severity::Error,
+                message: format!("The hub could not write event {} down.", event.seq),
+                code: None,
+            };
+            serde_json::to_vec(&SeqEvent { event: stand_in, seq: event.seq }).unwrap_or_default()
         });
         line.push(b'\n');
         Self { seq: event.seq, line: line.into(), ends_stream: event.event.ends_stream() }
