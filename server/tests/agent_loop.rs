@@ -341,3 +341,88 @@ async fn model_errors_and_bad_requests_are_clear() {
     let stale = hub.decide(&session, json!({"toolId": "x", "decision": "approve"})).await;
     assert_eq!((stale.status, stale.error_code().as_str()), (StatusCode::CONFLICT, "not_pending"));
 }
+
+// Issue 14, defect 2: a model that sends two calls with one id (and one with
+// none) used to run the second call's arguments for both, panic inside the turn
+// and leave the session "running" forever (every prompt 409, Stop never ending).
+#[tokio::test]
+async fn repeated_and_empty_model_ids_get_ids_of_their_own_and_each_call_runs_as_sent() {
+    let model = FakeModel::start(vec![
+        calls(&[
+            ("dup", "run_shell_command", json!({"command": "echo first >> out.txt"})),
+            ("dup", "run_shell_command", json!({"command": "echo second >> out.txt"})),
+            ("", "run_shell_command", json!({"command": "echo third >> out.txt"})),
+        ]),
+        // The next reply reuses an id of the reply before.
+        call("dup", "run_shell_command", json!({"command": "echo fourth >> out.txt"})),
+        text(&["All four."]),
+    ])
+    .await;
+    let hub = TestHub::with_model(&model);
+    let (_dir, folder) = project(None);
+    assert_eq!(hub.set_yolo(&folder, true).await.status, StatusCode::OK);
+
+    let events = hub.prompt(&folder, "four lines").await.lines();
+    let uses: Vec<&Value> = events.iter().filter(|e| e["type"] == "tool_use").collect();
+    let ids: Vec<&str> = uses.iter().map(|e| e["tool_id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 4);
+    assert_eq!(ids.iter().collect::<std::collections::HashSet<_>>().len(), 4, "every call its own id: {ids:?}");
+    assert_eq!(ids[0], "dup", "a model's id is kept where it can serve");
+    let commands: Vec<&str> = uses.iter().map(|e| e["parameters"]["command"].as_str().unwrap()).collect();
+    assert_eq!(
+        commands,
+        ["echo first >> out.txt", "echo second >> out.txt", "echo third >> out.txt", "echo fourth >> out.txt"]
+    );
+    assert_eq!(events.last().unwrap()["status"], "success", "{events:?}");
+    assert_eq!(std::fs::read_to_string(folder.join("out.txt")).unwrap(), "first\nsecond\nthird\nfourth\n");
+    let results: Vec<&str> =
+        events.iter().filter(|e| e["type"] == "tool_result").map(|e| e["tool_id"].as_str().unwrap()).collect();
+    assert_eq!(results, ids, "one result per call, in order");
+
+    // The model gets its own ids back, in its order (an empty one was named by
+    // the model client, in the reply it keeps too).
+    let answered: Vec<String> = model
+        .last_messages()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["tool_call_id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        (answered.len(), &answered[..2], answered[3].as_str()),
+        (4, &["dup".to_string(), "dup".into()][..], "dup")
+    );
+    assert!(!answered[2].is_empty() && answered[2] != "dup", "{answered:?}");
+
+    // The session is free.
+    let session = session_of(&events);
+    assert_eq!(hub.get(&format!("/api/sessions/{session}")).await.json()["status"], "idle");
+    model.push(text(&["Still here."]));
+    let again = hub.prompt(&folder, "again").await.lines();
+    assert_eq!(again.last().unwrap()["status"], "success");
+}
+
+#[tokio::test]
+async fn repeated_model_ids_waiting_for_approval_are_decided_one_by_one() {
+    let model = FakeModel::start(vec![
+        calls(&[
+            ("x", "run_shell_command", json!({"command": "echo one >> out.txt"})),
+            ("x", "run_shell_command", json!({"command": "echo two >> out.txt"})),
+        ]),
+        text(&["Both."]),
+    ])
+    .await;
+    let hub = TestHub::with_model(&model);
+    let (_dir, folder) = project(None);
+    let events = hub.prompt(&folder, "two").await.lines();
+    let pending: Vec<String> =
+        serde_json::from_value(events.last().unwrap()["pending"].clone()).expect("a list of ids");
+    assert_eq!(pending.len(), 2);
+    assert_ne!(pending[0], pending[1]);
+    let session = session_of(&events);
+    let first = hub.decide(&session, json!({"toolId": pending[0], "decision": "approve"})).await.lines();
+    assert_eq!(first.last().unwrap()["pending"], json!([pending[1]]));
+    assert_eq!(std::fs::read_to_string(folder.join("out.txt")).unwrap(), "one\n", "only the approved one ran");
+    let second = hub.decide(&session, json!({"toolId": pending[1], "decision": "approve"})).await.lines();
+    assert_eq!(second.last().unwrap()["status"], "success");
+    assert_eq!(std::fs::read_to_string(folder.join("out.txt")).unwrap(), "one\ntwo\n");
+}

@@ -180,3 +180,98 @@ async fn replay_gives_stored_events_after_n_without_duplicates() {
     let replay = hub.lines("GET", &format!("/api/sessions/{session}/events?after=2"), None).await;
     assert_eq!(replay, all[2..].to_vec(), "the same after a restart");
 }
+
+/// Sends a POST in the background; the hub may die before it answers.
+fn post_in_background(hub: &HubProcess, path: &str, body: Value) -> tokio::task::JoinHandle<()> {
+    let url = format!("{}{path}", hub.base);
+    tokio::spawn(async move {
+        let _ = reqwest::Client::new()
+            .post(url)
+            .bearer_auth(common::process::PROCESS_TOKEN)
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .map(|response| response.bytes());
+    })
+}
+
+async fn wait_for_file(path: &std::path::Path) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !path.exists() {
+        assert!(tokio::time::Instant::now() < deadline, "{} never appeared", path.display());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+// Issue 14, defect 1: two calls wait, the first is approved, the hub is killed
+// while it runs. It used to be offered again (or run again on the next decision).
+#[tokio::test]
+async fn an_approved_call_cut_by_kill_9_is_reported_interrupted_and_never_runs_again() {
+    let slow = "echo a >> started.txt; sleep 2; echo a >> finished.txt";
+    let model = FakeModel::start(vec![
+        common::fake_model::calls(&[
+            ("a", "run_shell_command", json!({"command": slow})),
+            ("b", "run_shell_command", json!({"command": "echo b >> started.txt"})),
+        ]),
+        text(&["Done."]),
+    ])
+    .await;
+    let data = tempfile::tempdir().unwrap();
+    let (_dir, folder) = project(None);
+    let hub = start(&data, &model);
+    let first = hub.lines("POST", "/api/chat/prompt", Some(json!({"folderPath": folder, "message": "go"}))).await;
+    assert_eq!(first.last().unwrap()["pending"], json!(["a", "b"]));
+    let session = first[0]["session_id"].as_str().unwrap().to_string();
+    let approving = post_in_background(
+        &hub,
+        &format!("/api/sessions/{session}/approve"),
+        json!({"toolId": "a", "decision": "approve"}),
+    );
+    wait_for_file(&folder.join("started.txt")).await;
+    hub.kill_9();
+    approving.abort();
+
+    let hub = start(&data, &model);
+    let detail = hub.get(&format!("/api/sessions/{session}")).await;
+    assert_eq!(detail["status"], "waiting_approval", "{detail}");
+    assert_eq!(detail["pendingApproval"]["toolId"], "b", "b keeps its card; a is never offered again");
+    assert_eq!(detail["pendingApproval"]["pending"], json!(["b"]));
+    let events = detail["events"].as_array().unwrap();
+    let results: Vec<&Value> = events.iter().filter(|e| e["type"] == "tool_result" && e["tool_id"] == "a").collect();
+    assert_eq!(results.len(), 1, "a is reported once: {events:?}");
+    assert_eq!(
+        (results[0]["status"].as_str(), results[0]["error"]["type"].as_str()),
+        (Some("error"), Some("interrupted"))
+    );
+    assert_eq!(events.last().unwrap()["status"], "waiting_approval");
+    let seqs = seqs(events);
+    assert_eq!(seqs, (1..=events.len() as u64).collect::<Vec<_>>(), "contiguous");
+
+    let stale = reqwest::Client::new()
+        .post(format!("{}/api/sessions/{session}/approve", hub.base))
+        .bearer_auth(common::process::PROCESS_TOKEN)
+        .header("content-type", "application/json")
+        .body(json!({"toolId": "a", "decision": "approve"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stale.status(), 409, "a decided call is not pending");
+    let rest = hub
+        .lines("POST", &format!("/api/sessions/{session}/approve"), Some(json!({"toolId": "b", "decision": "approve"})))
+        .await;
+    assert_eq!(shape(&rest), ["tool_result", "text", "result"]);
+    assert_eq!(rest.last().unwrap()["status"], "success");
+    // The killed hub's command may finish on its own; it never starts again.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(std::fs::read_to_string(folder.join("started.txt")).unwrap(), "a\nb\n", "each call started once");
+    let messages = model.last_messages();
+    let tool_results: Vec<(&str, &str)> = messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| (m["tool_call_id"].as_str().unwrap(), m["content"].as_str().unwrap()))
+        .collect();
+    assert_eq!(tool_results.len(), 2, "{messages:?}");
+    assert_eq!(tool_results[0], ("a", agent_hub::approval::INTERRUPTED_RESULT), "the model is told");
+    assert_eq!(tool_results[1].0, "b");
+}

@@ -2,18 +2,19 @@
 //! model turn's tool calls go through the approval state machine; the turn
 //! pauses at the first call waiting for the user and resumes on a decision.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use app::events::{AgentEvent, FileDiff, ResultStatus, Role, Severity, ToolError, ToolKind, ToolStatus};
+use app::events::{AgentEvent, FileDiff, ResultStatus, Role, ToolError, ToolKind, ToolStatus};
 use app::types::SessionStatus;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::batch::{AlreadyLogged, Settled};
 use super::model::{ModelClient, ToolCallRequest};
 use super::question::{self, Answer};
 use super::{busy, not_pending, not_running, AgentState, PausedTurn, PlannedCall, SessionRuntime, Start, TurnEnd};
-use crate::approval::{Decision, DecisionError, NewCall, SkipReason, Step};
+use crate::approval::{ApprovalBatch, BatchError, Decision, DecisionError, NewCall};
 use crate::error::ApiError;
 use crate::hub::Hub;
 use crate::tools::{self, Tool, ToolFailure, Workspace};
@@ -102,7 +103,7 @@ pub fn begin(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>, start: Start) -> Res
         workspace: Workspace::new(runtime.folder.clone(), hub.shell_timeout()),
         stop,
     };
-    tokio::spawn(turn.run());
+    super::spawn_turn(hub, runtime, turn.run());
     Ok(after)
 }
 
@@ -135,16 +136,7 @@ pub async fn cancel(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>) -> Result<u64
 
 /// The turn is over: its calls that did not run are answered as stopped.
 fn stopped(runtime: &SessionRuntime) {
-    let closed = {
-        let mut state = runtime.state();
-        state.paused = None;
-        let closed = state.close_unanswered(STOPPED_RESULT);
-        runtime.save(&state);
-        closed
-    };
-    for tool_id in closed {
-        runtime.report_skipped(tool_id, STOPPED_RESULT);
-    }
+    runtime.close_batch(STOPPED_RESULT);
 }
 
 fn apply_decision(state: &mut AgentState, tool_id: &str, decision: Decision) -> Result<(), ApiError> {
@@ -199,17 +191,20 @@ struct Turn {
     stop: CancellationToken,
 }
 
-enum BatchEnd {
-    Wait(Vec<String>),
-    Ask,
-    Cancelled,
-    Continue,
+/// Why a turn could not go on: a bug in how it drove its batch, reported to the
+/// user as an `internal` error instead of a panic that would wedge the session.
+#[derive(Debug, thiserror::Error)]
+enum TurnError {
+    #[error(transparent)]
+    Batch(#[from] BatchError),
+    #[error("tool call {0} was handed out to run but its plan is gone")]
+    Lost(String),
 }
 
 impl Turn {
     async fn run(self) {
         let end = tokio::select! {
-            end = self.drive() => end,
+            end = self.drive() => end.unwrap_or_else(|err| self.fail("internal", format!("The turn stopped on an internal error: {err}."))),
             () = self.stop.cancelled() => {
                 // The model's stream or a running command was dropped (and killed) here.
                 stopped(&self.runtime);
@@ -226,38 +221,34 @@ impl Turn {
 
     fn fail(&self, code: &str, message: String) -> TurnEnd {
         self.runtime.report_error(code, message);
+        // Nothing of a failed turn is left to run or wait.
+        self.runtime.close_batch(STOPPED_RESULT);
         TurnEnd::error()
     }
 
     /// Runs until the turn ends or pauses.
-    async fn drive(&self) -> TurnEnd {
+    async fn drive(&self) -> Result<TurnEnd, TurnError> {
         let Some(model) = self.model.clone() else {
-            return self.fail("agent_unavailable", NO_MODEL_MESSAGE.to_string());
+            return Ok(self.fail("agent_unavailable", NO_MODEL_MESSAGE.to_string()));
         };
         let mut completions = 0;
         loop {
-            let paused = self.runtime.state().paused.take();
-            if let Some(mut paused) = paused {
-                match self.work_through(&mut paused).await {
-                    BatchEnd::Wait(pending) => {
-                        self.runtime.state().paused = Some(paused);
-                        return TurnEnd::waiting(pending);
-                    }
-                    BatchEnd::Ask => {
-                        self.runtime.state().paused = Some(paused);
-                        return TurnEnd {
-                            result: ResultStatus::WaitingInput,
-                            pending: None,
-                            status: SessionStatus::WaitingInput,
-                        };
-                    }
-                    BatchEnd::Cancelled => return TurnEnd::ended(ResultStatus::Cancelled),
-                    BatchEnd::Continue => {}
+            match self.work_through().await? {
+                Settled::Wait(pending) => return Ok(TurnEnd::waiting(pending)),
+                Settled::Ask(_) => return Ok(TurnEnd::asking()),
+                Settled::Cancelled => {
+                    self.runtime.close_batch(STOPPED_RESULT);
+                    return Ok(TurnEnd::ended(ResultStatus::Cancelled));
+                }
+                Settled::Run { tool_id, .. } => return Err(TurnError::Lost(tool_id)),
+                Settled::Continue => {
+                    let mut state = self.runtime.state();
+                    state.paused = None;
                 }
             }
             if completions == MAX_COMPLETIONS_PER_TURN {
-                return self
-                    .fail("turn_limit", format!("Stopped after {MAX_COMPLETIONS_PER_TURN} model calls in one turn."));
+                return Ok(self
+                    .fail("turn_limit", format!("Stopped after {MAX_COMPLETIONS_PER_TURN} model calls in one turn.")));
             }
             completions += 1;
             let (messages, number) = {
@@ -273,30 +264,47 @@ impl Turn {
                 .await;
             let reply = match reply {
                 Ok(reply) => reply,
-                Err(message) => return self.fail("model_error", message),
+                Err(message) => return Ok(self.fail("model_error", message)),
             };
-            // Saved with its first tool result, or at the end of the turn.
-            self.runtime.state().messages.push(reply.to_message());
+            let mut state = self.runtime.state();
+            state.messages.push(reply.to_message());
             if reply.tool_calls.is_empty() {
-                return TurnEnd::ended(ResultStatus::Success);
+                // Saved at the end of the turn.
+                return Ok(TurnEnd::ended(ResultStatus::Success));
             }
-            let planned = self.plan(reply.tool_calls);
-            self.runtime.state().paused = Some(planned);
+            let (planned, announced) = self.plan(&state, reply.tool_calls, number)?;
+            // The reply and its batch are saved before any of its calls is shown or run.
+            state.paused = Some(planned);
+            self.runtime.save(&state);
+            for event in announced {
+                self.emit(event);
+            }
         }
     }
 
-    /// Checks each call, announces it (`tool_use`), and decides which need the user.
-    fn plan(&self, requests: Vec<ToolCallRequest>) -> PausedTurn {
+    /// Checks each call, gives it the hub's id, and decides which need the user.
+    /// Returns the batch and the events that announce its calls (`tool_use`).
+    fn plan(
+        &self,
+        state: &AgentState,
+        requests: Vec<ToolCallRequest>,
+        completion: usize,
+    ) -> Result<(PausedTurn, Vec<AgentEvent>), TurnError> {
         let yolo = self.hub.session(&self.runtime.id).is_some_and(|session| session.yolo.enabled);
-        let allowed = self.runtime.state().allowed_tools.clone();
+        // The reply itself is the conversation's last message.
+        let earlier = &state.messages[..state.messages.len().saturating_sub(1)];
+        let mut ids = CallIds::new(earlier, completion);
         let mut calls = HashMap::new();
         let mut new_calls = Vec::new();
+        let mut announced = Vec::new();
         for request in requests {
+            let (tool_id, model_id) = ids.assign(&request.id);
             if request.name == question::TOOL_NAME {
-                let id = request.id.clone();
-                let (call, new_call) = self.plan_question(request);
+                let (mut call, new_call, announce) = self.plan_question(request, tool_id.clone());
+                call.model_id = model_id;
+                announced.extend(announce);
                 new_calls.push(new_call);
-                calls.insert(id, call);
+                calls.insert(tool_id, call);
                 continue;
             }
             let tool = Tool::from_name(&request.name);
@@ -320,162 +328,147 @@ impl Turn {
                 Err(failure) => (None, Some(failure)),
             };
             let needs_approval =
-                failure.is_none() && kind != ToolKind::Read && !yolo && !allowed.contains(&request.name);
-            self.emit(AgentEvent::ToolUse {
+                failure.is_none() && kind != ToolKind::Read && !yolo && !state.allowed_tools.contains(&request.name);
+            announced.push(AgentEvent::ToolUse {
                 tool_name: request.name.clone(),
-                tool_id: request.id.clone(),
+                tool_id: tool_id.clone(),
                 parameters: args.clone(),
                 kind,
                 diff,
             });
             new_calls.push(NewCall {
-                tool_id: request.id.clone(),
+                tool_id: tool_id.clone(),
                 tool_name: request.name.clone(),
                 editable: tool.is_some_and(Tool::editable),
                 needs_approval,
                 asks_user: false,
             });
-            calls.insert(request.id, PlannedCall { tool, name: request.name, args, failure });
+            calls.insert(tool_id, PlannedCall { model_id, tool, name: request.name, args, failure });
         }
-        PausedTurn { batch: crate::approval::ApprovalBatch::new(new_calls), calls }
+        Ok((PausedTurn { batch: ApprovalBatch::new(new_calls)?, calls }, announced))
     }
 
     /// A question is announced by its `input_request` when it is asked; only
     /// arguments that are no question at all show as a tool call (with their error).
-    fn plan_question(&self, request: ToolCallRequest) -> (PlannedCall, NewCall) {
+    fn plan_question(&self, request: ToolCallRequest, tool_id: String) -> (PlannedCall, NewCall, Option<AgentEvent>) {
         let parsed = serde_json::from_str::<Value>(&request.arguments)
             .map_err(|err| ToolFailure::new("invalid_arguments", format!("The arguments are not valid JSON: {err}.")))
             .and_then(|args| question::parse(&args).map(|_| args));
-        let (args, failure) = match parsed {
-            Ok(args) => (args, None),
+        let (args, failure, announce) = match parsed {
+            Ok(args) => (args, None, None),
             Err(failure) => {
-                self.emit(AgentEvent::ToolUse {
+                let announce = AgentEvent::ToolUse {
                     tool_name: request.name.clone(),
-                    tool_id: request.id.clone(),
+                    tool_id: tool_id.clone(),
                     parameters: serde_json::from_str(&request.arguments).unwrap_or_else(|_| json!({})),
                     kind: ToolKind::Other,
                     diff: None,
-                });
-                (json!({}), Some(failure))
+                };
+                (json!({}), Some(failure), Some(announce))
             }
         };
         let new_call = NewCall {
-            tool_id: request.id.clone(),
+            tool_id,
             tool_name: request.name.clone(),
             editable: false,
             needs_approval: false,
             asks_user: failure.is_none(),
         };
-        (PlannedCall { tool: None, name: request.name, args, failure }, new_call)
+        (PlannedCall { model_id: None, tool: None, name: request.name, args, failure }, new_call, announce)
     }
 
-    /// Asks the question (`input_request`), or answers as rejected, with an error
-    /// saying why, one the user could not answer.
-    fn ask(&self, paused: &mut PausedTurn, tool_id: &str) -> Option<BatchEnd> {
-        let parsed = paused.calls.get(tool_id).map(|call| question::parse(&call.args));
-        match parsed {
-            Some(Ok(Ok(question))) => {
-                self.emit(AgentEvent::InputRequest {
-                    request_id: tool_id.to_string(),
-                    input_type: question.input_type,
-                    prompt: question.prompt,
-                    choices: question.choices,
-                });
-                return Some(BatchEnd::Ask);
-            }
-            Some(Ok(Err(unanswerable))) => self.emit(AgentEvent::Error {
-                severity: Severity::Error,
-                message: format!(
-                    "The agent asked \"{}\", but {}; the question was answered as rejected.",
-                    unanswerable.prompt, unanswerable.reason
-                ),
-                code: Some("invalid_question".into()),
-            }),
-            _ => {}
-        }
-        // `step` handed out this question, so it is the one being asked; were it
-        // not, answering would fail and the next step would ask it again forever.
-        match paused.batch.answer(tool_id, None, question::REJECTED_ANSWER) {
-            Ok(()) => None,
-            Err(err) => {
-                tracing::error!(session = %self.runtime.id, "{err}");
-                Some(BatchEnd::Cancelled)
-            }
-        }
-    }
-
-    async fn work_through(&self, paused: &mut PausedTurn) -> BatchEnd {
+    /// Runs the batch's calls in order until it pauses or ends. Each call is
+    /// on disk as running before it runs (write-ahead), so a crash never runs it twice.
+    async fn work_through(&self) -> Result<Settled, TurnError> {
         loop {
-            match paused.batch.step() {
-                Step::Run { tool_id, modified_content } => {
-                    let call = paused.calls.get(&tool_id).cloned();
-                    let result = match call {
-                        Some(PlannedCall { failure: Some(failure), .. }) => Err(failure),
-                        Some(PlannedCall { tool: Some(tool), args, .. }) => {
-                            self.workspace.run(tool, &args, modified_content).await
-                        }
-                        _ => Err(ToolFailure::new("internal", "The call was lost.")),
-                    };
-                    self.report(&tool_id, result);
-                    paused.batch.finished(&tool_id);
+            let (tool_id, modified_content) = match self.runtime.settle(&AlreadyLogged::default())? {
+                Settled::Run { tool_id, modified_content } => (tool_id, modified_content),
+                other => return Ok(other),
+            };
+            self.runtime.flush().await;
+            let call = {
+                let state = self.runtime.state();
+                state.paused.as_ref().and_then(|paused| paused.calls.get(&tool_id).cloned())
+            };
+            let result = match call {
+                Some(PlannedCall { failure: Some(failure), .. }) => Err(failure),
+                Some(PlannedCall { tool: Some(tool), args, .. }) => {
+                    self.workspace.run(tool, &args, modified_content).await
                 }
-                Step::Skip { tool_id, result, reason } => {
-                    let status = if reason == SkipReason::Answered { ToolStatus::Success } else { ToolStatus::Skipped };
-                    self.emit(AgentEvent::ToolResult {
-                        tool_id: tool_id.clone(),
-                        status,
-                        output: Some(result.clone()),
-                        error: None,
-                        diff: None,
-                    });
-                    self.tool_message(&tool_id, result);
-                }
-                Step::Wait(pending) => return BatchEnd::Wait(pending),
-                Step::Ask(tool_id) => {
-                    if let Some(end) = self.ask(paused, &tool_id) {
-                        return end;
-                    }
-                }
-                Step::Cancelled => return BatchEnd::Cancelled,
-                Step::Continue => return BatchEnd::Continue,
-            }
+                _ => return Err(TurnError::Lost(tool_id)),
+            };
+            let (event, text) = result_event(&tool_id, result);
+            self.runtime.finish(&tool_id, event, text)?;
         }
     }
+}
 
-    fn report(&self, tool_id: &str, result: Result<(String, Option<FileDiff>), ToolFailure>) {
-        let (event, text) = match result {
-            Ok((output, written)) => (
+/// A call's `tool_result` and the text the model gets for it.
+fn result_event(tool_id: &str, result: Result<(String, Option<FileDiff>), ToolFailure>) -> (AgentEvent, String) {
+    match result {
+        Ok((output, written)) => (
+            AgentEvent::ToolResult {
+                tool_id: tool_id.to_string(),
+                status: ToolStatus::Success,
+                output: Some(output.clone()),
+                error: None,
+                diff: written,
+            },
+            output,
+        ),
+        Err(failure) => {
+            let text = format!("Error ({}): {}", failure.kind, failure.message);
+            (
                 AgentEvent::ToolResult {
                     tool_id: tool_id.to_string(),
-                    status: ToolStatus::Success,
-                    output: Some(output.clone()),
-                    error: None,
-                    diff: written,
+                    status: ToolStatus::Error,
+                    output: None,
+                    error: Some(ToolError { kind: failure.kind, message: failure.message }),
+                    diff: None,
                 },
-                output,
-            ),
-            Err(failure) => {
-                let text = format!("Error ({}): {}", failure.kind, failure.message);
-                (
-                    AgentEvent::ToolResult {
-                        tool_id: tool_id.to_string(),
-                        status: ToolStatus::Error,
-                        output: None,
-                        error: Some(ToolError { kind: failure.kind, message: failure.message }),
-                        diff: None,
-                    },
-                    text,
-                )
-            }
-        };
-        self.emit(event);
-        self.tool_message(tool_id, text);
+                text,
+            )
+        }
+    }
+}
+
+/// The hub's ids for one model reply's calls. A model's own id is kept where it
+/// can serve (the cards and tests read better with it): non-empty, short, plain,
+/// and never given before in this session. Otherwise the hub makes one
+/// (`hub-<completion>-<n>`, a form a kept id never has). Real models send empty
+/// ids, and reuse ids across a turn.
+struct CallIds {
+    used: HashSet<String>,
+    completion: usize,
+    made: usize,
+}
+
+const MADE_ID_PREFIX: &str = "hub-";
+
+impl CallIds {
+    /// `earlier`: the conversation before this reply.
+    fn new(earlier: &[Value], completion: usize) -> Self {
+        let used = earlier
+            .iter()
+            .filter_map(|message| message.get("tool_calls")?.as_array())
+            .flatten()
+            .filter_map(|call| call["id"].as_str().map(str::to_string))
+            .collect();
+        Self { used, completion, made: 0 }
     }
 
-    fn tool_message(&self, tool_id: &str, content: String) {
-        let mut state = self.runtime.state();
-        state.messages.push(json!({"role": "tool", "tool_call_id": tool_id, "content": content}));
-        self.runtime.save(&state);
+    /// The call's hub id, and the model's id when it differs.
+    fn assign(&mut self, model_id: &str) -> (String, Option<String>) {
+        let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':');
+        let fits = !model_id.is_empty()
+            && model_id.len() <= 64
+            && model_id.chars().all(plain)
+            && !model_id.starts_with(MADE_ID_PREFIX);
+        if fits && self.used.insert(model_id.to_string()) {
+            return (model_id.to_string(), None);
+        }
+        self.made += 1;
+        (format!("{MADE_ID_PREFIX}{}-{}", self.completion, self.made), Some(model_id.to_string()))
     }
 }
 

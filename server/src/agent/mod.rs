@@ -3,6 +3,7 @@
 //! neither stops nor corrupts it.
 
 pub mod acp;
+mod batch;
 pub mod builtin;
 pub mod log;
 pub mod model;
@@ -31,6 +32,10 @@ pub const INTERRUPTED_MESSAGE: &str = "The hub stopped while this turn was runni
 /// A call of a paused model turn, as the runtime will run it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PlannedCall {
+    /// The model's id for the call where the hub gave it another (the model's
+    /// was empty, repeated, or not fit to show); the conversation keeps the model's.
+    #[serde(default)]
+    pub model_id: Option<String>,
     pub tool: Option<Tool>,
     pub name: String,
     pub args: Value,
@@ -92,6 +97,30 @@ pub async fn cancel(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>) -> Result<u64
     }
 }
 
+/// Runs a turn in a task of its own, watched: should the task fail (a panic, a
+/// bug), the session gets an `error` event and is free again; it never stays
+/// "running" with every prompt answered `session_busy`.
+pub(crate) fn spawn_turn(
+    hub: &Arc<Hub>,
+    runtime: &Arc<SessionRuntime>,
+    turn: impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    let task = tokio::spawn(turn);
+    let (hub, runtime) = (hub.clone(), runtime.clone());
+    tokio::spawn(async move {
+        let Err(err) = task.await else { return };
+        let why = match err.try_into_panic() {
+            Ok(panic) => panic
+                .downcast_ref::<&str>()
+                .map(|text| text.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".to_string()),
+            Err(_) => "the turn's task was cancelled".to_string(),
+        };
+        runtime.turn_failed(&hub, &why).await;
+    });
+}
+
 /// 409 `session_busy`: the session cannot take this now.
 pub(crate) fn busy(message: &str) -> ApiError {
     ApiError::new(axum::http::StatusCode::CONFLICT, "session_busy", message)
@@ -132,6 +161,11 @@ impl TurnEnd {
         Self { result: ResultStatus::WaitingApproval, pending: Some(pending), status: SessionStatus::WaitingApproval }
     }
 
+    /// Paused on a question to the user.
+    pub fn asking() -> Self {
+        Self { result: ResultStatus::WaitingInput, pending: None, status: SessionStatus::WaitingInput }
+    }
+
     /// A turn that ended by itself: success and cancelled leave the session idle.
     pub fn ended(result: ResultStatus) -> Self {
         let status = if result == ResultStatus::Error { SessionStatus::Error } else { SessionStatus::Idle };
@@ -158,16 +192,6 @@ impl AgentState {
             .map(str::to_string)
             .collect();
         Some((index, open))
-    }
-
-    /// Answers every call of the latest model reply that has no result yet with
-    /// `text`, so the conversation stays one the model accepts; returns their ids.
-    pub fn close_unanswered(&mut self, text: &str) -> Vec<String> {
-        let open = self.unanswered_calls().map(|(_, open)| open).unwrap_or_default();
-        for id in &open {
-            self.messages.push(serde_json::json!({"role": "tool", "tool_call_id": id, "content": text}));
-        }
-        open
     }
 
     /// After a restart cut a running turn: forget the turn's unfinished calls, and
@@ -240,23 +264,32 @@ impl SessionRuntime {
         }
     }
 
-    /// After a restart: the session's status as its log left it, and how many
-    /// calls wait. A turn the restart cut (no closing `result`, or a wait whose
-    /// calls were not saved) is closed with an error; nothing of it is resumed.
+    /// After a restart: the session's status, and how many calls wait. The
+    /// built-in agent's saved batch says what was under way (see
+    /// [`SessionRuntime::recover_batch`]); without one, the log's last `result`
+    /// does. A turn the restart cut is closed with an error; nothing of it is
+    /// resumed, and nothing that was running runs again.
     pub fn recover(&self) -> (SessionStatus, usize) {
-        let mut state = self.state();
-        let waiting = state.paused.as_ref().map_or(0, |paused| paused.batch.pending().len());
+        let seen = self.log.last_seq();
+        let paused_already = matches!(self.log.last(), Some(AgentEvent::Result { .. }));
+        if let Some(end) = self.recover_batch() {
+            // A pause the log already ends with needs no second `result`.
+            if self.log.last_seq() != seen || !paused_already {
+                self.log.push(AgentEvent::Result { status: end.result, pending: end.pending.clone() });
+            }
+            return (end.status, end.pending.map_or(0, |pending| pending.len()));
+        }
         match self.log.last() {
             None => return (SessionStatus::Idle, 0),
             Some(AgentEvent::Result { status, .. }) => match status {
                 ResultStatus::Success | ResultStatus::Cancelled => return (SessionStatus::Idle, 0),
                 ResultStatus::Error => return (SessionStatus::Error, 0),
-                ResultStatus::WaitingApproval if waiting > 0 => return (SessionStatus::WaitingApproval, waiting),
-                ResultStatus::WaitingInput => return (SessionStatus::WaitingInput, 0),
-                ResultStatus::WaitingApproval => {}
+                // A wait with nothing saved to wait on: an ACP agent's request died with its process.
+                ResultStatus::WaitingApproval | ResultStatus::WaitingInput => {}
             },
             Some(_) => {}
         }
+        let mut state = self.state();
         state.recover_interrupted();
         self.save(&state);
         self.log.push(AgentEvent::Error {
@@ -266,6 +299,26 @@ impl SessionRuntime {
         });
         self.log.push(AgentEvent::Result { status: ResultStatus::Error, pending: None });
         (SessionStatus::Error, 0)
+    }
+
+    /// A turn's task failed (a panic: a bug): the session must not stay running.
+    /// The user is told, what was under way is settled as after a crash (calls
+    /// still waiting keep their cards), and the session takes a new prompt.
+    pub async fn turn_failed(&self, hub: &Hub, why: &str) {
+        tracing::error!(session = %self.id, "a turn failed: {why}");
+        self.report_error(
+            "internal",
+            format!("The turn stopped on an internal error ({why}). Send a new prompt to go on."),
+        );
+        let end = self.recover_batch().unwrap_or_else(|| {
+            let mut state = self.state();
+            // A model reply whose calls got no results is dropped, as after a crash.
+            state.recover_interrupted();
+            self.save(&state);
+            TurnEnd::error()
+        });
+        self.state().stop = None;
+        self.end_turn(hub, end).await;
     }
 
     /// Closes or pauses the running turn with its `result`.
@@ -336,25 +389,34 @@ mod tests {
     }
 
     #[test]
-    fn closing_unanswered_calls_answers_only_those_without_a_result() {
-        let calls = json!({"role": "assistant", "content": "", "tool_calls": [{"id": "a"}, {"id": "b"}, {"id": "c"}]});
-        let result = json!({"role": "tool", "tool_call_id": "b", "content": "ok"});
-        let mut state = AgentState { messages: vec![calls, result], ..Default::default() };
-        assert_eq!(state.close_unanswered("stopped"), ["a", "c"]);
-        let contents: Vec<(&str, &str)> = state.messages[2..]
-            .iter()
-            .map(|m| (m["tool_call_id"].as_str().unwrap(), m["content"].as_str().unwrap()))
-            .collect();
-        assert_eq!(contents, [("a", "stopped"), ("c", "stopped")]);
-        assert!(state.close_unanswered("again").is_empty(), "nothing is answered twice");
-    }
-
-    #[test]
     fn the_running_flag_is_never_saved() {
         let state = AgentState { running: true, completions: 3, ..Default::default() };
         let text = serde_json::to_string(&state).unwrap();
         let back: AgentState = serde_json::from_str(&text).unwrap();
         assert!(!back.running);
         assert_eq!(back.completions, 3);
+    }
+
+    #[tokio::test]
+    async fn a_turn_that_panics_ends_with_an_error_and_frees_the_session() {
+        let hub = Hub::new(crate::hub::HubOptions::default());
+        let dir = tempfile::tempdir().unwrap();
+        let config = hub.open_session(dir.path().to_str().unwrap(), None).unwrap();
+        let runtime = hub.runtime(&config.session_id).unwrap();
+        runtime.state().running = true;
+        hub.set_status(&runtime.id, SessionStatus::Running, 0);
+        spawn_turn(&hub, &runtime, async { panic!("a bug in the turn") });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while runtime.state().running {
+            assert!(std::time::Instant::now() < deadline, "the session stayed running");
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        assert_eq!(hub.session(&runtime.id).unwrap().status, SessionStatus::Error);
+        let events: Vec<AgentEvent> = runtime.log.all().into_iter().map(|logged| logged.event).collect();
+        assert!(
+            matches!(&events[..], [AgentEvent::Error { code: Some(code), message, .. }, AgentEvent::Result { status: ResultStatus::Error, .. }]
+                if code == "internal" && message.contains("a bug in the turn")),
+            "{events:?}"
+        );
     }
 }

@@ -55,7 +55,20 @@ pub(super) fn start(
     let (link, commands) = mpsc::unbounded_channel();
     let own = link.clone();
     tokio::spawn(async move {
-        let failure = run(&hub, &runtime, &command, commands).await;
+        // Its own task, so a panic (a bug) still ends the turn: never a session stuck running.
+        let process = tokio::spawn({
+            let (hub, runtime) = (hub.clone(), runtime.clone());
+            async move { run(&hub, &runtime, &command, commands).await }
+        });
+        let failure = process.await.unwrap_or_else(|err| {
+            tracing::error!(session = %runtime.id, "the agent's connection failed: {err}");
+            Some((
+                "internal",
+                format!(
+                    "The connection to the agent failed on an internal error ({err}). Send a prompt to start it again."
+                ),
+            ))
+        });
         ended(&hub, &runtime, &own, failure).await;
     });
     link
@@ -369,7 +382,7 @@ impl Driver {
     /// Puts the request on the card: the turn pauses, `waiting_approval`.
     async fn ask(&mut self, request: RequestPermissionRequest, responder: Responder<RequestPermissionResponse>) {
         let tool_id = request.tool_call.tool_call_id.0.to_string();
-        self.runtime.state().acp.waiting = Some(Waiting { tool_id: tool_id.clone(), options: request.options });
+        self.runtime.state().acp.waiting = Some(Waiting::new(tool_id.clone(), request.options));
         self.asking = Some((tool_id.clone(), responder));
         self.runtime.end_turn(&self.hub, TurnEnd::waiting(vec![tool_id])).await;
     }

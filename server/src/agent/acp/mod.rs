@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use super::builtin::decision_word;
 use super::builtin::STOPPED_RESULT;
 use super::{busy, not_pending, not_running, AgentState, SessionRuntime, Start};
-use crate::approval::{Decision, FEEDBACK_PREFIX, REJECTED_RESULT};
+use crate::approval::{ApprovalBatch, Decision, DecisionError, NewCall, SkipReason, Step};
 use crate::error::ApiError;
 use crate::hub::Hub;
 
@@ -38,11 +38,30 @@ pub struct AcpState {
     link: Option<mpsc::UnboundedSender<Command>>,
 }
 
-/// A permission request waiting for the user.
+/// A permission request waiting for the user. Its decision goes through the
+/// same approval state machine as the built-in agent's (a batch of one call),
+/// so both agents check decisions alike.
 #[derive(Debug, Clone)]
 pub struct Waiting {
     pub tool_id: String,
     pub options: Vec<PermissionOption>,
+    batch: ApprovalBatch,
+}
+
+impl Waiting {
+    pub fn new(tool_id: String, options: Vec<PermissionOption>) -> Self {
+        let call = NewCall {
+            tool_id: tool_id.clone(),
+            tool_name: tool_id.clone(),
+            // The agent applies its own edits: the user's version cannot be written.
+            editable: false,
+            needs_approval: true,
+            asks_user: false,
+        };
+        // One call: its id cannot repeat.
+        let batch = ApprovalBatch::new([call]).unwrap_or_default();
+        Self { tool_id, options, batch }
+    }
 }
 
 /// What the hub asks of a session's agent process.
@@ -171,33 +190,35 @@ fn decide(
             "Tool call '{tool_id}' is gone: the agent's process has ended. Send a new prompt."
         )));
     }
-    let waiting = state
-        .acp
-        .waiting
-        .as_ref()
-        .filter(|waiting| waiting.tool_id == tool_id)
-        .ok_or_else(|| not_pending(format!("Tool call '{tool_id}' is not waiting for a decision.")))?;
-    let then = match &decision {
-        Decision::Approve | Decision::ApproveSession => Then::GoOn,
-        Decision::Reject => Then::EndTurn,
-        Decision::Edit { modified_content: Some(_), .. } => {
-            return Err(ApiError::bad_request(
-                "This agent applies its own edits, so a changed version cannot be applied; reject it, or say \
-                 what to do instead (decision edit with editInstruction).",
-            ))
-        }
-        Decision::Edit { instruction, .. } => match instruction.as_deref().map(str::trim) {
-            Some(text) if !text.is_empty() => Then::Prompt(format!("{FEEDBACK_PREFIX}{text}")),
-            _ => return Err(ApiError::bad_request("editInstruction must not be empty for decision edit.")),
-        },
-    };
+    let not_waiting = || not_pending(format!("Tool call '{tool_id}' is not waiting for a decision."));
+    let waiting = state.acp.waiting.as_ref().filter(|waiting| waiting.tool_id == tool_id).ok_or_else(not_waiting)?;
+    // On a copy: nothing changes unless the decision is taken whole.
+    let mut batch = waiting.batch.clone();
+    batch.decide(tool_id, decision.clone()).map_err(|err| match err {
+        DecisionError::NotPending(_) => not_waiting(),
+        DecisionError::ContentNotEditable(_) => ApiError::bad_request(
+            "This agent applies its own edits, so a changed version cannot be applied; reject it, or say \
+             what to do instead (decision edit with editInstruction).",
+        ),
+        DecisionError::BlankInstruction => ApiError::bad_request(err.to_string()),
+    })?;
     let answer = mapping::answer(&decision, &waiting.options).map_err(ApiError::bad_request)?;
-    match &then {
-        Then::GoOn => {}
+    let then = match batch.step() {
+        Ok(Step::Run { .. }) => Then::GoOn,
         // The agent reports nothing for a call it did not run; the hub says why.
-        Then::EndTurn => runtime.report_skipped(tool_id.to_string(), REJECTED_RESULT),
-        Then::Prompt(feedback) => runtime.report_skipped(tool_id.to_string(), feedback),
-    }
+        Ok(Step::Skip { result, reason: SkipReason::Feedback, .. }) => {
+            runtime.report_skipped(tool_id.to_string(), &result);
+            Then::Prompt(result)
+        }
+        Ok(Step::Skip { result, .. }) => {
+            runtime.report_skipped(tool_id.to_string(), &result);
+            Then::EndTurn
+        }
+        other => {
+            tracing::error!(session = %runtime.id, "an ACP decision left the call at {other:?}");
+            return Err(not_waiting());
+        }
+    };
     state.acp.waiting = None;
     Ok(Command::Decided { tool_id: tool_id.to_string(), answer, then })
 }

@@ -1,0 +1,315 @@
+//! The approval state machine of one model turn's tool calls. Plain data, no IO:
+//! the runtime asks [`ApprovalBatch::step`] what to do next and reports back.
+//!
+//! Calls are handled in the model's order. The first call still waiting for the
+//! user pauses the turn (`Wait`), so card "1/3" is always the earliest one; calls
+//! decided out of order run when their turn comes. A question to the user
+//! (`ask_user`) waits in the same order: it is asked when its turn comes.
+//!
+//! A call handed out to run is `Running` until the runtime reports it; the
+//! runtime persists the batch in that state before it runs the call, so after a
+//! crash [`ApprovalBatch::interrupt`] finds it and it is reported, never run again.
+
+use serde::{Deserialize, Serialize};
+
+/// What the model sees as the result of a call the user redirected.
+pub const FEEDBACK_PREFIX: &str = "[USER FEEDBACK - Tool was not executed]: ";
+/// What the model sees as the result of a rejected call.
+pub const REJECTED_RESULT: &str = "The user rejected this tool call; it was not executed.";
+/// What the model and the user see for a call that was running (or about to run)
+/// when the hub stopped: it may have done part of its work, and it is not run again.
+pub const INTERRUPTED_RESULT: &str = "The hub stopped while this call was running (or about to run). It was not \
+     run again; it may have done part of its work. Check its effects before repeating it.";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Decision {
+    Approve,
+    Reject,
+    /// Approve, and let every later call of the same tool in this session run without a card.
+    ApproveSession,
+    /// Skip the call and tell the model why; or, with `modified_content` on an
+    /// edit tool, write the user's content instead of the proposal.
+    Edit {
+        instruction: Option<String>,
+        modified_content: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecisionError {
+    /// Unknown id, or already decided.
+    #[error("Tool call '{0}' is not waiting for a decision.")]
+    NotPending(String),
+    #[error("An edit needs a non-empty editInstruction (or modifiedContent).")]
+    BlankInstruction,
+    #[error("modifiedContent applies to file edits only, not to {0}.")]
+    ContentNotEditable(String),
+}
+
+/// A runtime that drives the batch out of order: a bug, reported as an error
+/// that ends the turn, never a panic that would leave the session running.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BatchError {
+    #[error("tool call {0} is still running; its result must be reported before the next step")]
+    StillRunning(String),
+    #[error("tool call {0} is not running, so it cannot have finished")]
+    NotRunning(String),
+    #[error("two calls of one model turn have the id {0}")]
+    DuplicateId(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SkipReason {
+    Rejected,
+    Feedback,
+    /// A question the user answered: the result is the answer.
+    Answered,
+    /// It was running, or cleared to run, when the hub stopped.
+    Interrupted,
+    /// The user stopped the turn before it ran (or while it ran: it was killed).
+    Stopped,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CallState {
+    /// Waiting for the user.
+    Pending,
+    /// A question for the user, asked when its turn comes.
+    Asking,
+    /// May run (approved, allowed for the session, YOLO, or read-only).
+    Cleared { modified_content: Option<String> },
+    /// Handed to the runtime to run.
+    Running,
+    /// Not to run; the model gets `result` as the tool's output.
+    Skipped { result: String, reason: SkipReason },
+    /// Result reported.
+    Done,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchCall {
+    pub tool_id: String,
+    pub tool_name: String,
+    /// Whether `modifiedContent` may replace the proposal (write_file, replace).
+    pub editable: bool,
+    pub state: CallState,
+}
+
+/// What the runtime does next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Run the call (with the user's content, if given), then [`ApprovalBatch::finished`].
+    Run { tool_id: String, modified_content: Option<String> },
+    /// Report the call as not run, with this result for the model.
+    Skip { tool_id: String, result: String, reason: SkipReason },
+    /// Pause the turn until the user decides these calls (in order).
+    Wait(Vec<String>),
+    /// Pause the turn until the user answers this question.
+    Ask(String),
+    /// The user rejected a call: the turn ends.
+    Cancelled,
+    /// Every call has its result: give them to the model.
+    Continue,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalBatch {
+    calls: Vec<BatchCall>,
+    rejected: bool,
+}
+
+/// A call of the model turn, and whether it needs the user.
+pub struct NewCall {
+    pub tool_id: String,
+    pub tool_name: String,
+    pub editable: bool,
+    pub needs_approval: bool,
+    /// A question (`ask_user`): answered, never approved.
+    pub asks_user: bool,
+}
+
+impl ApprovalBatch {
+    /// The calls of one model turn. Their ids must be unique (the hub gives each
+    /// call its own id; a model's ids may repeat or be empty).
+    pub fn new(calls: impl IntoIterator<Item = NewCall>) -> Result<Self, BatchError> {
+        let calls: Vec<BatchCall> = calls
+            .into_iter()
+            .map(|call| BatchCall {
+                tool_id: call.tool_id,
+                tool_name: call.tool_name,
+                editable: call.editable,
+                state: if call.asks_user {
+                    CallState::Asking
+                } else if call.needs_approval {
+                    CallState::Pending
+                } else {
+                    CallState::Cleared { modified_content: None }
+                },
+            })
+            .collect();
+        let mut seen = std::collections::HashSet::new();
+        if let Some(twice) = calls.iter().find(|call| !seen.insert(call.tool_id.as_str())) {
+            return Err(BatchError::DuplicateId(twice.tool_id.clone()));
+        }
+        Ok(Self { calls, rejected: false })
+    }
+
+    pub fn calls(&self) -> &[BatchCall] {
+        &self.calls
+    }
+
+    /// Ids of the calls waiting for the user, in order.
+    pub fn pending(&self) -> Vec<String> {
+        self.calls.iter().filter(|call| call.state == CallState::Pending).map(|call| call.tool_id.clone()).collect()
+    }
+
+    /// Applies the user's decision. Returns the tool name to allow for the rest of
+    /// the session on `ApproveSession`. On error nothing changes.
+    pub fn decide(&mut self, tool_id: &str, decision: Decision) -> Result<Option<String>, DecisionError> {
+        let index = self
+            .calls
+            .iter()
+            .position(|call| call.tool_id == tool_id && call.state == CallState::Pending)
+            .ok_or_else(|| DecisionError::NotPending(tool_id.to_string()))?;
+        let name = self.calls[index].tool_name.clone();
+        match decision {
+            Decision::Approve => self.calls[index].state = CallState::Cleared { modified_content: None },
+            Decision::ApproveSession => {
+                for call in self.calls.iter_mut().filter(|c| c.tool_name == name && c.state == CallState::Pending) {
+                    call.state = CallState::Cleared { modified_content: None };
+                }
+                return Ok(Some(name));
+            }
+            Decision::Reject => self.reject_all(),
+            Decision::Edit { modified_content: Some(content), .. } => {
+                if !self.calls[index].editable {
+                    return Err(DecisionError::ContentNotEditable(name));
+                }
+                self.calls[index].state = CallState::Cleared { modified_content: Some(content) };
+            }
+            Decision::Edit { instruction, modified_content: None } => {
+                let instruction = instruction.as_deref().map(str::trim).unwrap_or_default();
+                if instruction.is_empty() {
+                    return Err(DecisionError::BlankInstruction);
+                }
+                // The feedback answers every call still waiting: the model regenerates them.
+                let result = format!("{FEEDBACK_PREFIX}{instruction}");
+                for call in self.calls.iter_mut().filter(|call| call.state == CallState::Pending) {
+                    call.state = CallState::Skipped { result: result.clone(), reason: SkipReason::Feedback };
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The question the turn is paused on: the first unfinished call, if it asks.
+    pub fn asked(&self) -> Option<&str> {
+        let call = self.calls.iter().find(|call| call.state != CallState::Done)?;
+        (call.state == CallState::Asking).then_some(call.tool_id.as_str())
+    }
+
+    /// The user's answer to the question being asked; `None` turns it down,
+    /// which ends the turn like a rejected call. On error nothing changes.
+    pub fn answer(&mut self, tool_id: &str, answer: Option<String>, rejected: &str) -> Result<(), DecisionError> {
+        if self.asked() != Some(tool_id) {
+            return Err(DecisionError::NotPending(tool_id.to_string()));
+        }
+        let (result, reason) = match answer {
+            Some(text) => (text, SkipReason::Answered),
+            None => {
+                self.reject_all();
+                (rejected.to_string(), SkipReason::Rejected)
+            }
+        };
+        if let Some(call) = self.calls.iter_mut().find(|call| call.tool_id == tool_id) {
+            call.state = CallState::Skipped { result, reason };
+        }
+        Ok(())
+    }
+
+    /// Nothing runs or is asked after a rejection, not even calls cleared earlier.
+    fn reject_all(&mut self) {
+        self.rejected = true;
+        for call in &mut self.calls {
+            if matches!(call.state, CallState::Pending | CallState::Asking | CallState::Cleared { .. }) {
+                call.state = CallState::Skipped { result: REJECTED_RESULT.to_string(), reason: SkipReason::Rejected };
+            }
+        }
+    }
+
+    /// Clears every waiting call of `tool_name` (allowed for the session elsewhere).
+    pub fn allow_tool(&mut self, tool_name: &str) {
+        for call in self.calls.iter_mut().filter(|c| c.tool_name == tool_name && c.state == CallState::Pending) {
+            call.state = CallState::Cleared { modified_content: None };
+        }
+    }
+
+    /// The call handed out to run and not yet reported, if any.
+    pub fn running(&self) -> Option<&str> {
+        self.calls.iter().find(|call| call.state == CallState::Running).map(|call| call.tool_id.as_str())
+    }
+
+    /// The hub stopped (crashed) while this batch was being worked through: a
+    /// call that was running, or cleared to run, is never run again; the model
+    /// gets [`INTERRUPTED_RESULT`]. Waiting calls and questions keep waiting.
+    /// Returns the ids of the calls it interrupted.
+    pub fn interrupt(&mut self) -> Vec<String> {
+        self.close(
+            |state| matches!(state, CallState::Running | CallState::Cleared { .. }),
+            INTERRUPTED_RESULT,
+            SkipReason::Interrupted,
+        )
+    }
+
+    /// The user stopped the turn: nothing of it runs or waits any more, and the
+    /// model gets `result` for every call that has no result yet.
+    pub fn stop(&mut self, result: &str) -> Vec<String> {
+        self.close(|state| !matches!(state, CallState::Done | CallState::Skipped { .. }), result, SkipReason::Stopped)
+    }
+
+    fn close(&mut self, which: impl Fn(&CallState) -> bool, result: &str, reason: SkipReason) -> Vec<String> {
+        let mut closed = Vec::new();
+        for call in self.calls.iter_mut().filter(|call| which(&call.state)) {
+            call.state = CallState::Skipped { result: result.to_string(), reason };
+            closed.push(call.tool_id.clone());
+        }
+        closed
+    }
+
+    /// What to do next; marks the call it hands out as running or done.
+    pub fn step(&mut self) -> Result<Step, BatchError> {
+        for call in &mut self.calls {
+            match &call.state {
+                CallState::Done => continue,
+                CallState::Running => return Err(BatchError::StillRunning(call.tool_id.clone())),
+                CallState::Pending => return Ok(Step::Wait(self.pending())),
+                CallState::Asking => return Ok(Step::Ask(call.tool_id.clone())),
+                CallState::Cleared { modified_content } => {
+                    let step = Step::Run { tool_id: call.tool_id.clone(), modified_content: modified_content.clone() };
+                    call.state = CallState::Running;
+                    return Ok(step);
+                }
+                CallState::Skipped { result, reason } => {
+                    let step = Step::Skip { tool_id: call.tool_id.clone(), result: result.clone(), reason: *reason };
+                    call.state = CallState::Done;
+                    return Ok(step);
+                }
+            }
+        }
+        Ok(if self.rejected { Step::Cancelled } else { Step::Continue })
+    }
+
+    /// The runtime reported the result of the call it was told to run.
+    pub fn finished(&mut self, tool_id: &str) -> Result<(), BatchError> {
+        let call = self
+            .calls
+            .iter_mut()
+            .find(|call| call.tool_id == tool_id && call.state == CallState::Running)
+            .ok_or_else(|| BatchError::NotRunning(tool_id.to_string()))?;
+        call.state = CallState::Done;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;
