@@ -74,6 +74,6 @@ async fn main() {
         created_at_ms: 1,
         updated_at_ms: 2,
     });
-    store.flush().await;
+    store.flush().await.expect("the session is saved");
     println!("{{\"sessionId\":\"{id}\",\"events\":{seq},\"turns\":{turn},\"lastAnswer\":\"{last_answer}\"}}");
 }

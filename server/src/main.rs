@@ -57,7 +57,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         .clone()
         .or_else(default_data_dir)
         .ok_or("no data dir: set --data-dir or HUB_DATA_DIR (HOME is not set either).".to_string())?;
-    let store = Store::open(&data_dir)?;
+    let store = Store::open(&data_dir).map_err(|err| err.to_string())?;
     tracing::info!(database = %store.path().display(), "sessions are kept here");
     if let Some(agent) = &acp {
         tracing::info!(
@@ -87,7 +87,9 @@ async fn run(cli: Cli) -> Result<(), String> {
         .await
         .map_err(|err| err.to_string())?;
     // The writer gathers for a few milliseconds: what it holds goes to disk before the exit.
-    store.flush().await;
+    if let Err(err) = store.flush().await {
+        tracing::error!("the last writes were not saved: {err}");
+    }
     Ok(())
 }
 

@@ -35,6 +35,22 @@ const SLEEP_WHEN_QUIET: Duration = Duration::from_millis(500);
 /// stalling a turn's end.
 const CHECKPOINT_AFTER_BYTES: usize = 4 << 20;
 
+/// What went wrong with the database, said so that the user can act on it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot create the data dir {path}: {reason}")]
+    DataDir { path: PathBuf, reason: String },
+    #[error("cannot open the database {path}: {reason}")]
+    Open { path: PathBuf, reason: String },
+    #[error("cannot read {path}: {reason}")]
+    Read { path: PathBuf, reason: String },
+    /// A write failed (disk full, read-only, locked): what it held is not on disk.
+    #[error("saving to {path} failed: {reason}")]
+    Write { path: PathBuf, reason: String },
+    #[error("the database writer has stopped")]
+    Closed,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionRow {
     pub id: String,
@@ -58,7 +74,9 @@ enum Command {
         session: String,
         state: String,
     },
-    Flush(tokio::sync::oneshot::Sender<()>),
+    /// Answered once everything sent before it is committed, or with the
+    /// failure of any write since the last flush was answered.
+    Flush(tokio::sync::oneshot::Sender<Result<(), StoreError>>),
 }
 
 pub struct Store {
@@ -84,6 +102,8 @@ struct QueueState {
     urgent: bool,
     /// The store is gone: the writer saves what is left and stops.
     closed: bool,
+    /// A write failed and no flush has reported it yet.
+    fault: Option<String>,
 }
 
 impl std::fmt::Debug for Store {
@@ -114,10 +134,11 @@ fn migrate(connection: &mut Connection) -> rusqlite::Result<()> {
 
 impl Store {
     /// Opens (creating) `dir/agent-hub.db` and starts its writer thread.
-    pub fn open(dir: &Path) -> Result<Arc<Self>, String> {
-        std::fs::create_dir_all(dir).map_err(|err| format!("cannot create the data dir {}: {err}", dir.display()))?;
+    pub fn open(dir: &Path) -> Result<Arc<Self>, StoreError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|err| StoreError::DataDir { path: dir.to_path_buf(), reason: err.to_string() })?;
         let path = dir.join("agent-hub.db");
-        let fail = |err: rusqlite::Error| format!("cannot open the database {}: {err}", path.display());
+        let fail = |err: rusqlite::Error| StoreError::Open { path: path.clone(), reason: err.to_string() };
         let mut writer = open_connection(&path).map_err(fail)?;
         migrate(&mut writer).map_err(fail)?;
         writer.pragma_update(None, "wal_autocheckpoint", 0).map_err(fail)?;
@@ -126,8 +147,11 @@ impl Store {
         let commands = queue.clone();
         let writer = std::thread::Builder::new()
             .name("store-writer".into())
-            .spawn(move || write_loop(writer, &commands))
-            .map_err(|err| format!("cannot start the database writer: {err}"))?;
+            .spawn({
+                let path = path.clone();
+                move || write_loop(writer, &commands, &path)
+            })
+            .map_err(|err| StoreError::Open { path: path.clone(), reason: format!("no writer thread: {err}") })?;
         Ok(Arc::new(Self { path, queue, writer: Some(writer), reader: Mutex::new(reader) }))
     }
 
@@ -163,18 +187,20 @@ impl Store {
     }
 
     /// Resolves once everything sent before it is committed.
-    pub async fn flush(&self) {
+    /// Waits until everything sent before is on disk. An error says that some
+    /// write since the last flush failed (reported once): that data is not saved.
+    pub async fn flush(&self) -> Result<(), StoreError> {
         let (done, wait) = tokio::sync::oneshot::channel();
         self.send(Command::Flush(done));
-        let _ = wait.await;
+        wait.await.unwrap_or(Err(StoreError::Closed))
     }
 
-    fn read<T>(&self, query: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, String> {
+    fn read<T>(&self, query: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
         let reader = self.reader.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        query(&reader).map_err(|err| format!("cannot read {}: {err}", self.path.display()))
+        query(&reader).map_err(|err| StoreError::Read { path: self.path.clone(), reason: err.to_string() })
     }
 
-    pub fn sessions(&self) -> Result<Vec<SessionRow>, String> {
+    pub fn sessions(&self) -> Result<Vec<SessionRow>, StoreError> {
         self.read(|db| {
             let mut statement = db.prepare(
                 "SELECT id, folder, status, yolo_override, pending_count, created_at_ms, updated_at_ms FROM sessions",
@@ -199,7 +225,7 @@ impl Store {
     /// skipped with a warning rather than losing the whole session. (A body is
     /// the event's stream line; rows saved before that lack its `seq`, so the
     /// column gives it.)
-    pub fn events(&self, session: &str) -> Result<Vec<SeqEvent>, String> {
+    pub fn events(&self, session: &str) -> Result<Vec<SeqEvent>, StoreError> {
         let rows: Vec<(u64, String)> = self.read(|db| {
             let mut statement = db.prepare("SELECT seq, body FROM events WHERE session_id = ?1 ORDER BY seq")?;
             let rows = statement.query_map([session], |row| Ok((row.get::<_, i64>(0)? as u64, row.get(1)?)))?;
@@ -217,7 +243,7 @@ impl Store {
             .collect())
     }
 
-    pub fn agent_state(&self, session: &str) -> Result<Option<String>, String> {
+    pub fn agent_state(&self, session: &str) -> Result<Option<String>, StoreError> {
         self.read(|db| {
             db.query_row("SELECT state FROM agent_state WHERE session_id = ?1", [session], |row| row.get(0)).optional()
         })
@@ -266,7 +292,7 @@ impl Queue {
     }
 }
 
-fn write_loop(mut db: Connection, queue: &Queue) {
+fn write_loop(mut db: Connection, queue: &Queue, path: &Path) {
     let (mut unchecked, mut quiet) = (0, Duration::ZERO);
     while let Some(batch) = queue.next_batch(quiet >= SLEEP_WHEN_QUIET) {
         if batch.is_empty() {
@@ -281,10 +307,19 @@ fn write_loop(mut db: Connection, queue: &Queue) {
         unchecked += batch.iter().map(Command::size).sum::<usize>();
         let mut flushes = Vec::new();
         if let Err(err) = write_batch(&mut db, batch, &mut flushes) {
+            // The whole batch is rolled back; the next flush says so.
             tracing::error!("saving to the database failed: {err}");
+            queue.lock().fault = Some(err.to_string());
         }
-        for done in flushes {
-            let _ = done.send(());
+        if !flushes.is_empty() {
+            let fault = queue.lock().fault.take();
+            for done in flushes {
+                let outcome = match &fault {
+                    Some(reason) => Err(StoreError::Write { path: path.to_path_buf(), reason: reason.clone() }),
+                    None => Ok(()),
+                };
+                let _ = done.send(outcome);
+            }
         }
         if unchecked >= CHECKPOINT_AFTER_BYTES {
             checkpoint(&db);
@@ -318,8 +353,15 @@ impl Command {
 fn write_batch(
     db: &mut Connection,
     batch: Vec<Command>,
-    flushes: &mut Vec<tokio::sync::oneshot::Sender<()>>,
+    flushes: &mut Vec<tokio::sync::oneshot::Sender<Result<(), StoreError>>>,
 ) -> rusqlite::Result<()> {
+    // Taken out first: a flush is answered whether or not the writes succeed.
+    let (waiting, batch): (Vec<Command>, Vec<Command>) =
+        batch.into_iter().partition(|command| matches!(command, Command::Flush(_)));
+    flushes.extend(waiting.into_iter().filter_map(|command| match command {
+        Command::Flush(done) => Some(done),
+        _ => None,
+    }));
     let tx = db.transaction()?;
     {
         let mut event =
@@ -357,7 +399,7 @@ fn write_batch(
                 Command::Agent { session, state } => {
                     agent.execute(params![session, state])?;
                 }
-                Command::Flush(done) => flushes.push(done),
+                Command::Flush(_) => {}
             }
         }
     }
@@ -392,6 +434,24 @@ mod tests {
         }
     }
 
+    /// Another process holding the database's write lock past the busy timeout
+    /// makes a write fail as a full or read-only disk would.
+    #[tokio::test]
+    async fn a_failed_write_is_reported_by_the_next_flush_once_and_nothing_pretends() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        store.flush().await.unwrap();
+        let blocker = Connection::open(store.path()).unwrap();
+        blocker.execute_batch("BEGIN EXCLUSIVE").unwrap();
+        append(&store, "s1", message("lost", 1));
+        let err = store.flush().await.unwrap_err();
+        assert!(matches!(&err, StoreError::Write { reason, .. } if reason.contains("locked")), "{err}");
+        blocker.execute_batch("COMMIT").unwrap();
+        append(&store, "s1", message("kept", 2));
+        store.flush().await.expect("reported once; this write succeeded");
+        assert_eq!(store.events("s1").unwrap(), vec![message("kept", 2)], "the failed write is not on disk");
+    }
+
     #[tokio::test]
     async fn what_is_flushed_is_there_after_reopening() {
         let dir = tempfile::tempdir().unwrap();
@@ -404,7 +464,7 @@ mod tests {
             }
             append(&store, "other", message("x", 1));
             store.save_agent_state("s1", "{\"messages\":[]}".into());
-            store.flush().await;
+            store.flush().await.unwrap();
         }
         let store = Store::open(dir.path()).unwrap();
         assert_eq!(store.sessions().unwrap(), vec![row("s1", SessionStatus::WaitingApproval)]);
@@ -423,7 +483,7 @@ mod tests {
         let old_body = r#"{"type":"message","role":"assistant","content":"old","delta":true}"#;
         store.read(|db| db.execute("INSERT INTO events VALUES ('s', 1, ?1)", [old_body])).unwrap();
         append(&store, "s", message("new", 2));
-        store.flush().await;
+        store.flush().await.unwrap();
         assert_eq!(store.events("s").unwrap(), vec![message("old", 1), message("new", 2)]);
         let body: String =
             store.read(|db| db.query_row("SELECT body FROM events WHERE seq = 2", [], |row| row.get(0))).unwrap();
@@ -450,7 +510,7 @@ mod tests {
         for seq in 1..=100 {
             append(&store, "s", message(&"x".repeat(10_000), seq));
         }
-        store.flush().await;
+        store.flush().await.unwrap();
         assert!(database_size() < 100_000, "a megabyte committed stays in the WAL at first");
         tokio::time::sleep(SLEEP_WHEN_QUIET * 3).await;
         assert!(database_size() > 1_000_000, "then it is copied into the database");
@@ -462,12 +522,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         append(&store, "s", message("ok", 1));
-        store.flush().await;
+        store.flush().await.unwrap();
         store
             .read(|db| db.execute("INSERT INTO events VALUES ('s', 2, '{\"type\":\"from_the_future\"}')", []))
             .unwrap();
         append(&store, "s", message("ok", 3));
-        store.flush().await;
+        store.flush().await.unwrap();
         let seqs: Vec<u64> = store.events("s").unwrap().iter().map(|e| e.seq).collect();
         assert_eq!(seqs, [1, 3]);
     }
@@ -476,6 +536,6 @@ mod tests {
     fn a_data_dir_that_cannot_be_made_is_a_clear_error() {
         let file = tempfile::NamedTempFile::new().unwrap();
         let err = Store::open(&file.path().join("sub")).unwrap_err();
-        assert!(err.contains("cannot create the data dir"), "{err}");
+        assert!(err.to_string().contains("cannot create the data dir"), "{err}");
     }
 }

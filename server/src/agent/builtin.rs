@@ -17,6 +17,7 @@ use super::{busy, not_pending, not_running, AgentState, PausedTurn, PlannedCall,
 use crate::approval::{ApprovalBatch, BatchError, Decision, DecisionError, NewCall};
 use crate::error::ApiError;
 use crate::hub::Hub;
+use crate::store::StoreError;
 use crate::tools::{self, Tool, ToolFailure, Workspace};
 
 /// A turn that keeps calling tools is stopped after this many completions.
@@ -199,12 +200,26 @@ enum TurnError {
     Batch(#[from] BatchError),
     #[error("tool call {0} was handed out to run but its plan is gone")]
     Lost(String),
+    /// The call's running state could not be saved, so it did not run.
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
+
+/// What the model sees for a call that was not run because its running state
+/// could not be saved (write-ahead).
+pub const STORE_FAILED_RESULT: &str = "The hub could not save its state, so this call was not executed.";
 
 impl Turn {
     async fn run(self) {
         let end = tokio::select! {
-            end = self.drive() => end.unwrap_or_else(|err| self.fail("internal", format!("The turn stopped on an internal error: {err}."))),
+            end = self.drive() => end.unwrap_or_else(|err| match err {
+                TurnError::Store(err) => {
+                    self.runtime.close_batch(STORE_FAILED_RESULT);
+                    self.runtime.report_store_failed(&err);
+                    TurnEnd::error()
+                }
+                err => self.fail("internal", format!("The turn stopped on an internal error: {err}.")),
+            }),
             () = self.stop.cancelled() => {
                 // The model's stream or a running command was dropped (and killed) here.
                 stopped(&self.runtime);
@@ -385,7 +400,8 @@ impl Turn {
                 Settled::Run { tool_id, modified_content } => (tool_id, modified_content),
                 other => return Ok(other),
             };
-            self.runtime.flush().await;
+            // Write-ahead: the call runs only once it is on disk as running.
+            self.runtime.flush().await?;
             let call = {
                 let state = self.runtime.state();
                 state.paused.as_ref().and_then(|paused| paused.calls.get(&tool_id).cloned())

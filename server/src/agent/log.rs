@@ -101,6 +101,15 @@ impl EventLog {
         seq
     }
 
+    /// Drops the events appended since the last publish (nobody saw them); the
+    /// next event takes their seq, and its save replaces theirs in the store.
+    pub fn withdraw_unpublished(&self) {
+        let published = self.last_seq();
+        let mut events = self.events();
+        let keep = events.partition_point(|event| event.seq <= published);
+        events.truncate(keep);
+    }
+
     /// Makes every appended event visible to readers.
     pub fn publish(&self) {
         let last = self.events().last().map_or(0, |event| event.seq);

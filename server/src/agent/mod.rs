@@ -22,9 +22,12 @@ use serde_json::Value;
 use crate::approval::ApprovalBatch;
 use crate::error::ApiError;
 use crate::hub::Hub;
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 use crate::tools::{Tool, ToolFailure};
 use log::EventLog;
+
+/// The `error` code of a turn whose state could not be saved.
+pub const STORE_FAILED: &str = "store_failed";
 
 pub const INTERRUPTED_MESSAGE: &str = "The hub stopped while this turn was running. Nothing more of it \
      was done, and calls it had not finished were not run again. Send a new prompt to go on.";
@@ -225,6 +228,7 @@ impl SessionRuntime {
         });
         let state = saved
             .agent_state(&id)
+            .map_err(|err| err.to_string())
             .and_then(|text| text.map(|text| serde_json::from_str(&text).map_err(|e| e.to_string())).transpose())
             .unwrap_or_else(|err| {
                 tracing::error!(session = %id, "the agent state could not be read, starting afresh: {err}");
@@ -323,12 +327,17 @@ impl SessionRuntime {
 
     /// Closes or pauses the running turn with its `result`.
     pub async fn end_turn(&self, hub: &Hub, end: TurnEnd) {
-        let pending_count = end.pending.as_ref().map_or(0, Vec::len);
         // The pause (or end) is on disk before anyone can see it and act on it…
-        let ahead = hub.save_status_ahead(&self.id, end.status, pending_count);
-        self.save(&self.state());
-        self.log.append_unpublished(AgentEvent::Result { status: end.result, pending: end.pending });
-        self.flush().await;
+        let mut ahead = self.record_end(hub, &end);
+        if let Err(err) = self.flush().await {
+            // …or, when it cannot be, the user is told so: never as if it were saved.
+            self.log.withdraw_unpublished();
+            self.report_store_failed(&err);
+            let paused = matches!(end.result, ResultStatus::WaitingApproval | ResultStatus::WaitingInput);
+            // A pause stays a pause (deciding needs the store again, and says so if it still fails).
+            let end = if paused { end } else { TurnEnd::error() };
+            ahead = self.record_end(hub, &end);
+        }
         // …and the session is free, its status recorded, the moment the result
         // shows: a client that reads it and prompts or asks at once sees it done.
         {
@@ -340,6 +349,29 @@ impl SessionRuntime {
             self.log.publish();
         }
         hub.projects_changed();
+    }
+
+    /// Saves the turn's state and status and appends its `result`, unpublished.
+    fn record_end(&self, hub: &Hub, end: &TurnEnd) -> Option<crate::registry::Session> {
+        let pending_count = end.pending.as_ref().map_or(0, Vec::len);
+        let ahead = hub.save_status_ahead(&self.id, end.status, pending_count);
+        self.save(&self.state());
+        self.log.append_unpublished(AgentEvent::Result { status: end.result, pending: end.pending.clone() });
+        ahead
+    }
+
+    /// A write to the database failed: the turn's error says so (once in a row).
+    pub(crate) fn report_store_failed(&self, err: &StoreError) {
+        let said = matches!(self.log.last(), Some(AgentEvent::Error { code: Some(code), .. }) if code == STORE_FAILED);
+        if !said {
+            self.report_error(
+                STORE_FAILED,
+                format!(
+                    "The hub could not save this session ({err}). What happened since its last save may be \
+                     missing after a restart; nothing was run unsaved."
+                ),
+            );
+        }
     }
 
     /// Reports a call that did not run, and why (`tool_result` `skipped`).
@@ -358,10 +390,12 @@ impl SessionRuntime {
         self.log.push(AgentEvent::Error { severity: Severity::Error, message, code: Some(code.to_string()) });
     }
 
-    /// Waits until everything saved so far is on disk.
-    pub async fn flush(&self) {
-        if let Some(store) = &self.store {
-            store.flush().await;
+    /// Waits until everything saved so far is on disk; an error says some of
+    /// it could not be saved.
+    pub async fn flush(&self) -> Result<(), StoreError> {
+        match &self.store {
+            Some(store) => store.flush().await,
+            None => Ok(()),
         }
     }
 }
