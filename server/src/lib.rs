@@ -11,6 +11,7 @@ pub mod gates;
 pub mod hub;
 pub mod registry;
 pub mod settings;
+pub mod shutdown;
 pub mod store;
 pub mod tools;
 pub mod watcher;

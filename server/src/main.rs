@@ -1,23 +1,36 @@
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use agent_hub::agent::acp::AcpAgent;
 use agent_hub::agent::model::ModelConfig;
 use agent_hub::cli::{AgentKind, Cli};
 use agent_hub::gates::Gate;
 use agent_hub::hub::{Hub, HubOptions};
+use agent_hub::shutdown::{self, Progress, Signals, Step};
 use agent_hub::store::Store;
 use agent_hub::{app, launch_url, leptos_options, random_token, web, without_delay};
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
         .with_writer(std::io::stderr)
         .init();
-    match run(Cli::parse()).await {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("agent-hub: cannot start the async runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(run(cli));
+    // Dropping the tasks kills what they own (an ACP agent's process group);
+    // a blocking task still busy is not waited for, so the exit stays prompt.
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("agent-hub: {message}");
@@ -75,21 +88,30 @@ async fn run(cli: Cli) -> Result<(), String> {
     let options = leptos_options(&cli);
     web::check_bundle(&options);
     let gate = Arc::new(Gate::new(token.clone(), addr.port(), &cli.allow_hosts));
+    // Before the launch line: from then on Ctrl-C and SIGTERM shut the hub down.
+    let signals = Signals::listen().map_err(|err| format!("cannot listen for Ctrl-C and SIGTERM: {err}"))?;
+    let progress = Progress::default();
+    shutdown::on_signals(hub.clone(), signals, progress.clone(), shutdown::GRACE);
     let url = launch_url(addr, &token);
     println!("Agent Hub listening on {url}");
     if cli.open {
         open_browser(&url);
     }
-    axum::serve(without_delay(listener), app(hub, gate, options))
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
+    // Serving ends when the hub's shutdown begins and every connection has
+    // closed; live streams end on the same token, so open pages do not hold it up.
+    axum::serve(without_delay(listener), app(hub.clone(), gate, options))
+        .with_graceful_shutdown(hub.shutdown_token().cancelled_owned())
         .await
         .map_err(|err| err.to_string())?;
+    progress.set(Step::Turns);
+    shutdown::settle_turns(&hub, shutdown::TURNS_SETTLE).await;
+    progress.set(Step::Store);
     // The writer gathers for a few milliseconds: what it holds goes to disk before the exit.
     if let Err(err) = store.flush().await {
         tracing::error!("the last writes were not saved: {err}");
     }
+    progress.set(Step::Done);
+    tracing::info!("shut down");
     Ok(())
 }
 

@@ -30,7 +30,7 @@ pub async fn prompt(State(hub): State<Arc<Hub>>, ApiJson(request): ApiJson<Promp
     let config = hub.open_session(&request.folder_path, request.session_id.as_deref())?;
     let runtime = hub.runtime(&config.session_id).ok_or_else(|| ApiError::internal("The session vanished."))?;
     let after = begin(&hub, &runtime, Start::Prompt(request.message))?;
-    respond(runtime, after, request.stream.unwrap_or(true)).await
+    respond(&hub, runtime, after, request.stream.unwrap_or(true)).await
 }
 
 pub async fn approve(
@@ -56,7 +56,7 @@ pub async fn approve(
         }
     };
     let after = begin(&hub, &runtime, Start::Decide { tool_id: request.tool_id, decision })?;
-    respond(runtime, after, request.stream.unwrap_or(true)).await
+    respond(&hub, runtime, after, request.stream.unwrap_or(true)).await
 }
 
 pub async fn input(
@@ -67,7 +67,7 @@ pub async fn input(
     let runtime = session_runtime(&hub, &id)?;
     let start = Start::Answer { request_id: request.request_id, response: request.response };
     let after = begin(&hub, &runtime, start)?;
-    respond(runtime, after, request.stream.unwrap_or(true)).await
+    respond(&hub, runtime, after, request.stream.unwrap_or(true)).await
 }
 
 /// `POST /api/sessions/{id}/cancel` (the Stop button): the running turn stops,
@@ -76,7 +76,7 @@ pub async fn input(
 pub async fn cancel(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> ApiResult<Response> {
     let runtime = session_runtime(&hub, &id)?;
     let after = crate::agent::cancel(&hub, &runtime).await?;
-    respond(runtime, after, true).await
+    respond(&hub, runtime, after, true).await
 }
 
 #[derive(Deserialize)]
@@ -99,7 +99,7 @@ pub async fn events(
         (runtime.log.after(query.after), state.running)
     };
     let last = stored.last().map_or(query.after, |event| event.seq);
-    let live = running.then(|| until_turn_pauses(runtime.log.clone(), last));
+    let live = running.then(|| live(&hub, &runtime, last));
     let batches = futures::stream::once(async move { stored }).chain(futures::stream::iter(live).flatten());
     Ok(ndjson(batches))
 }
@@ -120,8 +120,14 @@ fn ndjson(batches: impl futures::Stream<Item = Vec<Logged>> + Send + 'static) ->
     ([(CONTENT_TYPE, "application/x-ndjson")], Body::from_stream(chunks)).into_response()
 }
 
-async fn respond(runtime: Arc<SessionRuntime>, after: u64, stream: bool) -> ApiResult<Response> {
-    let batches = until_turn_pauses(runtime.log.clone(), after);
+/// The turn's events after `after` as they come, until it pauses or ends, or
+/// the hub shuts down: a stream left open would hold the shutdown up.
+fn live(hub: &Hub, runtime: &SessionRuntime, after: u64) -> impl futures::Stream<Item = Vec<Logged>> {
+    until_turn_pauses(runtime.log.clone(), after).take_until(hub.shutdown_token().cancelled_owned())
+}
+
+async fn respond(hub: &Hub, runtime: Arc<SessionRuntime>, after: u64, stream: bool) -> ApiResult<Response> {
+    let batches = live(hub, &runtime, after);
     if stream {
         return Ok(ndjson(batches));
     }

@@ -74,7 +74,8 @@ async fn session(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> ApiResu
     }))
 }
 
-/// Server-sent events for open pages: one JSON `HubUpdate` per message.
+/// Server-sent events for open pages: one JSON `HubUpdate` per message, until
+/// the hub shuts down (an open page must not hold the shutdown up).
 async fn updates(State(hub): State<Arc<Hub>>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let stream = BroadcastStream::new(hub.subscribe()).filter_map(|update| {
         // A page that fell behind just misses intermediate states; the next
@@ -82,5 +83,6 @@ async fn updates(State(hub): State<Arc<Hub>>) -> Sse<impl Stream<Item = Result<E
         let update = update.ok()?;
         Some(Ok(Event::default().json_data(update).unwrap_or_else(|_| Event::default().comment("unserializable"))))
     });
+    let stream = futures::StreamExt::take_until(stream, hub.shutdown_token().cancelled_owned());
     Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
 }

@@ -1,0 +1,281 @@
+//! Ctrl-C and SIGTERM end the real binary promptly while pages are open: the
+//! updates stream and a running turn's event streams end, the turn is stopped
+//! the way Stop does it, and the store is flushed. A second signal, or a graceful
+//! part that hangs, ends it at once.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use common::fake_model::{call, text, FakeModel, Reply};
+use common::project;
+use futures::StreamExt;
+use serde_json::{json, Value};
+
+const TOKEN: &str = "shutdown-test-token";
+
+struct Hub {
+    child: Child,
+    base: String,
+    client: reqwest::Client,
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Hub {
+    fn start(data: &Path, model: &FakeModel) -> Self {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_agent-hub"))
+            .args(["--port", "0", "--token", TOKEN, "--model", "fake-model", "--model-url", &model.base_url])
+            .arg("--data-dir")
+            .arg(data)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let url =
+            line.trim().strip_prefix("Agent Hub listening on ").unwrap_or_else(|| panic!("launch line: {line:?}"));
+        let base = url.split("/?").next().unwrap().to_string();
+        Self { child, base, client: reqwest::Client::new() }
+    }
+
+    fn signal(&self, signal: libc::c_int) {
+        // SAFETY: kill only sends a signal to our own child.
+        assert_eq!(unsafe { libc::kill(self.child.id() as libc::pid_t, signal) }, 0);
+    }
+
+    /// The exit status, if the process ends within `within`.
+    async fn exit_within(&mut self, within: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// What the process wrote to stderr (call once it has exited).
+    fn stderr(&mut self) -> String {
+        let mut text = String::new();
+        let _ = self.child.stderr.take().unwrap().read_to_string(&mut text);
+        text
+    }
+
+    /// A streamed response, read in a task of its own until it ends: `Ok(body)`
+    /// when it ended cleanly, `Err` when the connection broke.
+    async fn open(&self, request: reqwest::RequestBuilder) -> (tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>, Reader) {
+        let response = request.bearer_auth(TOKEN).send().await.unwrap();
+        assert!(response.status().is_success(), "{}", response.status());
+        let (chunks, received) = tokio::sync::mpsc::unbounded_channel();
+        let reader = tokio::spawn(async move {
+            let mut body = Vec::new();
+            let mut stream = response.bytes_stream();
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk.map_err(|err| err.to_string())?;
+                body.extend_from_slice(&chunk);
+                let _ = chunks.send(chunk.to_vec());
+            }
+            Ok(String::from_utf8_lossy(&body).into_owned())
+        });
+        (received, reader)
+    }
+
+    async fn get(&self, path: &str) -> Value {
+        let response = self.client.get(format!("{}{path}", self.base)).bearer_auth(TOKEN).send().await.unwrap();
+        assert!(response.status().is_success(), "GET {path}: {}", response.status());
+        serde_json::from_slice(&response.bytes().await.unwrap()).unwrap()
+    }
+}
+
+type Reader = tokio::task::JoinHandle<Result<String, String>>;
+
+/// The hub with a page open (the updates stream) and a turn running (held by
+/// a slow model), its prompt stream and an events stream open.
+struct Busy {
+    hub: Hub,
+    session: String,
+    readers: Vec<(&'static str, Reader)>,
+}
+
+async fn busy_hub(data: &Path, folder: &Path, model: &FakeModel) -> Busy {
+    let hub = Hub::start(data, model);
+    let (_, updates) = hub.open(hub.client.get(format!("{}/api/updates", hub.base))).await;
+    let prompt = hub
+        .client
+        .post(format!("{}/api/chat/prompt", hub.base))
+        .header("content-type", "application/json")
+        .body(json!({"folderPath": folder, "message": "take your time"}).to_string());
+    let (mut chunks, prompt) = hub.open(prompt).await;
+    let mut first = Vec::new();
+    while !first.contains(&b'\n') {
+        first.extend(chunks.recv().await.expect("the prompt stream starts"));
+    }
+    let init: Value = serde_json::from_slice(first.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    let session = init["session_id"].as_str().expect("init first").to_string();
+    let (_, events) = hub.open(hub.client.get(format!("{}/api/sessions/{session}/events?after=0", hub.base))).await;
+    // The turn is running: the model has the request and holds it.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while model.requests().is_empty() {
+        assert!(Instant::now() < deadline, "the model was never asked");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(hub.get(&format!("/api/sessions/{session}")).await["status"], "running");
+    Busy { hub, session, readers: vec![("updates", updates), ("prompt", prompt), ("events", events)] }
+}
+
+fn slow_model_reply() -> Reply {
+    Reply::Slow(Duration::from_secs(60), Box::new(text(&["too late"])))
+}
+
+/// One signal with pages open and a turn running: the hub exits within 2 s,
+/// successfully, every stream ended cleanly, and the turn was stopped and kept.
+async fn ends_promptly_on(signal: libc::c_int) {
+    let model = FakeModel::start(vec![slow_model_reply()]).await;
+    let data = tempfile::tempdir().unwrap();
+    let (_dir, folder) = project(None);
+    let Busy { mut hub, session, readers } = busy_hub(data.path(), &folder, &model).await;
+
+    let sent = Instant::now();
+    hub.signal(signal);
+    let status = hub.exit_within(Duration::from_secs(2)).await;
+    let took = sent.elapsed();
+    let stderr = if status.is_some() { hub.stderr() } else { String::new() };
+    let status = status.unwrap_or_else(|| panic!("the hub still runs {took:?} after signal {signal}"));
+    println!("signal {signal}: the hub exited in {took:?} with {status}");
+    assert!(status.success(), "{status}; stderr: {stderr}");
+    for (name, reader) in readers {
+        let ended = tokio::time::timeout(Duration::from_secs(1), reader).await;
+        let body = ended.unwrap_or_else(|_| panic!("the {name} stream is still open")).unwrap();
+        assert!(body.is_ok(), "the {name} stream broke instead of ending: {body:?}");
+    }
+
+    // Started again on the same data: the turn was stopped as by Stop and written down.
+    let model = FakeModel::start(Vec::new()).await;
+    let hub = Hub::start(data.path(), &model);
+    let detail = hub.get(&format!("/api/sessions/{session}")).await;
+    let last = detail["events"].as_array().unwrap().last().cloned().unwrap();
+    assert_eq!((last["type"].as_str(), last["status"].as_str()), (Some("result"), Some("cancelled")), "{detail}");
+    assert_eq!(detail["status"], "idle", "{detail}");
+}
+
+#[tokio::test]
+async fn ctrl_c_ends_the_hub_within_2_s_with_pages_open_and_a_turn_running() {
+    ends_promptly_on(libc::SIGINT).await;
+}
+
+#[tokio::test]
+async fn sigterm_ends_the_hub_within_2_s_with_pages_open_and_a_turn_running() {
+    ends_promptly_on(libc::SIGTERM).await;
+}
+
+#[tokio::test]
+async fn ctrl_c_kills_a_running_command_as_stop_does() {
+    let command = json!({"command": "echo $$ > pid; exec sleep 30"});
+    let model = FakeModel::start(vec![call("s", "run_shell_command", command)]).await;
+    let data = tempfile::tempdir().unwrap();
+    let (_dir, folder) = project(None);
+    let mut hub = Hub::start(data.path(), &model);
+    let yolo = hub
+        .client
+        .post(format!("{}/api/chat/config", hub.base))
+        .bearer_auth(TOKEN)
+        .header("content-type", "application/json")
+        .body(json!({"folderPath": folder, "yoloMode": true}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert!(yolo.status().is_success(), "{}", yolo.status());
+    let prompt = hub
+        .client
+        .post(format!("{}/api/chat/prompt", hub.base))
+        .header("content-type", "application/json")
+        .body(json!({"folderPath": folder, "message": "sleep"}).to_string());
+    let (_, prompt) = hub.open(prompt).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let pid = loop {
+        assert!(Instant::now() < deadline, "the command never started");
+        if let Some(pid) = std::fs::read_to_string(folder.join("pid")).ok().and_then(|t| t.trim().parse::<u32>().ok()) {
+            break pid;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(common::process_alive(&pid.to_string()));
+
+    let sent = Instant::now();
+    hub.signal(libc::SIGINT);
+    let status = hub.exit_within(Duration::from_secs(2)).await.expect("the hub ends within 2 s");
+    println!("running command: the hub exited in {:?} with {status}", sent.elapsed());
+    assert!(status.success(), "{status}");
+    assert!(!common::process_alive(&pid.to_string()), "the command was killed, not left running");
+    let body = tokio::time::timeout(Duration::from_secs(1), prompt).await.expect("the prompt stream ended").unwrap();
+    assert!(body.is_ok(), "{body:?}");
+}
+
+/// A request whose body never comes holds the graceful part up (the server
+/// waits for the request to finish), as a hung shutdown would.
+fn hold_the_shutdown(hub: &Hub) -> TcpStream {
+    let authority = hub.base.trim_start_matches("http://");
+    let mut stream = TcpStream::connect(authority).unwrap();
+    write!(
+        stream,
+        "POST /api/chat/config HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {TOKEN}\r\n\
+         Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"folderPath\":"
+    )
+    .unwrap();
+    stream.flush().unwrap();
+    stream
+}
+
+#[tokio::test]
+async fn two_ctrl_c_in_a_row_exit_at_once_even_when_the_shutdown_hangs() {
+    let model = FakeModel::start(vec![slow_model_reply()]).await;
+    let data = tempfile::tempdir().unwrap();
+    let (_dir, folder) = project(None);
+    let Busy { mut hub, .. } = busy_hub(data.path(), &folder, &model).await;
+    let _held = hold_the_shutdown(&hub);
+    // Let the request reach its handler.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    hub.signal(libc::SIGINT);
+    assert!(hub.exit_within(Duration::from_millis(500)).await.is_none(), "the held request keeps it running");
+    let sent = Instant::now();
+    hub.signal(libc::SIGINT);
+    let status = hub.exit_within(Duration::from_secs(1)).await.expect("the second Ctrl-C ends the hub at once");
+    println!("second Ctrl-C: the hub exited in {:?} with {status}", sent.elapsed());
+    assert_eq!(status.code(), Some(130), "{}", hub.stderr());
+}
+
+#[tokio::test]
+async fn a_shutdown_that_hangs_is_cut_short_after_5_s_and_says_what_was_cut() {
+    let model = FakeModel::start(Vec::new()).await;
+    let data = tempfile::tempdir().unwrap();
+    let mut hub = Hub::start(data.path(), &model);
+    let _held = hold_the_shutdown(&hub);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let sent = Instant::now();
+    hub.signal(libc::SIGTERM);
+    let status = hub.exit_within(Duration::from_secs(8)).await.expect("the watchdog ends the hub");
+    let took = sent.elapsed();
+    println!("hung shutdown: the hub exited in {took:?} with {status}");
+    assert!(took >= Duration::from_millis(4500) && took < Duration::from_secs(7), "{took:?}");
+    assert!(!status.success());
+    let stderr = hub.stderr();
+    assert!(stderr.contains("open connections"), "what was cut short is said: {stderr}");
+}
