@@ -3,12 +3,14 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use app::types::{ChatConfig, HubUpdate, ProjectsResponse, SessionStatus, YoloSource};
 use axum::http::StatusCode;
 use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
 
 use crate::agent::acp::AcpAgent;
 use crate::agent::model::{ModelClient, ModelConfig};
@@ -30,11 +32,24 @@ pub struct HubOptions {
     pub store: Option<Arc<Store>>,
     /// An ACP agent works in the folders instead of the built-in one.
     pub acp: Option<Arc<AcpAgent>>,
+    /// How many sessions' runtimes (event log, conversation) stay in memory
+    /// once idle; more are loaded from the store when used (with a store only).
+    pub max_resident: usize,
 }
+
+/// Enough for every session a person has open at once; an idle one beyond
+/// costs a read of its events when it is opened again.
+pub const MAX_RESIDENT_SESSIONS: usize = 64;
 
 impl Default for HubOptions {
     fn default() -> Self {
-        Self { model: None, shell_timeout: Duration::from_secs(120), store: None, acp: None }
+        Self {
+            model: None,
+            shell_timeout: Duration::from_secs(120),
+            store: None,
+            acp: None,
+            max_resident: MAX_RESIDENT_SESSIONS,
+        }
     }
 }
 
@@ -47,6 +62,11 @@ pub struct Hub {
     shell_timeout: Duration,
     store: Option<Arc<Store>>,
     acp: Option<Arc<AcpAgent>>,
+    max_resident: usize,
+    /// Counts runtimes handed out: which idle one was used longest ago.
+    uses: std::sync::atomic::AtomicU64,
+    /// Cancelled when the hub begins to shut down: live streams end on it.
+    shutdown: CancellationToken,
 }
 
 impl Hub {
@@ -66,6 +86,9 @@ impl Hub {
                 shell_timeout: options.shell_timeout,
                 store: options.store.clone(),
                 acp: options.acp.clone(),
+                max_resident: options.max_resident,
+                uses: Default::default(),
+                shutdown: CancellationToken::new(),
             }
         });
         hub.restore();
@@ -138,15 +161,43 @@ impl Hub {
         self.shell_timeout
     }
 
-    /// The agent runtime of an existing session.
+    /// The agent runtime of an existing session (loaded from the store if it
+    /// is not in memory).
     pub fn runtime(&self, id: &str) -> Option<Arc<SessionRuntime>> {
         let folder = self.registry().get(id)?.folder.clone();
-        Some(
-            self.runtimes()
-                .entry(id.to_string())
-                .or_insert_with(|| Arc::new(SessionRuntime::load(id.to_string(), folder, self.store.clone())))
-                .clone(),
-        )
+        let mut runtimes = self.runtimes();
+        let runtime = runtimes
+            .entry(id.to_string())
+            .or_insert_with(|| Arc::new(SessionRuntime::load(id.to_string(), folder, self.store.clone())))
+            .clone();
+        runtime.last_used.store(self.uses.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+        self.bound_resident(&mut runtimes);
+        Some(runtime)
+    }
+
+    /// Bounded memory: past `max_resident`, the idle runtimes used longest ago
+    /// leave memory. Only those whose saves are all on disk, with no turn and
+    /// nobody else holding them (a clone is only made under this lock), so a
+    /// later load reads back exactly what left.
+    fn bound_resident(&self, runtimes: &mut HashMap<String, Arc<SessionRuntime>>) {
+        if runtimes.len() <= self.max_resident {
+            return;
+        }
+        let mut idle: Vec<(u64, String)> = runtimes
+            .iter()
+            .filter(|(_, runtime)| runtime.can_leave_memory(1))
+            .map(|(id, runtime)| (runtime.last_used.load(Ordering::Relaxed), id.clone()))
+            .collect();
+        idle.sort_unstable();
+        let excess = runtimes.len() - self.max_resident;
+        for (_, id) in idle.into_iter().take(excess) {
+            runtimes.remove(&id);
+        }
+    }
+
+    /// How many sessions' runtimes are in memory.
+    pub fn resident_sessions(&self) -> usize {
+        self.runtimes().len()
     }
 
     /// Records a session's status (and how many calls wait) and tells open pages.
@@ -305,4 +356,31 @@ fn registry_error(err: RegistryError) -> ApiError {
 
 pub fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Shutting down: what ends when the hub stops.
+impl Hub {
+    /// Cancelled once the hub begins to shut down; live streams end on it, so
+    /// an open page cannot hold the server's graceful shutdown up.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// Ends every live stream and stops each running turn as Stop does (its
+    /// running command is killed, its `result` is `cancelled`). A waiting card
+    /// is left as it is: it is kept and comes back after a restart.
+    pub fn begin_shutdown(self: &Arc<Self>) {
+        self.shutdown.cancel();
+        let runtimes: Vec<Arc<SessionRuntime>> = self.runtimes().values().cloned().collect();
+        for runtime in runtimes {
+            crate::agent::stop_running(self, &runtime);
+        }
+    }
+
+    /// How many sessions have a turn running (a stopped turn counts until its
+    /// end is written down).
+    pub fn running_turns(&self) -> usize {
+        let runtimes: Vec<Arc<SessionRuntime>> = self.runtimes().values().cloned().collect();
+        runtimes.iter().filter(|runtime| runtime.state().running).count()
+    }
 }

@@ -91,7 +91,12 @@ pub struct Store {
 struct Queue {
     state: Mutex<QueueState>,
     wake: Condvar,
+    /// The ticket of the last command committed: everything sent up to it is on disk.
+    committed: std::sync::atomic::AtomicU64,
 }
+
+/// A command's place in the writer's queue: [`Store::committed`] says whether it is on disk.
+pub type Ticket = u64;
 
 #[derive(Default)]
 struct QueueState {
@@ -104,6 +109,8 @@ struct QueueState {
     closed: bool,
     /// A write failed and no flush has reported it yet.
     fault: Option<String>,
+    /// The ticket of the last command sent.
+    sent: Ticket,
 }
 
 impl std::fmt::Debug for Store {
@@ -159,34 +166,41 @@ impl Store {
         &self.path
     }
 
-    fn send(&self, command: Command) {
+    fn send(&self, command: Command) -> Ticket {
         // The agent's state changes where a turn starts, runs a tool or pauses:
         // those are written at once, not a tick later.
         let urgent = matches!(command, Command::Flush(_) | Command::Agent { .. });
         let mut queue = self.queue.lock();
         queue.commands.push(command);
+        queue.sent += 1;
+        let ticket = queue.sent;
         queue.urgent |= urgent;
         let wake = queue.asleep || urgent;
         drop(queue);
         if wake {
             self.queue.wake.notify_one();
         }
+        ticket
     }
 
     /// Saves an event as the log serialized it (its stream line).
-    pub fn append_event(&self, session: &str, seq: u64, line: Bytes) {
-        self.send(Command::Event { session: session.to_string(), seq, line });
+    pub fn append_event(&self, session: &str, seq: u64, line: Bytes) -> Ticket {
+        self.send(Command::Event { session: session.to_string(), seq, line })
     }
 
     pub fn save_session(&self, row: SessionRow) {
         self.send(Command::Session(row));
     }
 
-    pub fn save_agent_state(&self, session: &str, state: String) {
-        self.send(Command::Agent { session: session.to_string(), state });
+    pub fn save_agent_state(&self, session: &str, state: String) -> Ticket {
+        self.send(Command::Agent { session: session.to_string(), state })
     }
 
-    /// Resolves once everything sent before it is committed.
+    /// Whether the command with this ticket (and every one before it) is on disk.
+    pub fn committed(&self, ticket: Ticket) -> bool {
+        self.queue.committed.load(std::sync::atomic::Ordering::Acquire) >= ticket
+    }
+
     /// Waits until everything sent before is on disk. An error says that some
     /// write since the last flush failed (reported once): that data is not saved.
     pub async fn flush(&self) -> Result<(), StoreError> {
@@ -270,7 +284,8 @@ impl Queue {
     /// and all is written. Asleep, it first waits for a command; then it
     /// gathers for a tick, less if an urgent command comes. An empty batch is a
     /// quiet tick.
-    fn next_batch(&self, asleep: bool) -> Option<Vec<Command>> {
+    /// The commands sent since the last batch, and the ticket of the last of them.
+    fn next_batch(&self, asleep: bool) -> Option<(Vec<Command>, Ticket)> {
         let mut state = self.lock();
         if asleep {
             state.asleep = true;
@@ -288,13 +303,13 @@ impl Queue {
         if state.closed && state.commands.is_empty() {
             return None;
         }
-        Some(std::mem::take(&mut state.commands))
+        Some((std::mem::take(&mut state.commands), state.sent))
     }
 }
 
 fn write_loop(mut db: Connection, queue: &Queue, path: &Path) {
     let (mut unchecked, mut quiet) = (0, Duration::ZERO);
-    while let Some(batch) = queue.next_batch(quiet >= SLEEP_WHEN_QUIET) {
+    while let Some((batch, last)) = queue.next_batch(quiet >= SLEEP_WHEN_QUIET) {
         if batch.is_empty() {
             quiet += TICK;
             if quiet >= SLEEP_WHEN_QUIET && unchecked > 0 {
@@ -306,10 +321,13 @@ fn write_loop(mut db: Connection, queue: &Queue, path: &Path) {
         quiet = Duration::ZERO;
         unchecked += batch.iter().map(Command::size).sum::<usize>();
         let mut flushes = Vec::new();
-        if let Err(err) = write_batch(&mut db, batch, &mut flushes) {
-            // The whole batch is rolled back; the next flush says so.
-            tracing::error!("saving to the database failed: {err}");
-            queue.lock().fault = Some(err.to_string());
+        match write_batch(&mut db, batch, &mut flushes) {
+            Ok(()) => queue.committed.store(last, std::sync::atomic::Ordering::Release),
+            Err(err) => {
+                // The whole batch is rolled back; the next flush says so.
+                tracing::error!("saving to the database failed: {err}");
+                queue.lock().fault = Some(err.to_string());
+            }
         }
         if !flushes.is_empty() {
             let fault = queue.lock().fault.take();

@@ -329,6 +329,17 @@ async fn model_errors_and_bad_requests_are_clear() {
     let events = hub.prompt(&folder, "and again").await.lines();
     assert_eq!(types(&events), ["init", "message", "error", "result"]);
     assert!(events[2]["message"].as_str().unwrap().contains("more than 16 MiB"), "{}", events[2]);
+    // Nor does a reply of many complete events: tool arguments past the cap end the turn.
+    let piece = format!(
+        r#"{{"choices":[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"function":{{"arguments":"{}"}}}}]}}}}]}}"#,
+        "y".repeat(1 << 20)
+    );
+    let start = r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"big","function":{"name":"write_file","arguments":""}}]}}]}"#;
+    let endless: Vec<String> = std::iter::once(start.to_string()).chain(std::iter::repeat_n(piece, 40)).collect();
+    model.push(ModelReply::Events(endless));
+    let events = hub.prompt(&folder, "write it all").await.lines();
+    assert_eq!(types(&events), ["init", "message", "error", "result"], "no call is planned or shown");
+    assert!(events[2]["message"].as_str().unwrap().contains("grew past 32 MiB"), "{}", events[2]);
 
     let empty = hub.prompt(&folder, "   ").await;
     assert_eq!((empty.status, empty.error_code().as_str()), (StatusCode::BAD_REQUEST, "bad_request"));

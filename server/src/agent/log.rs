@@ -62,6 +62,8 @@ pub struct EventLog {
     /// The latest published seq, for readers waiting on more.
     published: watch::Sender<u64>,
     sink: Option<(Arc<Store>, String)>,
+    /// The store ticket of the last event sent to be saved.
+    saved: std::sync::atomic::AtomicU64,
 }
 
 impl Default for EventLog {
@@ -75,7 +77,7 @@ impl EventLog {
     pub fn restored(events: Vec<SeqEvent>, sink: Option<(Arc<Store>, String)>) -> Self {
         let last = events.last().map_or(0, |event| event.seq);
         let events = events.iter().map(Logged::new).collect();
-        Self { events: Mutex::new(events), published: watch::channel(last).0, sink }
+        Self { events: Mutex::new(events), published: watch::channel(last).0, sink, saved: Default::default() }
     }
 
     fn events(&self) -> MutexGuard<'_, Vec<Logged>> {
@@ -95,7 +97,8 @@ impl EventLog {
         let seq = events.last().map_or(0, |event| event.seq) + 1;
         let logged = Logged::new(&SeqEvent { event, seq });
         if let Some((store, session)) = &self.sink {
-            store.append_event(session, seq, logged.line.clone());
+            let ticket = store.append_event(session, seq, logged.line.clone());
+            self.saved.store(ticket, std::sync::atomic::Ordering::Release);
         }
         events.push(logged);
         seq
@@ -108,6 +111,11 @@ impl EventLog {
         let mut events = self.events();
         let keep = events.partition_point(|event| event.seq <= published);
         events.truncate(keep);
+    }
+
+    /// The store ticket of the last event sent to be saved (0: none).
+    pub fn saved_ticket(&self) -> crate::store::Ticket {
+        self.saved.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Makes every appended event visible to readers.

@@ -12,6 +12,7 @@ mod sse;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use app::events::{AgentEvent, ResultStatus, Severity};
@@ -97,6 +98,26 @@ pub async fn cancel(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>) -> Result<u64
     match hub.acp() {
         Some(agent) => agent.cancel(hub, runtime),
         None => builtin::cancel(hub, runtime).await,
+    }
+}
+
+/// Stops the session's turn only if one is running (shutdown): a built-in
+/// agent's waiting card is kept, to be decided after the restart. Checked and
+/// stopped under the session's lock, so a turn that pauses meanwhile keeps it.
+pub fn stop_running(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>) {
+    match hub.acp() {
+        // An ACP agent's request dies with its process anyway.
+        Some(agent) => {
+            if let Err(err) = agent.cancel(hub, runtime) {
+                tracing::debug!(session = %runtime.id, "not stopped: {}", err.message);
+            }
+        }
+        None => {
+            let state = runtime.state();
+            if let (true, Some(stop)) = (state.running, &state.stop) {
+                stop.cancel();
+            }
+        }
     }
 }
 
@@ -216,6 +237,10 @@ pub struct SessionRuntime {
     pub log: Arc<EventLog>,
     state: Mutex<AgentState>,
     store: Option<Arc<Store>>,
+    /// The store ticket of the last agent state queued for saving.
+    saved: AtomicU64,
+    /// When the hub last handed this runtime out (its clock of uses).
+    pub(crate) last_used: AtomicU64,
 }
 
 impl SessionRuntime {
@@ -251,7 +276,15 @@ impl SessionRuntime {
         state: AgentState,
     ) -> Self {
         let sink = store.clone().map(|store| (store, id.clone()));
-        Self { log: Arc::new(EventLog::restored(events, sink)), id, folder, state: Mutex::new(state), store }
+        Self {
+            log: Arc::new(EventLog::restored(events, sink)),
+            id,
+            folder,
+            state: Mutex::new(state),
+            store,
+            saved: AtomicU64::new(0),
+            last_used: AtomicU64::new(0),
+        }
     }
 
     pub fn state(&self) -> MutexGuard<'_, AgentState> {
@@ -262,7 +295,7 @@ impl SessionRuntime {
     pub fn save(&self, state: &AgentState) {
         if let Some(store) = &self.store {
             match serde_json::to_string(state) {
-                Ok(text) => store.save_agent_state(&self.id, text),
+                Ok(text) => self.saved.store(store.save_agent_state(&self.id, text), Ordering::Release),
                 Err(err) => tracing::error!("agent state not saved: {err}"),
             }
         }
@@ -388,6 +421,20 @@ impl SessionRuntime {
     /// Reports an error (with a machine-readable code) as the turn's event.
     pub fn report_error(&self, code: &str, message: String) {
         self.log.push(AgentEvent::Error { severity: Severity::Error, message, code: Some(code.to_string()) });
+    }
+
+    /// Whether the runtime may leave memory: no turn, nobody holding it but
+    /// the caller's map (`holders`), and everything it saved is on disk, so
+    /// loading it again from the store gives exactly this.
+    pub(crate) fn can_leave_memory(self: &Arc<Self>, holders: usize) -> bool {
+        let Some(store) = &self.store else { return false };
+        if Arc::strong_count(self) > holders || Arc::strong_count(&self.log) > 1 {
+            return false;
+        }
+        // Locked means in use: not idle.
+        let idle = self.state.try_lock().is_ok_and(|state| !state.running && state.stop.is_none());
+        let saved = self.saved.load(Ordering::Acquire).max(self.log.saved_ticket());
+        idle && store.committed(saved)
     }
 
     /// Waits until everything saved so far is on disk; an error says some of

@@ -21,6 +21,9 @@ use super::sse::SseReader;
 
 /// The most one streamed event may hold (a chunk is usually a few hundred bytes).
 const MAX_EVENT_BYTES: usize = 16 << 20;
+/// A whole reply (text and tool calls) past this ends the turn with an error:
+/// a model that never stops must not grow the hub without bound.
+pub const MAX_REPLY_BYTES: usize = 32 << 20;
 
 #[derive(Debug, Clone)]
 pub struct ModelConfig {
@@ -154,10 +157,17 @@ pub struct FunctionDelta {
 #[derive(Debug, Default)]
 pub struct ToolCallAccumulator {
     calls: BTreeMap<usize, ToolCallRequest>,
+    /// What the calls hold so far, roughly (each call counts a little on its own).
+    bytes: usize,
 }
 
 impl ToolCallAccumulator {
     pub fn add(&mut self, delta: ToolCallDelta) {
+        self.bytes +=
+            64 + delta.id.as_ref().map_or(0, String::len)
+                + delta.function.as_ref().map_or(0, |f| {
+                    f.name.as_ref().map_or(0, String::len) + f.arguments.as_ref().map_or(0, String::len)
+                });
         let call = self.calls.entry(delta.index).or_insert_with(|| ToolCallRequest {
             id: String::new(),
             name: String::new(),
@@ -270,6 +280,12 @@ impl ModelClient {
                     "The model sent an event of more than {} MiB without ending it; the reply was stopped.",
                     MAX_EVENT_BYTES >> 20
                 ))),
+                ControlFlow::Continue(()) if content.len() + text.len() + calls.bytes > MAX_REPLY_BYTES => {
+                    ControlFlow::Break(Err(format!(
+                        "The model's reply grew past {} MiB (text and tool calls); it was stopped.",
+                        MAX_REPLY_BYTES >> 20
+                    )))
+                }
                 flow => flow,
             };
             // The text before a `[DONE]` or a failure is still passed on.
