@@ -43,6 +43,12 @@ pub struct Cli {
     #[arg(long, env = "HUB_ACP_COMMAND", default_value = "gemini --acp")]
     pub acp_command: String,
 
+    /// A variable of the hub's environment that the ACP agent gets although the
+    /// hub keeps it from what it starts (`OPENAI_API_KEY`, `HUB_*`), e.g. the
+    /// agent's own API key (repeatable; `HUB_ACP_ENV` takes a comma-separated list).
+    #[arg(long = "acp-env", env = "HUB_ACP_ENV", value_name = "NAME", value_delimiter = ',')]
+    pub acp_env: Vec<String>,
+
     /// Base URL of the OpenAI-compatible endpoint for the built-in agent.
     #[arg(long = "model-url", env = "OPENAI_BASE_URL")]
     pub model_url: Option<String>,

@@ -42,7 +42,7 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> Result<(), String> {
     cli.validate()?;
     let acp = match cli.agent {
-        AgentKind::Acp => Some(Arc::new(AcpAgent::new(&cli.acp_command)?)),
+        AgentKind::Acp => Some(Arc::new(AcpAgent::new(&cli.acp_command)?.with_env(&cli.acp_env))),
         AgentKind::Builtin => None,
     };
     let token = match &cli.token {

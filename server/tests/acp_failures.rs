@@ -111,3 +111,20 @@ async fn an_agent_that_ignores_stop_is_ended_by_a_second_stop() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test]
+async fn an_agent_gets_no_hub_secrets_but_the_variables_it_is_given() {
+    // Names of their own: the test process's environment is shared by its tests.
+    std::env::set_var("HUB_ACP_TEST_SECRET", "launch-token-like");
+    std::env::set_var("HUB_ACP_TEST_GIVEN", "the-agents-key");
+    std::env::set_var("ACP_TEST_ORDINARY", "kept");
+    let agent = AcpAgent::new("sh -c 'env > seen-env.txt; exit 3'").unwrap().with_env(&["HUB_ACP_TEST_GIVEN".into()]);
+    let hub = TestHub::with_options(HubOptions { acp: Some(Arc::new(agent)), ..HubOptions::default() });
+    let (_dir, folder) = project(None);
+    let events = hub.prompt(&folder, "hello").await.lines();
+    assert_eq!(error_of(&events).0, "agent_crashed");
+    let seen = std::fs::read_to_string(folder.join("seen-env.txt")).unwrap();
+    assert!(!seen.contains("HUB_ACP_TEST_SECRET"), "a HUB_ variable reached the agent");
+    assert!(seen.contains("HUB_ACP_TEST_GIVEN=the-agents-key"), "the variable it was given did not: {seen}");
+    assert!(seen.contains("ACP_TEST_ORDINARY=kept"));
+}

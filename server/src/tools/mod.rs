@@ -3,6 +3,7 @@
 
 mod files;
 pub mod paths;
+pub(crate) mod process;
 pub(crate) mod shell;
 
 use std::path::PathBuf;

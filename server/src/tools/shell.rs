@@ -1,5 +1,8 @@
-//! run_shell_command: bash in the project folder, in its own process group so a
-//! timeout ends the whole tree, with output capped while it is read.
+//! run_shell_command: bash in the project folder, in its own process group, without
+//! the hub's secrets. The call ends when bash does; then, as on a timeout or when
+//! Stop drops the call, the whole group is ended (SIGTERM, SIGKILL after a grace).
+//! So nothing a command starts keeps running unseen, at a price: `server &` in a
+//! command is stopped when the call ends.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -9,7 +12,13 @@ use serde::Deserialize;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
+use super::process::{scrub_env, terminate_group, GroupGuard};
 use super::{ToolFailure, ToolResult, MAX_OUTPUT};
+
+/// How long output is still read once bash has exited: what is already in the
+/// pipes is taken in, but a background child holding them open does not hold
+/// the call (it would until the timeout).
+const READ_AFTER_EXIT: Duration = Duration::from_millis(150);
 
 #[derive(Deserialize)]
 pub struct ShellArgs {
@@ -19,65 +28,89 @@ pub struct ShellArgs {
     description: Option<String>,
 }
 
-/// Collects at most `MAX_OUTPUT` bytes while counting all of them.
-async fn drain(mut stream: impl AsyncRead + Unpin) -> (Vec<u8>, usize) {
-    let mut kept = Vec::new();
-    let mut total = 0;
+/// At most `MAX_OUTPUT` bytes of a stream, and how many there were.
+#[derive(Default)]
+struct Captured {
+    kept: Vec<u8>,
+    total: usize,
+}
+
+/// Reads the stream to its end into `into`, which keeps what came if the read is
+/// given up on.
+async fn drain(mut stream: impl AsyncRead + Unpin, into: &mut Captured) {
     let mut buffer = [0u8; 8192];
     while let Ok(n) = stream.read(&mut buffer).await {
         if n == 0 {
             break;
         }
-        total += n;
-        let room = MAX_OUTPUT.saturating_sub(kept.len());
-        kept.extend_from_slice(&buffer[..n.min(room)]);
+        into.total += n;
+        let room = MAX_OUTPUT.saturating_sub(into.kept.len());
+        into.kept.extend_from_slice(&buffer[..n.min(room)]);
     }
-    (kept, total)
 }
 
 pub async fn run(root: &Path, args: ShellArgs, timeout: Duration) -> ToolResult {
     if args.command.trim().is_empty() {
         return Err(ToolFailure::new("invalid_arguments", "The command is empty."));
     }
-    let mut child = Command::new("bash")
+    let mut command = Command::new("bash");
+    command
         .arg("-c")
         .arg(&args.command)
         .current_dir(root)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|err| ToolFailure::new("spawn_failed", format!("Could not start bash: {err}.")))?;
-    let pgid = child.id();
-    let stdout = drain(child.stdout.take().expect("piped stdout"));
-    let stderr = drain(child.stderr.take().expect("piped stderr"));
-    let finished = tokio::time::timeout(timeout, async {
-        let ((out, out_total), (err, err_total)) = tokio::join!(stdout, stderr);
-        (child.wait().await, out, out_total, err, err_total)
-    })
-    .await;
-    let Ok((status, out, out_total, err, err_total)) = finished else {
-        if let Some(pgid) = pgid {
-            kill_group(pgid);
-        }
+        .process_group(0);
+    scrub_env(&mut command);
+    // No kill_on_drop: it would SIGKILL bash alone; the guard ends the group.
+    let mut child =
+        command.spawn().map_err(|err| ToolFailure::new("spawn_failed", format!("Could not start bash: {err}.")))?;
+    // From here on, however the call ends, its group ends with it.
+    let mut group = GroupGuard::new(child.id());
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(ToolFailure::new("io_error", "The command's output could not be read."));
+    };
+    let (mut out, mut err) = (Captured::default(), Captured::default());
+    let finished = {
+        let reading = async {
+            tokio::join!(drain(stdout, &mut out), drain(stderr, &mut err));
+        };
+        let mut reading = std::pin::pin!(reading);
+        let ended = async {
+            tokio::select! {
+                status = child.wait() => {
+                    let _ = tokio::time::timeout(READ_AFTER_EXIT, &mut reading).await;
+                    status
+                }
+                () = &mut reading => child.wait().await,
+            }
+        };
+        tokio::time::timeout(timeout, ended).await
+    };
+    let Ok(status) = finished else {
         return Err(ToolFailure::new(
             "timeout",
             format!("The command did not finish within {} s and was stopped.", timeout.as_secs()),
         ));
     };
     let status = status.map_err(|err| ToolFailure::new("io_error", err.to_string()))?;
+    // bash is reaped: whatever of the group is still there was left behind.
+    let left_behind = group.end();
     let mut text = String::new();
-    push_stream(&mut text, "", &out, out_total);
-    push_stream(&mut text, "stderr:\n", &err, err_total);
+    push_stream(&mut text, "", &out);
+    push_stream(&mut text, "stderr:\n", &err);
+    if left_behind {
+        text.push_str("[processes the command left running were stopped when it ended]\n");
+    }
     let code = status.code().map_or_else(|| "killed by a signal".to_string(), |code| code.to_string());
     text.push_str(&format!("Exit code: {code}"));
     Ok(text)
 }
 
-fn push_stream(text: &mut String, label: &str, kept: &[u8], total: usize) {
-    if total == 0 {
+fn push_stream(text: &mut String, label: &str, captured: &Captured) {
+    let Captured { kept, total } = captured;
+    if *total == 0 {
         return;
     }
     text.push_str(label);
@@ -85,17 +118,15 @@ fn push_stream(text: &mut String, label: &str, kept: &[u8], total: usize) {
     if !text.ends_with('\n') {
         text.push('\n');
     }
-    if total > kept.len() {
+    if *total > kept.len() {
         text.push_str(&format!("[output truncated: showing {} of {total} bytes]\n", kept.len()));
     }
 }
 
-/// Ends the command and everything it started.
+/// Ends a process group and everything in it: SIGTERM, then SIGKILL after
+/// `process::KILL_GRACE` (see `terminate_group`).
 pub(crate) fn kill_group(pgid: u32) {
-    // SAFETY: killpg only sends a signal; a stale id at worst fails with ESRCH.
-    unsafe {
-        libc::killpg(pgid as libc::pid_t, libc::SIGKILL);
-    }
+    terminate_group(pgid);
 }
 
 #[cfg(test)]
@@ -113,6 +144,7 @@ mod tests {
         let root = dir.path().canonicalize().unwrap();
         assert!(out.starts_with(&format!("{}\n", root.display())), "{out}");
         assert!(out.contains("stderr:\noops\n") && out.ends_with("Exit code: 3"), "{out}");
+        assert!(!out.contains("left running"), "nothing was left behind: {out}");
     }
 
     #[tokio::test]
@@ -133,6 +165,166 @@ mod tests {
         assert_eq!(err.kind, "timeout");
         tokio::time::sleep(Duration::from_millis(2500)).await;
         assert!(!marker.exists(), "a background child outlived the timeout");
+    }
+
+    /// State and process group of a process, from /proc/<pid>/stat.
+    fn stat(pid: &str) -> Option<(String, u32)> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // The command name may hold spaces and parentheses: the fields start after the last ')'.
+        let mut fields = stat.rsplit(')').next()?.split_whitespace();
+        let state = fields.next()?.to_string();
+        let pgid = fields.nth(1)?.parse().ok()?;
+        Some((state, pgid))
+    }
+
+    fn pids() -> Vec<String> {
+        let entries = std::fs::read_dir("/proc").unwrap();
+        entries
+            .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+            .filter(|name| name.bytes().all(|b| b.is_ascii_digit()))
+            .collect()
+    }
+
+    /// Live (not zombie) processes of a group.
+    fn live_in_group(pgid: u32) -> Vec<String> {
+        pids()
+            .into_iter()
+            .filter(|pid| matches!(stat(pid), Some((state, group)) if group == pgid && state != "Z"))
+            .collect()
+    }
+
+    /// The groups of live processes whose command line is exactly `argv`.
+    fn groups_running(argv: &[&str]) -> Vec<u32> {
+        let wanted: Vec<u8> = argv.iter().flat_map(|arg| arg.bytes().chain([0])).collect();
+        pids()
+            .into_iter()
+            .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|line| line == wanted))
+            .filter_map(|pid| stat(&pid).filter(|(state, _)| state != "Z").map(|(_, group)| group))
+            .collect()
+    }
+
+    /// Waits until a process runs `argv`; its group.
+    async fn started(argv: &[&str]) -> u32 {
+        for _ in 0..500 {
+            if let Some(&pgid) = groups_running(argv).first() {
+                return pgid;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("{argv:?} never started");
+    }
+
+    /// Polls `done` for up to `limit`; how long it took, or None.
+    fn within(limit: Duration, mut done: impl FnMut() -> bool) -> Option<Duration> {
+        let start = std::time::Instant::now();
+        while start.elapsed() < limit {
+            if done() {
+                return Some(start.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        None
+    }
+
+    /// Stop drops the call's future: the command and everything it started end
+    /// (a foreground child, a background one), not only bash.
+    #[tokio::test]
+    async fn stop_kills_the_whole_process_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let command = "sleep 600.101 & sleep 600.102; echo done";
+        let pgid = tokio::select! {
+            result = run(dir.path(), args(command), Duration::from_secs(120)) => panic!("finished: {result:?}"),
+            pgid = started(&["sleep", "600.102"]) => pgid,
+        };
+        // The call's future is dropped here, as Stop drops the turn.
+        let took = within(Duration::from_secs(3), || live_in_group(pgid).is_empty());
+        println!("stop: the group was gone after {took:?}");
+        assert!(took.is_some(), "still running after Stop: {:?}", live_in_group(pgid));
+    }
+
+    /// A command that ignores SIGTERM is killed after the grace.
+    #[tokio::test]
+    async fn stop_kills_a_group_that_ignores_sigterm() {
+        let dir = tempfile::tempdir().unwrap();
+        let command = "trap '' TERM; sleep 600.103; echo done";
+        let pgid = tokio::select! {
+            result = run(dir.path(), args(command), Duration::from_secs(120)) => panic!("finished: {result:?}"),
+            pgid = started(&["sleep", "600.103"]) => pgid,
+        };
+        let took = within(Duration::from_secs(5), || live_in_group(pgid).is_empty());
+        println!("stop, SIGTERM ignored: the group was gone after {took:?}");
+        assert!(took.is_some(), "still running after Stop: {:?}", live_in_group(pgid));
+    }
+
+    /// The future may be dropped where no runtime runs (a thread of its own).
+    #[test]
+    fn stop_works_when_the_call_is_dropped_outside_a_runtime() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let mut call =
+            Box::pin(async move { run(&root, args("sleep 600.104; echo done"), Duration::from_secs(120)).await });
+        let pgid = runtime.block_on(async {
+            tokio::select! {
+                result = &mut call => panic!("finished: {result:?}"),
+                pgid = started(&["sleep", "600.104"]) => pgid,
+            }
+        });
+        std::thread::spawn(move || drop(call)).join().unwrap();
+        let took = within(Duration::from_secs(3), || live_in_group(pgid).is_empty());
+        assert!(took.is_some(), "still running after Stop: {:?}", live_in_group(pgid));
+    }
+
+    /// The call ends when bash does: a background child holding the output pipe
+    /// open does not keep it waiting, and it does not outlive the call either
+    /// (nor does one that let go of the pipe).
+    #[tokio::test]
+    async fn background_children_neither_hold_the_call_nor_outlive_it() {
+        let dir = tempfile::tempdir().unwrap();
+        for (command, marker) in
+            [("sleep 600.105 & echo hi", "600.105"), ("sleep 600.106 >/dev/null 2>&1 & echo hi", "600.106")]
+        {
+            let start = std::time::Instant::now();
+            let out = run(dir.path(), args(command), Duration::from_secs(10)).await;
+            let took = start.elapsed();
+            println!("{command}: returned after {took:?}");
+            let out = out.unwrap();
+            assert!(out.starts_with("hi\n") && out.ends_with("Exit code: 0"), "{out}");
+            assert!(took < Duration::from_secs(2), "{command}: took {took:?}");
+            assert!(out.contains("[processes the command left running were stopped when it ended]\n"), "{out}");
+            let gone = within(Duration::from_secs(3), || groups_running(&["sleep", marker]).is_empty());
+            assert!(gone.is_some(), "{command}: the background sleep outlived the call");
+        }
+    }
+
+    /// Run as a child of `commands_do_not_inherit_the_hubs_secrets`, with the
+    /// secrets in its environment; on its own it does nothing.
+    #[tokio::test]
+    async fn env_probe() {
+        if std::env::var_os("SHELL_ENV_PROBE").is_none() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        println!("{}", run(dir.path(), args("env"), Duration::from_secs(10)).await.unwrap());
+    }
+
+    #[test]
+    fn commands_do_not_inherit_the_hubs_secrets() {
+        let output = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["tools::shell::tests::env_probe", "--exact", "--nocapture", "--test-threads=1"])
+            .env("SHELL_ENV_PROBE", "1")
+            .env("OPENAI_API_KEY", "sk-probe-secret")
+            .env("HUB_TOKEN", "probe-token-secret")
+            .env("HUB_FOO", "probe-foo-secret")
+            .env("OPENAI_BASE_URL", "http://probe.invalid/v1")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{stdout}");
+        assert!(stdout.contains("OPENAI_BASE_URL=http://probe.invalid/v1"), "the probe ran `env`: {stdout}");
+        for secret in ["sk-probe-secret", "probe-token-secret", "probe-foo-secret"] {
+            assert!(!stdout.contains(secret), "{secret} reached the command: {stdout}");
+        }
     }
 
     #[tokio::test]

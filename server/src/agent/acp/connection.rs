@@ -51,6 +51,7 @@ pub(super) fn start(
     hub: Arc<Hub>,
     runtime: Arc<SessionRuntime>,
     command: Vec<String>,
+    passed_env: Vec<String>,
 ) -> mpsc::UnboundedSender<Command> {
     let (link, commands) = mpsc::unbounded_channel();
     let own = link.clone();
@@ -58,7 +59,7 @@ pub(super) fn start(
         // Its own task, so a panic (a bug) still ends the turn: never a session stuck running.
         let process = tokio::spawn({
             let (hub, runtime) = (hub.clone(), runtime.clone());
-            async move { run(&hub, &runtime, &command, commands).await }
+            async move { run(&hub, &runtime, &command, &passed_env, commands).await }
         });
         let failure = process.await.unwrap_or_else(|err| {
             tracing::error!(session = %runtime.id, "the agent's connection failed: {err}");
@@ -80,10 +81,11 @@ async fn run(
     hub: &Arc<Hub>,
     runtime: &Arc<SessionRuntime>,
     command: &[String],
+    passed_env: &[String],
     commands: mpsc::UnboundedReceiver<Command>,
 ) -> Option<Failure> {
     let line = shell_words::join(command);
-    let mut child = match spawn(command, &runtime.folder) {
+    let mut child = match spawn(command, &runtime.folder, passed_env) {
         Ok(child) => child,
         Err(err) => {
             return Some((

@@ -92,6 +92,8 @@ enum Then {
 pub struct AcpAgent {
     command: Vec<String>,
     command_line: String,
+    /// Variables the agent is given although the hub keeps them from what it starts.
+    passed_env: Vec<String>,
 }
 
 impl AcpAgent {
@@ -102,7 +104,13 @@ impl AcpAgent {
         if command.is_empty() {
             return Err("--acp-command is empty: name the program that starts the agent, e.g. \"gemini --acp\".".into());
         }
-        Ok(Self { command, command_line: command_line.to_string() })
+        Ok(Self { command, command_line: command_line.to_string(), passed_env: Vec::new() })
+    }
+
+    /// Gives the agent these variables of the hub's environment (`--acp-env`).
+    pub fn with_env(mut self, names: &[String]) -> Self {
+        self.passed_env = names.iter().map(|name| name.trim().to_string()).filter(|name| !name.is_empty()).collect();
+        self
     }
 
     pub fn command_line(&self) -> &str {
@@ -147,7 +155,7 @@ impl AcpAgent {
         let link = match state.acp.link.clone().filter(|link| !link.is_closed()) {
             Some(link) => link,
             None => {
-                let link = connection::start(hub.clone(), runtime.clone(), self.command.clone());
+                let link = connection::start(hub.clone(), runtime.clone(), self.command.clone(), self.passed_env.clone());
                 state.acp.link = Some(link.clone());
                 link
             }

@@ -1,6 +1,7 @@
 //! The agent's process: started in the folder in a process group of its own,
-//! killed with everything it started when the session lets go of it (and, on
-//! Linux, when the hub dies), its last stderr lines kept to explain a crash.
+//! without the hub's secrets, ended with everything it started when the session
+//! lets go of it (and, on Linux, killed when the hub dies), its last stderr lines
+//! kept to explain a crash.
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -12,7 +13,13 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 /// How much of the agent's stderr is kept to explain a crash.
 const STDERR_LINES: usize = 12;
 
-pub(super) fn spawn(command: &[String], folder: &Path) -> std::io::Result<tokio::process::Child> {
+/// `passed_env`: variables the agent is given although the hub keeps them from
+/// what it starts (`--acp-env`).
+pub(super) fn spawn(
+    command: &[String],
+    folder: &Path,
+    passed_env: &[String],
+) -> std::io::Result<tokio::process::Child> {
     let mut process = tokio::process::Command::new(&command[0]);
     process
         .args(&command[1..])
@@ -20,8 +27,15 @@ pub(super) fn spawn(command: &[String], folder: &Path) -> std::io::Result<tokio:
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
+        .process_group(0);
+    // No kill_on_drop: it would SIGKILL the agent alone at once; `ProcessGroup`
+    // ends the whole group and gives the agent a grace to save its session.
+    crate::tools::process::scrub_env(&mut process);
+    for name in passed_env {
+        if let Some(value) = std::env::var_os(name) {
+            process.env(name, value);
+        }
+    }
     #[cfg(target_os = "linux")]
     // SAFETY: prctl is async-signal-safe; it only asks the kernel to kill the
     // agent if the hub dies first (even by SIGKILL), so no agent outlives it.
@@ -38,7 +52,8 @@ pub(super) fn spawn(command: &[String], folder: &Path) -> std::io::Result<tokio:
     process.spawn()
 }
 
-/// Kills the agent's whole process group (its shells and helpers too) when dropped.
+/// Ends the agent's whole process group (its shells and helpers too) when
+/// dropped: SIGTERM, then SIGKILL after a grace, as for the built-in agent's commands.
 pub(super) struct ProcessGroup(pub(super) u32);
 
 impl Drop for ProcessGroup {

@@ -1,0 +1,135 @@
+//! What every process the hub starts for an agent shares (the built-in agent's
+//! commands, ACP agents): it runs without the hub's secrets, in a process group
+//! of its own, and that group is ended as a whole: SIGTERM, then SIGKILL after
+//! a short grace for whatever is still there.
+
+use std::ffi::{OsStr, OsString};
+use std::time::{Duration, Instant};
+
+use rustix::process::{kill_process_group, test_kill_process_group, Pid, Signal};
+
+/// How long a group has to end after SIGTERM before SIGKILL.
+pub(crate) const KILL_GRACE: Duration = Duration::from_secs(2);
+/// How often the group is looked at during the grace: once it is gone, its id
+/// is never signalled again.
+const CHECK_EVERY: Duration = Duration::from_millis(20);
+
+/// The hub's own secrets and settings, which nothing it starts gets: the model's
+/// API key and every `HUB_*` variable (the launch token `HUB_TOKEN` among them).
+/// `OPENAI_BASE_URL` stays: it names an endpoint and is no secret, and a user's
+/// own tools may read it as well.
+fn is_hub_variable(name: &OsStr) -> bool {
+    let name = name.as_encoded_bytes();
+    name == b"OPENAI_API_KEY" || name.starts_with(b"HUB_")
+}
+
+/// Removes the hub's secrets from what `command` inherits.
+pub(crate) fn scrub_env(command: &mut tokio::process::Command) {
+    remove_hub_variables(command, std::env::vars_os().map(|(name, _)| name));
+}
+
+fn remove_hub_variables(command: &mut tokio::process::Command, names: impl IntoIterator<Item = OsString>) {
+    for name in names {
+        if is_hub_variable(&name) {
+            command.env_remove(name);
+        }
+    }
+}
+
+/// Sends SIGTERM to the group and, if any of it is still there after
+/// `KILL_GRACE`, SIGKILL. Returns at once (a thread waits out the grace, so this
+/// works in `Drop`, in or out of a runtime); `true` when anything was signalled.
+///
+/// Linux never hands out a pid still in use as a group id, so the id can only
+/// be recycled once the group is gone. The thread checks every `CHECK_EVERY`
+/// and stops as soon as it is gone: the SIGKILL reaches a recycled group only if
+/// the whole pid space wrapped within those 20 ms, which is accepted.
+pub(crate) fn terminate_group(pgid: u32) -> bool {
+    // 0 would be our own group: never.
+    let Some(group) = i32::try_from(pgid).ok().and_then(Pid::from_raw) else {
+        return false;
+    };
+    // ESRCH: nothing left (EPERM cannot happen for a group we started).
+    if kill_process_group(group, Signal::TERM).is_err() {
+        return false;
+    }
+    let waiting = std::thread::Builder::new().name("end-process-group".into()).spawn(move || {
+        let deadline = Instant::now() + KILL_GRACE;
+        while Instant::now() < deadline {
+            std::thread::sleep(CHECK_EVERY);
+            if test_kill_process_group(group).is_err() {
+                return;
+            }
+        }
+        let _ = kill_process_group(group, Signal::KILL);
+    });
+    if waiting.is_err() {
+        // No thread to wait with: no grace either, rather than no end.
+        let _ = kill_process_group(group, Signal::KILL);
+    }
+    true
+}
+
+/// Owns a process group and ends it (`terminate_group`) when dropped: when its
+/// call finished, timed out, or was dropped mid-way by Stop.
+pub(crate) struct GroupGuard(Option<u32>);
+
+impl GroupGuard {
+    pub(crate) fn new(pgid: Option<u32>) -> Self {
+        Self(pgid)
+    }
+
+    /// Ends the group now; whether anything of it was still there.
+    pub(crate) fn end(&mut self) -> bool {
+        self.0.take().is_some_and(terminate_group)
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_hubs_variables_are_removed() {
+        let rows = [
+            ("OPENAI_API_KEY", true),
+            ("HUB_TOKEN", true),
+            ("HUB_MODEL", true),
+            ("HUB_ACP_COMMAND", true),
+            ("HUB_FOO", true),
+            ("OPENAI_BASE_URL", false),
+            ("GEMINI_API_KEY", false),
+            ("PATH", false),
+            ("HOME", false),
+            ("hub_token", false),
+            ("GITHUB_TOKEN", false),
+        ];
+        let mut command = tokio::process::Command::new("true");
+        remove_hub_variables(&mut command, rows.iter().map(|(name, _)| OsString::from(name)));
+        let removed: Vec<String> = command
+            .as_std()
+            .get_envs()
+            .filter(|(_, value)| value.is_none())
+            .map(|(name, _)| name.to_string_lossy().into_owned())
+            .collect();
+        for (name, hidden) in rows {
+            assert_eq!(removed.contains(&name.to_string()), hidden, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_group_that_is_gone_or_invalid_is_left_alone() {
+        assert!(!terminate_group(0), "0 would be the hub's own group");
+        assert!(!terminate_group(u32::MAX));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        assert!(!terminate_group(pid));
+    }
+}
