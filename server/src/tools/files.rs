@@ -1,14 +1,19 @@
 //! The file tools: read_file, list_directory, glob, search_file_content,
 //! write_file, replace. Blocking IO; the caller runs them off the async threads.
 
-use std::path::{Path, PathBuf};
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::Path;
 
 use app::events::FileDiff;
+use rustix::fs::{statat, AtFlags, Dir, FileType};
+use rustix::io::Errno;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::paths::{display_relative, resolve_in_folder};
-use super::{parse, Tool, ToolFailure, ToolResult};
+use super::beneath::Folder;
+use super::paths::{display_relative, outside, relative_in_folder};
+use super::{parse, Tool, ToolFailure, ToolResult, MAX_OUTPUT};
 
 const MAX_LISTED: usize = 1000;
 const MAX_MATCHES: usize = 500;
@@ -51,14 +56,21 @@ pub struct ReplaceArgs {
 }
 
 pub fn check_read(root: &Path, tool: Tool, args: &Value) -> Result<(), ToolFailure> {
+    let check = |requested: &str| {
+        let rel = relative_in_folder(root, requested)?;
+        match open_folder(root)?.check(&rel) {
+            Ok(()) | Err(Errno::NOENT) => Ok(()),
+            Err(err) => Err(failure(requested, err)),
+        }
+    };
     match tool {
-        Tool::ReadFile => resolve_in_folder(root, &parse::<FileArgs>(args)?.file_path).map(drop),
-        Tool::ListDirectory => resolve_in_folder(root, &parse::<DirArgs>(args)?.path).map(drop),
+        Tool::ReadFile => check(&parse::<FileArgs>(args)?.file_path),
+        Tool::ListDirectory => check(&parse::<DirArgs>(args)?.path),
         Tool::Glob => glob_pattern(root, &parse::<GlobArgs>(args)?.pattern).map(drop),
         Tool::SearchFileContent => {
             let search = parse::<SearchArgs>(args)?;
             compile(&search.pattern)?;
-            resolve_in_folder(root, search.path.as_deref().unwrap_or(".")).map(drop)
+            check(search.path.as_deref().unwrap_or("."))
         }
         _ => Ok(()),
     }
@@ -99,27 +111,105 @@ fn io_failure(path: &str, err: std::io::Error) -> ToolFailure {
     ToolFailure::new(kind, format!("{path}: {err}."))
 }
 
-fn read_text(path: &Path, shown: &str) -> Result<String, ToolFailure> {
-    let bytes = std::fs::read(path).map_err(|err| io_failure(shown, err))?;
-    String::from_utf8(bytes).map_err(|_| ToolFailure::new("binary_file", format!("{shown} is not a text file.")))
+/// A refused or failed open, said in the tools' words.
+fn failure(shown: &str, err: Errno) -> ToolFailure {
+    match err {
+        // Only RESOLVE_BENEATH (or the fallback walk) answers EXDEV to an open.
+        Errno::XDEV => outside(shown),
+        Errno::ISDIR => ToolFailure::new("is_a_directory", format!("{shown} is a directory.")),
+        other => io_failure(shown, other.into()),
+    }
+}
+
+fn open_folder(root: &Path) -> Result<Folder, ToolFailure> {
+    Folder::open(root).map_err(|err| io_failure(&root.display().to_string(), err))
+}
+
+/// Opens a regular file to read (a directory, FIFO or device is refused).
+fn open_regular(folder: &Folder, rel: &Path, shown: &str) -> Result<(File, u64), ToolFailure> {
+    let file = folder.open_read(rel).map_err(|err| failure(shown, err))?;
+    let meta = file.metadata().map_err(|err| io_failure(shown, err))?;
+    if meta.is_dir() {
+        return Err(ToolFailure::new("is_a_directory", format!("{shown} is a directory; use list_directory.")));
+    }
+    if !meta.is_file() {
+        return Err(ToolFailure::new("io_error", format!("{shown} is not a regular file.")));
+    }
+    Ok((file, meta.len()))
+}
+
+/// At most `limit` bytes from the start of `reader`.
+fn read_prefix(reader: impl Read, limit: usize) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    reader.take(limit as u64).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+fn not_text(shown: &str) -> ToolFailure {
+    ToolFailure::new("binary_file", format!("{shown} is not a text file."))
+}
+
+/// A whole file's text (what an edit diffs against).
+fn read_text(folder: &Folder, rel: &Path, shown: &str) -> Result<String, ToolFailure> {
+    let (mut file, _) = open_regular(folder, rel, shown)?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(|err| io_failure(shown, err))?;
+    String::from_utf8(bytes).map_err(|_| not_text(shown))
 }
 
 fn read_file(root: &Path, requested: &str) -> ToolResult {
-    let path = resolve_in_folder(root, requested)?;
-    if path.is_dir() {
-        return Err(ToolFailure::new("is_a_directory", format!("{requested} is a directory; use list_directory.")));
+    let rel = relative_in_folder(root, requested)?;
+    let (file, size) = open_regular(&open_folder(root)?, &rel, requested)?;
+    // Read no more than can be shown, plus a char's worth to see that there is more.
+    let bytes = read_prefix(file, MAX_OUTPUT + READ_SLACK).map_err(|err| io_failure(requested, err))?;
+    capped_text(bytes, size, requested)
+}
+
+/// A char's worth of bytes read beyond [`MAX_OUTPUT`].
+const READ_SLACK: usize = 4;
+/// Room kept for the truncation notice, so the capped text plus the notice
+/// stays within [`MAX_OUTPUT`] and `cap_output` leaves it alone.
+const NOTICE_ROOM: usize = 64;
+
+/// The text of a file's first bytes; past [`MAX_OUTPUT`] it is cut (on a char
+/// boundary) and `size`, the file's full length, is said.
+fn capped_text(bytes: Vec<u8>, size: u64, shown: &str) -> ToolResult {
+    let cut = bytes.len() > MAX_OUTPUT;
+    let text = match std::str::from_utf8(&bytes) {
+        Ok(text) => text,
+        // A multi-byte char split by our own cut is not a sign of binary.
+        Err(err) if cut && err.error_len().is_none() => {
+            std::str::from_utf8(&bytes[..err.valid_up_to()]).map_err(|_| not_text(shown))?
+        }
+        Err(_) => return Err(not_text(shown)),
+    };
+    if !cut {
+        return Ok(text.to_string());
     }
-    read_text(&path, requested)
+    let mut end = text.len().min(MAX_OUTPUT - NOTICE_ROOM);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let total = size.max(bytes.len() as u64);
+    Ok(format!("{}\n[output truncated: showing {end} of {total} bytes]", &text[..end]))
 }
 
 fn list_directory(root: &Path, requested: &str) -> ToolResult {
-    let path = resolve_in_folder(root, requested)?;
-    let entries = std::fs::read_dir(&path).map_err(|err| io_failure(requested, err))?;
+    let rel = relative_in_folder(root, requested)?;
+    let dir = open_folder(root)?.open_dir(&rel).map_err(|err| failure(requested, err))?;
+    let entries = Dir::read_from(&dir).map_err(|err| failure(requested, err))?;
     let mut names: Vec<String> = entries
-        .filter_map(Result::ok)
+        .map_while(Result::ok)
+        .filter(|entry| ![&b"."[..], b".."].contains(&entry.file_name().to_bytes()))
         .map(|entry| {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            // Some file systems do not say the type while listing: ask, not following links.
+            let kind = match entry.file_type() {
+                FileType::Unknown => statat(&dir, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)
+                    .map_or(FileType::Unknown, |stat| FileType::from_raw_mode(stat.st_mode)),
+                known => known,
+            };
+            if kind == FileType::Directory {
                 format!("{name}/")
             } else {
                 name
@@ -129,7 +219,7 @@ fn list_directory(root: &Path, requested: &str) -> ToolResult {
     names.sort();
     let total = names.len();
     names.truncate(MAX_LISTED);
-    let mut out = format!("Directory {}:\n{}", display_relative(root, &path), names.join("\n"));
+    let mut out = format!("Directory {}:\n{}", rel.display(), names.join("\n"));
     if total > MAX_LISTED {
         out.push_str(&format!("\n[{} more entries not shown]", total - MAX_LISTED));
     }
@@ -173,19 +263,27 @@ fn compile(pattern: &str) -> Result<regex::Regex, ToolFailure> {
 
 fn search(root: &Path, args: SearchArgs) -> ToolResult {
     let regex = compile(&args.pattern)?;
-    let base = resolve_in_folder(root, args.path.as_deref().unwrap_or("."))?;
+    let requested = args.path.as_deref().unwrap_or(".");
+    let rel_base = relative_in_folder(root, requested)?;
+    let folder = open_folder(root)?;
+    match folder.open_dir(&rel_base) {
+        Ok(_) | Err(Errno::NOTDIR) => {} // a file: walkdir yields just it
+        Err(err) => return Err(failure(requested, err)),
+    }
+    // walkdir lists names (it does not follow symlinks); every file's content
+    // is then read through the folder, so a link swapped in cannot lead out.
+    let base = root.join(&rel_base);
     let mut matches = Vec::new();
     let walker =
         walkdir::WalkDir::new(&base).sort_by_file_name().into_iter().filter_entry(|entry| entry.file_name() != ".git");
     'files: for entry in walker.filter_map(Result::ok) {
-        let too_big = entry.metadata().map_or(true, |meta| meta.len() > MAX_SEARCHED_FILE);
-        if !entry.file_type().is_file() || too_big {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(entry.path()) else { continue };
+        let Ok(below) = entry.path().strip_prefix(&base) else { continue };
+        // `join("")` would add a trailing slash (the base itself, a file).
+        let rel = if below.as_os_str().is_empty() { rel_base.clone() } else { rel_base.join(below) };
+        let Some(text) = searchable_text(&folder, &rel, entry.file_type().is_file()) else { continue };
         for (number, line) in text.lines().enumerate() {
             if regex.is_match(line) {
-                matches.push(format!("{}:{}: {}", display_relative(root, entry.path()), number + 1, line.trim_end()));
+                matches.push(format!("{}:{}: {}", rel.display(), number + 1, line.trim_end()));
                 if matches.len() == MAX_MATCHES {
                     matches.push(format!("[stopped after {MAX_MATCHES} matches]"));
                     break 'files;
@@ -199,21 +297,43 @@ fn search(root: &Path, args: SearchArgs) -> ToolResult {
     Ok(matches.join("\n"))
 }
 
-/// The change a write would make (old text empty for a new file).
-pub fn write_diff(root: &Path, write: &WriteArgs, modified: Option<&str>) -> Result<FileDiff, ToolFailure> {
-    let path = resolve_in_folder(root, &write.file_path)?;
-    if path.is_dir() {
-        return Err(ToolFailure::new("is_a_directory", format!("{} is a directory.", write.file_path)));
+/// The text of a small regular text file inside the folder, else `None`.
+fn searchable_text(folder: &Folder, rel: &Path, is_file: bool) -> Option<String> {
+    if !is_file {
+        return None;
     }
-    let old_text = if path.exists() { read_text(&path, &write.file_path)? } else { String::new() };
+    let (file, size) = open_regular(folder, rel, "").ok()?;
+    if size > MAX_SEARCHED_FILE {
+        return None;
+    }
+    String::from_utf8(read_prefix(file, MAX_SEARCHED_FILE as usize).ok()?).ok()
+}
+
+/// The change a write would make (old text empty for a new file). Checks the
+/// path for real (symlinks included): a write that would leave the folder
+/// fails here, before any card.
+pub fn write_diff(root: &Path, write: &WriteArgs, modified: Option<&str>) -> Result<FileDiff, ToolFailure> {
+    let rel = relative_in_folder(root, &write.file_path)?;
+    let folder = open_folder(root)?;
+    let old_text = match read_text(&folder, &rel, &write.file_path) {
+        Ok(text) => text,
+        Err(err) if err.kind == "file_not_found" => {
+            folder.check(&rel).map_err(|err| failure(&write.file_path, err))?;
+            String::new()
+        }
+        Err(err) if err.kind == "is_a_directory" => {
+            return Err(ToolFailure::new("is_a_directory", format!("{} is a directory.", write.file_path)))
+        }
+        Err(err) => return Err(err),
+    };
     let new_text = modified.unwrap_or(&write.content).to_string();
-    Ok(FileDiff { path: display_relative(root, &path), old_text, new_text })
+    Ok(FileDiff { path: rel.display().to_string(), old_text, new_text })
 }
 
 /// The change a replace would make; `old_string` must occur exactly once.
 pub fn replace_diff(root: &Path, replace: &ReplaceArgs) -> Result<FileDiff, ToolFailure> {
-    let path = resolve_in_folder(root, &replace.file_path)?;
-    let old_text = read_text(&path, &replace.file_path)?;
+    let rel = relative_in_folder(root, &replace.file_path)?;
+    let old_text = read_text(&open_folder(root)?, &rel, &replace.file_path)?;
     if replace.old_string.is_empty() {
         return Err(ToolFailure::new("invalid_arguments", "old_string is empty; use write_file to create a file."));
     }
@@ -221,7 +341,7 @@ pub fn replace_diff(root: &Path, replace: &ReplaceArgs) -> Result<FileDiff, Tool
         0 => Err(ToolFailure::new("edit_no_match", format!("old_string was not found in {}.", replace.file_path))),
         1 => {
             let new_text = old_text.replacen(&replace.old_string, &replace.new_string, 1);
-            Ok(FileDiff { path: display_relative(root, &path), old_text, new_text })
+            Ok(FileDiff { path: rel.display().to_string(), old_text, new_text })
         }
         n => Err(ToolFailure::new(
             "edit_not_unique",
@@ -230,12 +350,18 @@ pub fn replace_diff(root: &Path, replace: &ReplaceArgs) -> Result<FileDiff, Tool
     }
 }
 
+/// Writes the diff's new text. The path is resolved again, by the kernel, at
+/// the moment of the open: what was checked for the card cannot be swapped.
 fn apply(root: &Path, diff: FileDiff, user_modified: bool) -> ToolResult {
-    let path: PathBuf = resolve_in_folder(root, &diff.path)?;
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|err| io_failure(&diff.path, err))?;
+    let rel = relative_in_folder(root, &diff.path)?;
+    let mut file = open_folder(root)?.open_write(&rel).map_err(|err| failure(&diff.path, err))?;
+    let meta = file.metadata().map_err(|err| io_failure(&diff.path, err))?;
+    if !meta.is_file() {
+        return Err(ToolFailure::new("io_error", format!("{} is not a regular file.", diff.path)));
     }
-    std::fs::write(&path, &diff.new_text).map_err(|err| io_failure(&diff.path, err))?;
+    file.set_len(0)
+        .and_then(|()| file.write_all(diff.new_text.as_bytes()))
+        .map_err(|err| io_failure(&diff.path, err))?;
     Ok(if user_modified {
         format!(
             "Successfully applied user-modified edit to {}. Note: the user modified your suggested changes before accepting. Do not attempt to revert to your original suggestion.",
@@ -252,6 +378,7 @@ fn apply(root: &Path, diff: FileDiff, user_modified: bool) -> ToolResult {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::path::PathBuf;
 
     fn project() -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
@@ -351,3 +478,7 @@ mod tests {
         assert!(!outside.path().join("evil.txt").exists());
     }
 }
+
+#[cfg(test)]
+#[path = "files_confinement_tests.rs"]
+mod confinement_tests;

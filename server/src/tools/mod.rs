@@ -1,6 +1,7 @@
 //! The agent's tools, named and shaped as Gemini CLI's. Every path stays inside
 //! the project folder; outputs are capped so no event carries megabytes.
 
+mod beneath;
 mod files;
 pub mod paths;
 pub(crate) mod process;

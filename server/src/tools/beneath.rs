@@ -1,0 +1,328 @@
+//! The file system half of folder confinement: every open, create and mkdir
+//! goes through one fd of the folder root, and no path resolution may leave
+//! it. On Linux the kernel enforces this (`openat2` with `RESOLVE_BENEATH`),
+//! so a symlink swapped in after a check cannot lead a write out. Where
+//! `openat2` is missing, a walk one component at a time with `O_NOFOLLOW`
+//! does the same, following only symlinks that stay inside.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::fs::File;
+use std::os::unix::ffi::OsStringExt;
+use std::path::{Component, Path, PathBuf};
+
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::fs::{mkdirat, openat, readlinkat, Mode, OFlags};
+use rustix::io::Errno;
+
+/// A directory to stand on: `O_PATH` where it exists (no read permission
+/// needed, nothing can be read through it).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const DIR: OFlags = OFlags::PATH.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC);
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const DIR: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC);
+
+/// Just looking whether something is there.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const PROBE: OFlags = OFlags::PATH.union(OFlags::CLOEXEC);
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const PROBE: OFlags = OFlags::RDONLY.union(OFlags::NONBLOCK).union(OFlags::CLOEXEC);
+
+/// Reading: `NONBLOCK` so a FIFO planted in the folder cannot hang the tool
+/// (the caller then refuses anything but a regular file).
+const READ: OFlags = OFlags::RDONLY.union(OFlags::NONBLOCK).union(OFlags::NOCTTY).union(OFlags::CLOEXEC);
+
+/// Writing: no `TRUNC` here, the caller truncates once it knows it holds a
+/// regular file.
+const WRITE: OFlags =
+    OFlags::WRONLY.union(OFlags::CREATE).union(OFlags::NONBLOCK).union(OFlags::NOCTTY).union(OFlags::CLOEXEC);
+
+/// New files and directories: 0o666 and 0o777, narrowed by the umask.
+const FILE_MODE: Mode =
+    Mode::RUSR.union(Mode::WUSR).union(Mode::RGRP).union(Mode::WGRP).union(Mode::ROTH).union(Mode::WOTH);
+const DIR_MODE: Mode = Mode::RWXU.union(Mode::RWXG).union(Mode::RWXO);
+
+/// Symlinks followed in one resolution before giving up, as the kernel does.
+const MAX_LINKS: usize = 40;
+
+/// The project folder, opened once; paths given to it are relative
+/// (`paths::relative_in_folder`), an empty one meaning the folder itself.
+pub struct Folder {
+    fd: OwnedFd,
+    openat2: bool,
+}
+
+impl Folder {
+    pub fn open(root: &Path) -> std::io::Result<Self> {
+        let fd = rustix::fs::open(root, DIR, Mode::empty())?;
+        let openat2 = openat2_works(&fd);
+        Ok(Self { fd, openat2 })
+    }
+
+    /// The same folder, resolved by the fallback walk (to test it on Linux).
+    #[cfg(test)]
+    pub fn open_without_openat2(root: &Path) -> std::io::Result<Self> {
+        Ok(Self { openat2: false, ..Self::open(root)? })
+    }
+
+    /// A file (or directory) to read; the caller checks what it got.
+    pub fn open_read(&self, rel: &Path) -> Result<File, Errno> {
+        self.open_at(rel, READ, Mode::empty()).map(File::from)
+    }
+
+    /// A directory to list.
+    pub fn open_dir(&self, rel: &Path) -> Result<OwnedFd, Errno> {
+        self.open_at(rel, OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC), Mode::empty())
+    }
+
+    /// Whether `rel`, or for a path not there yet its nearest existing
+    /// ancestor, is inside: what a precheck can say before anything is written.
+    pub fn check(&self, rel: &Path) -> Result<(), Errno> {
+        let mut path = rel;
+        loop {
+            match self.open_at(path, PROBE, Mode::empty()) {
+                Err(Errno::NOENT) => match path.parent() {
+                    Some(parent) => path = parent,
+                    None => return Err(Errno::NOENT),
+                },
+                other => return other.map(drop),
+            }
+        }
+    }
+
+    /// Opens `rel` for writing, creating it and its missing directories,
+    /// without truncating it. A dangling symlink is created through only if
+    /// its target is inside.
+    pub fn open_write(&self, rel: &Path) -> Result<File, Errno> {
+        if let Some(parent) = rel.parent() {
+            self.make_dirs(parent)?;
+        }
+        self.open_at(rel, WRITE, FILE_MODE).map(File::from)
+    }
+
+    /// `mkdir -p` inside the folder: each directory is made in one opened
+    /// beneath the root, then opened again from the root (so a symlink swapped
+    /// in meanwhile is judged like any other).
+    fn make_dirs(&self, rel: &Path) -> Result<(), Errno> {
+        match self.open_at(rel, DIR, Mode::empty()) {
+            Err(Errno::NOENT) => {}
+            other => return other.map(drop),
+        }
+        let mut dir = self.open_at(Path::new(""), DIR, Mode::empty())?;
+        let mut so_far = PathBuf::new();
+        for name in rel.components() {
+            so_far.push(name);
+            dir = match self.open_at(&so_far, DIR, Mode::empty()) {
+                Err(Errno::NOENT) => {
+                    match mkdirat(&dir, name.as_os_str(), DIR_MODE) {
+                        Ok(()) | Err(Errno::EXIST) => {}
+                        Err(err) => return Err(err),
+                    }
+                    self.open_at(&so_far, DIR, Mode::empty())?
+                }
+                other => other?,
+            };
+        }
+        Ok(())
+    }
+
+    fn open_at(&self, rel: &Path, flags: OFlags, mode: Mode) -> Result<OwnedFd, Errno> {
+        if self.openat2 {
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            return open_beneath(self.fd.as_fd(), rel, flags, mode);
+        }
+        self.walk(rel, flags, mode)
+    }
+
+    /// The fallback: one component at a time from the root fd, never letting
+    /// the kernel follow a symlink (`O_NOFOLLOW`, and a symlink swapped in
+    /// after our `readlinkat` makes the open fail rather than be followed).
+    /// Symlinks are followed by hand: absolute targets are refused (as
+    /// `RESOLVE_BENEATH` does) and `..` may not climb above the root.
+    fn walk(&self, rel: &Path, flags: OFlags, mode: Mode) -> Result<OwnedFd, Errno> {
+        let mut pending: VecDeque<OsString> = rel.components().map(|part| part.as_os_str().to_owned()).collect();
+        // The directories walked into below the root, innermost last.
+        let mut dirs: Vec<OwnedFd> = Vec::new();
+        let mut links = 0;
+        while let Some(name) = pending.pop_front() {
+            if name == "." || name.is_empty() {
+                continue;
+            }
+            if name == ".." {
+                if dirs.pop().is_none() {
+                    return Err(Errno::XDEV);
+                }
+                continue;
+            }
+            let dir = dirs.last().map_or(self.fd.as_fd(), AsFd::as_fd);
+            if let Ok(target) = readlinkat(dir, name.as_os_str(), Vec::new()) {
+                links += 1;
+                if links > MAX_LINKS {
+                    return Err(Errno::LOOP);
+                }
+                let target = PathBuf::from(OsString::from_vec(target.into_bytes()));
+                for part in target.components().rev() {
+                    match part {
+                        Component::Normal(_) | Component::ParentDir | Component::CurDir => {
+                            pending.push_front(part.as_os_str().to_owned());
+                        }
+                        Component::RootDir | Component::Prefix(_) => return Err(Errno::XDEV),
+                    }
+                }
+                continue;
+            }
+            if pending.is_empty() {
+                return openat(dir, name.as_os_str(), flags | OFlags::NOFOLLOW, mode);
+            }
+            let next = openat(dir, name.as_os_str(), DIR | OFlags::NOFOLLOW, Mode::empty())?;
+            dirs.push(next);
+        }
+        // The path ends at a directory already open (the root, or after `..`).
+        let dir = dirs.last().map_or(self.fd.as_fd(), AsFd::as_fd);
+        openat(dir, ".", flags, mode)
+    }
+}
+
+/// `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`: the kernel refuses
+/// (`EXDEV`) any resolution that leaves `root`, symlinks and `..` included,
+/// at the moment of the open.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn open_beneath(root: rustix::fd::BorrowedFd<'_>, rel: &Path, flags: OFlags, mode: Mode) -> Result<OwnedFd, Errno> {
+    use rustix::fs::{openat2, ResolveFlags};
+    let rel = if rel.as_os_str().is_empty() { Path::new(".") } else { rel };
+    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
+    // EAGAIN: a rename elsewhere raced a `..` lookup; the kernel asks to retry.
+    let mut tries = 0;
+    loop {
+        match openat2(root, rel, flags, mode, resolve) {
+            Err(Errno::AGAIN | Errno::INTR) if tries < 16 => tries += 1,
+            other => return other,
+        }
+    }
+}
+
+/// Whether the kernel has `openat2` (Linux 5.6+) and lets us call it (some
+/// seccomp profiles answer `EPERM` or `ENOSYS` for syscalls they do not know).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn openat2_works(root: &OwnedFd) -> bool {
+    static WORKS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WORKS.get_or_init(|| {
+        !matches!(open_beneath(root.as_fd(), Path::new(""), PROBE, Mode::empty()), Err(Errno::NOSYS | Errno::PERM))
+    })
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn openat2_works(_root: &OwnedFd) -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::os::unix::fs::symlink;
+
+    use super::*;
+
+    struct Project {
+        _dir: tempfile::TempDir,
+        root: PathBuf,
+        outside: tempfile::TempDir,
+    }
+
+    /// A folder with `src/main.rs`, next to a directory outside it, and links:
+    /// `escape` -> outside, `dangle.txt` -> outside/x (missing), `up` ->
+    /// `../<outside>` (relative), `alias` -> src, `src/sibling` -> `../docs`.
+    fn project() -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        std::fs::write(root.join("src/main.rs"), "fn main() {}").unwrap();
+        std::fs::write(root.join("docs/a.md"), "a").unwrap();
+        symlink(outside.path(), root.join("escape")).unwrap();
+        symlink(outside.path().join("x"), root.join("dangle.txt")).unwrap();
+        let real_outside = outside.path().canonicalize().unwrap();
+        let climb = "../".repeat(root.components().count() - 1);
+        symlink(format!("{climb}{}/x", real_outside.strip_prefix("/").unwrap().display()), root.join("up")).unwrap();
+        symlink("src", root.join("alias")).unwrap();
+        symlink("../docs", root.join("src/sibling")).unwrap();
+        Project { _dir: dir, root, outside }
+    }
+
+    fn both(root: &Path) -> [(&'static str, Folder); 2] {
+        [("openat2", Folder::open(root).unwrap()), ("walk", Folder::open_without_openat2(root).unwrap())]
+    }
+
+    fn read(folder: &Folder, rel: &str) -> Result<String, Errno> {
+        let mut text = String::new();
+        folder.open_read(Path::new(rel))?.read_to_string(&mut text).map_err(|_| Errno::IO)?;
+        Ok(text)
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn openat2_is_what_linux_uses() {
+        let p = project();
+        assert!(Folder::open(&p.root).unwrap().openat2, "this kernel should have openat2");
+    }
+
+    #[test]
+    fn links_that_stay_inside_are_followed() {
+        let p = project();
+        for (how, folder) in both(&p.root) {
+            assert_eq!(read(&folder, "alias/main.rs"), Ok("fn main() {}".into()), "{how}");
+            assert_eq!(read(&folder, "src/sibling/a.md"), Ok("a".into()), "{how}");
+            assert_eq!(read(&folder, "src/main.rs"), Ok("fn main() {}".into()), "{how}");
+            assert!(folder.open_dir(Path::new("")).is_ok(), "{how}");
+            assert_eq!(folder.check(Path::new("alias/new/deeper.rs")), Ok(()), "{how}");
+            let mut file = folder.open_write(Path::new("alias/made/new.rs")).unwrap();
+            file.write_all(b"x").unwrap();
+            assert_eq!(std::fs::read_to_string(p.root.join("src/made/new.rs")).unwrap(), "x", "{how}");
+            std::fs::remove_dir_all(p.root.join("src/made")).unwrap();
+        }
+    }
+
+    #[test]
+    fn links_that_lead_out_are_refused_even_dangling() {
+        let p = project();
+        for (how, folder) in both(&p.root) {
+            for rel in ["escape", "escape/new.txt", "dangle.txt", "up", "escape/../src/main.rs"] {
+                let rel = Path::new(rel);
+                assert_eq!(folder.check(rel), Err(Errno::XDEV), "{how} check {rel:?}");
+                assert_eq!(folder.open_write(rel).err(), Some(Errno::XDEV), "{how} write {rel:?}");
+                assert_eq!(folder.open_read(rel).err(), Some(Errno::XDEV), "{how} read {rel:?}");
+            }
+            assert_eq!(folder.open_write(Path::new("escape/sub/new.txt")).err(), Some(Errno::XDEV), "{how}");
+            assert_eq!(folder.check(Path::new("../x")), Err(Errno::XDEV), "{how}: a raw `..` too");
+        }
+        let left: Vec<_> = std::fs::read_dir(p.outside.path()).unwrap().collect();
+        assert!(left.is_empty(), "nothing was created outside: {left:?}");
+    }
+
+    #[test]
+    fn a_directory_swapped_for_a_link_after_the_check_is_refused() {
+        let p = project();
+        for (how, folder) in both(&p.root) {
+            std::fs::create_dir(p.root.join("work")).unwrap();
+            assert_eq!(folder.check(Path::new("work/new.txt")), Ok(()), "{how}");
+            std::fs::remove_dir(p.root.join("work")).unwrap();
+            symlink(p.outside.path(), p.root.join("work")).unwrap();
+            assert_eq!(folder.open_write(Path::new("work/new.txt")).err(), Some(Errno::XDEV), "{how}");
+            assert_eq!(folder.open_write(Path::new("work/deeper/new.txt")).err(), Some(Errno::XDEV), "{how}");
+            std::fs::remove_file(p.root.join("work")).unwrap();
+        }
+        assert!(std::fs::read_dir(p.outside.path()).unwrap().next().is_none());
+    }
+
+    #[test]
+    fn missing_paths_and_loops_are_reported_as_such() {
+        let p = project();
+        symlink("loop", p.root.join("loop")).unwrap();
+        for (how, folder) in both(&p.root) {
+            assert_eq!(folder.open_read(Path::new("src/missing.rs")).err(), Some(Errno::NOENT), "{how}");
+            assert_eq!(folder.check(Path::new("src/missing/deeper.rs")), Ok(()), "{how}");
+            assert_eq!(folder.open_read(Path::new("loop")).err(), Some(Errno::LOOP), "{how}");
+        }
+    }
+}
