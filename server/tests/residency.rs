@@ -14,16 +14,8 @@ async fn idle_sessions_leave_memory_and_come_back_whole() {
     let model = FakeModel::start(Vec::new()).await;
     let data = tempfile::tempdir().unwrap();
     let store = Store::open(data.path()).unwrap();
-    let hub = TestHub::with_options(HubOptions {
-        max_resident: 2,
-        store: Some(store.clone()),
-        model: Some(agent_hub::agent::model::ModelConfig {
-            base_url: model.base_url.clone(),
-            model: "fake-model".into(),
-            api_key: None,
-        }),
-        ..HubOptions::default()
-    });
+    let hub =
+        TestHub::with_options(HubOptions { max_resident: 2, store: Some(store.clone()), ..model_options(&model) });
     let folders: Vec<_> = (0..5).map(|_| project(None)).collect();
     let mut sessions = Vec::new();
     for (index, (_dir, folder)) in folders.iter().enumerate() {

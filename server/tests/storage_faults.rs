@@ -12,19 +12,7 @@ use common::*;
 use serde_json::json;
 
 fn hub_with_store(model: &FakeModel, data: &tempfile::TempDir) -> TestHub {
-    TestHub::with_options(HubOptions { store: Some(Store::open(data.path()).unwrap()), ..hub_options(model) })
-}
-
-fn hub_options(model: &FakeModel) -> HubOptions {
-    HubOptions {
-        model: Some(agent_hub::agent::model::ModelConfig {
-            base_url: model.base_url.clone(),
-            model: "fake-model".into(),
-            api_key: None,
-        }),
-        shell_timeout: std::time::Duration::from_secs(20),
-        ..HubOptions::default()
-    }
+    TestHub::with_options(HubOptions { store: Some(Store::open(data.path()).unwrap()), ..model_options(model) })
 }
 
 fn lock(data: &tempfile::TempDir) -> rusqlite::Connection {

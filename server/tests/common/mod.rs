@@ -160,15 +160,20 @@ impl TestHub {
     }
 
     pub fn with_model(fake: &fake_model::FakeModel) -> Self {
-        Self::with_options(HubOptions {
-            model: Some(agent_hub::agent::model::ModelConfig {
-                base_url: fake.base_url.clone(),
-                model: "fake-model".into(),
-                api_key: None,
-            }),
-            shell_timeout: std::time::Duration::from_secs(20),
-            ..HubOptions::default()
-        })
+        Self::with_options(model_options(fake))
+    }
+}
+
+/// Hub options for the built-in agent against the scripted model.
+pub fn model_options(fake: &fake_model::FakeModel) -> HubOptions {
+    HubOptions {
+        model: Some(agent_hub::agent::model::ModelConfig {
+            base_url: fake.base_url.clone(),
+            model: "fake-model".into(),
+            api_key: None,
+        }),
+        shell_timeout: std::time::Duration::from_secs(20),
+        ..HubOptions::default()
     }
 }
 
