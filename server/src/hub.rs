@@ -19,7 +19,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::folder::canonical_folder;
 use crate::registry::{Registry, RegistryError, Session, YoloLocked, YoloState};
 use crate::settings::read_settings;
-use crate::store::{SessionRow, Store};
+use crate::store::{SessionRow, Store, StoreError};
 use crate::watcher::SettingsWatcher;
 
 /// How the hub's agents work.
@@ -162,17 +162,30 @@ impl Hub {
     }
 
     /// The agent runtime of an existing session (loaded from the store if it
-    /// is not in memory).
+    /// is not in memory); `None` when there is no such session or it cannot be read.
     pub fn runtime(&self, id: &str) -> Option<Arc<SessionRuntime>> {
-        let folder = self.registry().get(id)?.folder.clone();
+        self.try_runtime(id).unwrap_or_else(|err| {
+            tracing::error!(session = id, "{err}");
+            None
+        })
+    }
+
+    /// [`Hub::runtime`], saying why a session that exists could not be read.
+    pub fn try_runtime(&self, id: &str) -> Result<Option<Arc<SessionRuntime>>, StoreError> {
+        let Some(folder) = self.registry().get(id).map(|session| session.folder.clone()) else { return Ok(None) };
         let mut runtimes = self.runtimes();
-        let runtime = runtimes
-            .entry(id.to_string())
-            .or_insert_with(|| Arc::new(SessionRuntime::load(id.to_string(), folder, self.store.clone())))
-            .clone();
+        let runtime = match runtimes.get(id) {
+            Some(runtime) => runtime.clone(),
+            None => {
+                // Not kept when it fails: the next use tries again.
+                let runtime = Arc::new(SessionRuntime::load(id.to_string(), folder, self.store.clone())?);
+                runtimes.insert(id.to_string(), runtime.clone());
+                runtime
+            }
+        };
         runtime.last_used.store(self.uses.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
         self.bound_resident(&mut runtimes);
-        Some(runtime)
+        Ok(Some(runtime))
     }
 
     /// Bounded memory: past `max_resident`, the idle runtimes used longest ago

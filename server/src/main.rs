@@ -30,6 +30,8 @@ fn main() -> ExitCode {
     // Dropping the tasks kills what they own (an ACP agent's process group);
     // a blocking task still busy is not waited for, so the exit stays prompt.
     runtime.shutdown_timeout(Duration::from_millis(500));
+    // Commands and agents that ignored SIGTERM: their grace dies with the hub.
+    agent_hub::tools::kill_remaining_groups();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

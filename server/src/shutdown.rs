@@ -101,10 +101,12 @@ pub fn on_signals(hub: Arc<Hub>, mut signals: Signals, progress: Progress, grace
         tokio::select! {
             (name, code) = signals.next() => {
                 tracing::warn!("{name} again: exiting at once; cut short: {}", progress.step());
+                crate::tools::kill_remaining_groups();
                 std::process::exit(code);
             }
             () = tokio::time::sleep(grace) => {
                 tracing::error!("the shutdown did not finish within {grace:?}: exiting; cut short: {}", progress.step());
+                crate::tools::kill_remaining_groups();
                 std::process::exit(EXIT_CUT_SHORT);
             }
         }

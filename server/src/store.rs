@@ -76,7 +76,14 @@ enum Command {
     },
     /// Answered once everything sent before it is committed, or with the
     /// failure of any write since the last flush was answered.
-    Flush(tokio::sync::oneshot::Sender<Result<(), StoreError>>),
+    Flush(Flush),
+}
+
+/// A flush waiting for its answer: for one session (did any of its writes
+/// fail since its last flush?) or for everything (did any write fail?).
+struct Flush {
+    session: Option<String>,
+    done: tokio::sync::oneshot::Sender<Result<(), StoreError>>,
 }
 
 pub struct Store {
@@ -91,8 +98,11 @@ pub struct Store {
 struct Queue {
     state: Mutex<QueueState>,
     wake: Condvar,
-    /// The ticket of the last command committed: everything sent up to it is on disk.
+    /// The ticket of the last command committed: everything sent up to it is on disk…
     committed: std::sync::atomic::AtomicU64,
+    /// …unless at or after this one, the first command of the first batch that
+    /// failed (`u64::MAX`: none failed): such data is not on disk, ever.
+    failed_from: std::sync::atomic::AtomicU64,
 }
 
 /// A command's place in the writer's queue: [`Store::committed`] says whether it is on disk.
@@ -107,8 +117,10 @@ struct QueueState {
     urgent: bool,
     /// The store is gone: the writer saves what is left and stops.
     closed: bool,
-    /// A write failed and no flush has reported it yet.
+    /// A write failed and no flush for everything has reported it yet.
     fault: Option<String>,
+    /// Sessions with a write that failed that no flush of theirs has reported yet.
+    failed_sessions: std::collections::HashMap<String, String>,
     /// The ticket of the last command sent.
     sent: Ticket,
 }
@@ -150,7 +162,7 @@ impl Store {
         migrate(&mut writer).map_err(fail)?;
         writer.pragma_update(None, "wal_autocheckpoint", 0).map_err(fail)?;
         let reader = open_connection(&path).map_err(fail)?;
-        let queue = Arc::new(Queue::default());
+        let queue = Arc::new(Queue { failed_from: u64::MAX.into(), ..Queue::default() });
         let commands = queue.clone();
         let writer = std::thread::Builder::new()
             .name("store-writer".into())
@@ -198,14 +210,25 @@ impl Store {
 
     /// Whether the command with this ticket (and every one before it) is on disk.
     pub fn committed(&self, ticket: Ticket) -> bool {
-        self.queue.committed.load(std::sync::atomic::Ordering::Acquire) >= ticket
+        use std::sync::atomic::Ordering::Acquire;
+        self.queue.committed.load(Acquire) >= ticket && ticket < self.queue.failed_from.load(Acquire)
     }
 
     /// Waits until everything sent before is on disk. An error says that some
     /// write since the last flush failed (reported once): that data is not saved.
     pub async fn flush(&self) -> Result<(), StoreError> {
+        self.flush_for(None).await
+    }
+
+    /// [`Store::flush`], answering for one session's writes: an error says one
+    /// of them failed since this session's last flush (reported once).
+    pub async fn flush_session(&self, session: &str) -> Result<(), StoreError> {
+        self.flush_for(Some(session.to_string())).await
+    }
+
+    async fn flush_for(&self, session: Option<String>) -> Result<(), StoreError> {
         let (done, wait) = tokio::sync::oneshot::channel();
-        self.send(Command::Flush(done));
+        self.send(Command::Flush(Flush { session, done }));
         wait.await.unwrap_or(Err(StoreError::Closed))
     }
 
@@ -320,20 +343,32 @@ fn write_loop(mut db: Connection, queue: &Queue, path: &Path) {
         }
         quiet = Duration::ZERO;
         unchecked += batch.iter().map(Command::size).sum::<usize>();
+        let first = last + 1 - batch.len() as u64;
+        let touched: std::collections::HashSet<String> = batch.iter().filter_map(Command::session).collect();
         let mut flushes = Vec::new();
         match write_batch(&mut db, batch, &mut flushes) {
             Ok(()) => queue.committed.store(last, std::sync::atomic::Ordering::Release),
             Err(err) => {
-                // The whole batch is rolled back; the next flush says so.
+                // The whole batch is rolled back: the sessions it touched are
+                // told by their next flush, and none of it counts as committed.
                 tracing::error!("saving to the database failed: {err}");
-                queue.lock().fault = Some(err.to_string());
+                queue.failed_from.fetch_min(first, std::sync::atomic::Ordering::AcqRel);
+                let mut state = queue.lock();
+                state.fault = Some(err.to_string());
+                for session in touched {
+                    state.failed_sessions.insert(session, err.to_string());
+                }
             }
         }
         if !flushes.is_empty() {
-            let fault = queue.lock().fault.take();
-            for done in flushes {
-                let outcome = match &fault {
-                    Some(reason) => Err(StoreError::Write { path: path.to_path_buf(), reason: reason.clone() }),
+            let mut state = queue.lock();
+            for Flush { session, done } in flushes {
+                let failed = match session {
+                    Some(session) => state.failed_sessions.remove(&session),
+                    None => state.fault.take(),
+                };
+                let outcome = match failed {
+                    Some(reason) => Err(StoreError::Write { path: path.to_path_buf(), reason }),
                     None => Ok(()),
                 };
                 let _ = done.send(outcome);
@@ -366,18 +401,23 @@ impl Command {
             Command::Flush(_) => 0,
         }
     }
+
+    /// The session a write belongs to.
+    fn session(&self) -> Option<String> {
+        match self {
+            Command::Event { session, .. } | Command::Agent { session, .. } => Some(session.clone()),
+            Command::Session(row) => Some(row.id.clone()),
+            Command::Flush(_) => None,
+        }
+    }
 }
 
-fn write_batch(
-    db: &mut Connection,
-    batch: Vec<Command>,
-    flushes: &mut Vec<tokio::sync::oneshot::Sender<Result<(), StoreError>>>,
-) -> rusqlite::Result<()> {
+fn write_batch(db: &mut Connection, batch: Vec<Command>, flushes: &mut Vec<Flush>) -> rusqlite::Result<()> {
     // Taken out first: a flush is answered whether or not the writes succeed.
     let (waiting, batch): (Vec<Command>, Vec<Command>) =
         batch.into_iter().partition(|command| matches!(command, Command::Flush(_)));
     flushes.extend(waiting.into_iter().filter_map(|command| match command {
-        Command::Flush(done) => Some(done),
+        Command::Flush(flush) => Some(flush),
         _ => None,
     }));
     let tx = db.transaction()?;
@@ -455,19 +495,28 @@ mod tests {
     /// Another process holding the database's write lock past the busy timeout
     /// makes a write fail as a full or read-only disk would.
     #[tokio::test]
-    async fn a_failed_write_is_reported_by_the_next_flush_once_and_nothing_pretends() {
+    async fn a_failed_write_is_reported_to_its_session_once_and_never_counts_as_committed() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         store.flush().await.unwrap();
         let blocker = Connection::open(store.path()).unwrap();
         blocker.execute_batch("BEGIN EXCLUSIVE").unwrap();
-        append(&store, "s1", message("lost", 1));
-        let err = store.flush().await.unwrap_err();
-        assert!(matches!(&err, StoreError::Write { reason, .. } if reason.contains("locked")), "{err}");
+        let lost = {
+            let mut line = serde_json::to_vec(&message("lost", 1)).unwrap();
+            line.push(b'\n');
+            store.append_event("s1", 1, line.into())
+        };
+        // Another session's flush in the same failing batch: its own writes were not in it.
+        assert_eq!(store.flush_session("s2").await, Ok(()));
         blocker.execute_batch("COMMIT").unwrap();
+        let err = store.flush_session("s1").await.unwrap_err();
+        assert!(matches!(&err, StoreError::Write { reason, .. } if reason.contains("locked")), "{err}");
         append(&store, "s1", message("kept", 2));
-        store.flush().await.expect("reported once; this write succeeded");
+        store.flush_session("s1").await.expect("reported once; this write succeeded");
+        assert!(store.flush().await.is_err(), "a flush for everything hears of it too, once");
+        store.flush().await.unwrap();
         assert_eq!(store.events("s1").unwrap(), vec![message("kept", 2)], "the failed write is not on disk");
+        assert!(!store.committed(lost), "what failed never counts as saved, even after later commits");
     }
 
     #[tokio::test]

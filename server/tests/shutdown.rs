@@ -227,6 +227,61 @@ async fn ctrl_c_kills_a_running_command_as_stop_does() {
     assert!(body.is_ok(), "{body:?}");
 }
 
+#[tokio::test]
+async fn ctrl_c_keeps_the_waiting_cards_and_ends_a_command_that_ignores_sigterm() {
+    // `trap '' TERM` is inherited by `sleep`: only SIGKILL ends it, and the
+    // thread that would send it after the grace dies with the hub.
+    let stubborn = json!({"command": "echo $$ > pid; trap '' TERM; exec sleep 30"});
+    let model = FakeModel::start(vec![common::fake_model::calls(&[
+        ("a", "run_shell_command", stubborn),
+        ("b", "run_shell_command", json!({"command": "echo b >> b.txt"})),
+    ])])
+    .await;
+    let data = tempfile::tempdir().unwrap();
+    let (_dir, folder) = project(None);
+    let mut hub = Hub::start(data.path(), &model);
+    let prompt = hub
+        .client
+        .post(format!("{}/api/chat/prompt", hub.base))
+        .header("content-type", "application/json")
+        .body(json!({"folderPath": folder, "message": "two"}).to_string());
+    let (_, first) = hub.open(prompt).await;
+    let _ = tokio::time::timeout(Duration::from_secs(5), first).await.expect("the turn pauses");
+    let session = hub.get("/api/projects").await["projects"][0]["sessions"][0]["id"].as_str().unwrap().to_string();
+    let approve = hub
+        .client
+        .post(format!("{}/api/sessions/{session}/approve", hub.base))
+        .header("content-type", "application/json")
+        .body(json!({"toolId": "a", "decision": "approve"}).to_string());
+    let (_, _approving) = hub.open(approve).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let pid = loop {
+        assert!(Instant::now() < deadline, "the command never started");
+        if let Some(pid) = std::fs::read_to_string(folder.join("pid")).ok().and_then(|t| t.trim().parse::<u32>().ok()) {
+            break pid;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+
+    hub.signal(libc::SIGINT);
+    let status = hub.exit_within(Duration::from_secs(2)).await.expect("the hub ends within 2 s");
+    assert!(status.success(), "{status}");
+    let deadline = Instant::now() + Duration::from_millis(500);
+    while common::process_alive(&pid.to_string()) {
+        assert!(Instant::now() < deadline, "a command that ignores SIGTERM outlived the hub");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    let hub = Hub::start(data.path(), &model);
+    let detail = hub.get(&format!("/api/sessions/{session}")).await;
+    assert_eq!(detail["status"], "waiting_approval", "{detail}");
+    assert_eq!(detail["pendingApproval"]["pending"], json!(["b"]), "b keeps its card across a clean shutdown");
+    let events = detail["events"].as_array().unwrap();
+    let a = events.iter().find(|e| e["type"] == "tool_result" && e["tool_id"] == "a").expect("a is reported");
+    assert_eq!(a["error"]["type"], "interrupted", "{a}");
+    assert!(!folder.join("b.txt").exists());
+}
+
 /// A request whose body never comes holds the graceful part up (the server
 /// waits for the request to finish), as a hung shutdown would.
 fn hold_the_shutdown(hub: &Hub) -> TcpStream {

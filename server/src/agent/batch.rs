@@ -86,11 +86,15 @@ fn skip_event(tool_id: String, result: String, reason: SkipReason) -> AgentEvent
             error: None,
             diff: None,
         },
-        SkipReason::Interrupted => AgentEvent::ToolResult {
+        // It may have done part of its work: an error, not a skip.
+        SkipReason::Interrupted | SkipReason::StoppedRunning => AgentEvent::ToolResult {
             tool_id,
             status: ToolStatus::Error,
             output: None,
-            error: Some(ToolError { kind: "interrupted".into(), message: result }),
+            error: Some(ToolError {
+                kind: if reason == SkipReason::Interrupted { "interrupted" } else { "stopped" }.into(),
+                message: result,
+            }),
             diff: None,
         },
         SkipReason::Rejected | SkipReason::Feedback | SkipReason::Stopped => AgentEvent::ToolResult {

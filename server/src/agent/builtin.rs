@@ -2,15 +2,16 @@
 //! model turn's tool calls go through the approval state machine; the turn
 //! pauses at the first call waiting for the user and resumes on a decision.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use app::events::{AgentEvent, FileDiff, ResultStatus, Role, ToolError, ToolKind, ToolStatus};
+use app::events::{AgentEvent, ResultStatus, Role, ToolKind};
 use app::types::SessionStatus;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::batch::{AlreadyLogged, Settled};
+use super::calls::{check, result_event, CallIds, Checked};
 use super::model::{ModelClient, ToolCallRequest};
 use super::question::{self, Answer};
 use super::{busy, not_pending, not_running, AgentState, PausedTurn, PlannedCall, SessionRuntime, Start, TurnEnd};
@@ -222,8 +223,16 @@ impl Turn {
             }),
             () = self.stop.cancelled() => {
                 // The model's stream or a running command was dropped (and killed) here.
-                stopped(&self.runtime);
-                TurnEnd::ended(ResultStatus::Cancelled)
+                let has_batch = self.runtime.state().paused.is_some();
+                match self.hub.shutdown_token().is_cancelled() && has_batch {
+                    // Shutting down: as after a crash, the running call is reported
+                    // interrupted and the cards still waiting stay for the restart.
+                    true => self.runtime.recover_batch().unwrap_or_else(TurnEnd::error),
+                    false => {
+                        stopped(&self.runtime);
+                        TurnEnd::ended(ResultStatus::Cancelled)
+                    }
+                }
             }
         };
         self.runtime.state().stop = None;
@@ -281,13 +290,15 @@ impl Turn {
                 Ok(reply) => reply,
                 Err(message) => return Ok(self.fail("model_error", message)),
             };
+            // Checked before the session is locked: an edit's check reads its file.
+            let checked = self.check_calls(&reply.tool_calls).await;
             let mut state = self.runtime.state();
             state.messages.push(reply.to_message());
             if reply.tool_calls.is_empty() {
                 // Saved at the end of the turn.
                 return Ok(TurnEnd::ended(ResultStatus::Success));
             }
-            let (planned, announced) = self.plan(&state, reply.tool_calls, number)?;
+            let (planned, announced) = self.plan(&state, reply.tool_calls, checked, number)?;
             // The reply and its batch are saved before any of its calls is shown or run.
             state.paused = Some(planned);
             self.runtime.save(&state);
@@ -303,6 +314,7 @@ impl Turn {
         &self,
         state: &AgentState,
         requests: Vec<ToolCallRequest>,
+        checked: Vec<Checked>,
         completion: usize,
     ) -> Result<(PausedTurn, Vec<AgentEvent>), TurnError> {
         let yolo = self.hub.session(&self.runtime.id).is_some_and(|session| session.yolo.enabled);
@@ -312,7 +324,7 @@ impl Turn {
         let mut calls = HashMap::new();
         let mut new_calls = Vec::new();
         let mut announced = Vec::new();
-        for request in requests {
+        for (request, checked) in requests.into_iter().zip(checked) {
             let (tool_id, model_id) = ids.assign(&request.id);
             if request.name == question::TOOL_NAME {
                 let (mut call, new_call, announce) = self.plan_question(request, tool_id.clone());
@@ -322,26 +334,8 @@ impl Turn {
                 calls.insert(tool_id, call);
                 continue;
             }
-            let tool = Tool::from_name(&request.name);
-            let parsed: Result<Value, ToolFailure> = serde_json::from_str(&request.arguments).map_err(|err| {
-                ToolFailure::new("invalid_arguments", format!("The arguments are not valid JSON: {err}."))
-            });
-            let (args, checked) = match (tool, parsed) {
-                (None, _) => (
-                    json!({}),
-                    Err(ToolFailure::new("unknown_tool", format!("There is no tool named '{}'.", request.name))),
-                ),
-                (Some(_), Err(failure)) => (json!({}), Err(failure)),
-                (Some(tool), Ok(args)) => {
-                    let checked = self.workspace.precheck(tool, &args);
-                    (args, checked)
-                }
-            };
+            let Checked { tool, args, diff, failure } = checked;
             let kind = tool.map_or(ToolKind::Other, Tool::kind);
-            let (diff, failure) = match checked {
-                Ok(diff) => (diff, None),
-                Err(failure) => (None, Some(failure)),
-            };
             let needs_approval =
                 failure.is_none() && kind != ToolKind::Read && !yolo && !state.allowed_tools.contains(&request.name);
             announced.push(AgentEvent::ToolUse {
@@ -361,6 +355,22 @@ impl Turn {
             calls.insert(tool_id, PlannedCall { model_id, tool, name: request.name, args, failure });
         }
         Ok((PausedTurn { batch: ApprovalBatch::new(new_calls)?, calls }, announced))
+    }
+
+    /// Each call's arguments and paths checked (an edit's diff made), off the
+    /// async workers: a check may read a file of up to 8 MiB.
+    async fn check_calls(&self, requests: &[ToolCallRequest]) -> Vec<Checked> {
+        let workspace = self.workspace.clone();
+        let owned = requests.to_vec();
+        let count = requests.len();
+        tokio::task::spawn_blocking(move || owned.iter().map(|request| check(&workspace, request)).collect())
+            .await
+            .unwrap_or_else(|err| {
+                let failure = ToolFailure::new("internal", format!("The call could not be checked: {err}"));
+                (0..count)
+                    .map(|_| Checked { tool: None, args: json!({}), diff: None, failure: Some(failure.clone()) })
+                    .collect()
+            })
     }
 
     /// A question is announced by its `input_request` when it is asked; only
@@ -401,7 +411,12 @@ impl Turn {
                 other => return Ok(other),
             };
             // Write-ahead: the call runs only once it is on disk as running.
-            self.runtime.flush().await?;
+            if let Err(err) = self.runtime.flush().await {
+                if let Some(paused) = self.runtime.state().paused.as_mut() {
+                    paused.batch.not_started(&tool_id)?;
+                }
+                return Err(err.into());
+            }
             let call = {
                 let state = self.runtime.state();
                 state.paused.as_ref().and_then(|paused| paused.calls.get(&tool_id).cloned())
@@ -416,75 +431,6 @@ impl Turn {
             let (event, text) = result_event(&tool_id, result);
             self.runtime.finish(&tool_id, event, text)?;
         }
-    }
-}
-
-/// A call's `tool_result` and the text the model gets for it.
-fn result_event(tool_id: &str, result: Result<(String, Option<FileDiff>), ToolFailure>) -> (AgentEvent, String) {
-    match result {
-        Ok((output, written)) => (
-            AgentEvent::ToolResult {
-                tool_id: tool_id.to_string(),
-                status: ToolStatus::Success,
-                output: Some(output.clone()),
-                error: None,
-                diff: written,
-            },
-            output,
-        ),
-        Err(failure) => {
-            let text = format!("Error ({}): {}", failure.kind, failure.message);
-            (
-                AgentEvent::ToolResult {
-                    tool_id: tool_id.to_string(),
-                    status: ToolStatus::Error,
-                    output: None,
-                    error: Some(ToolError { kind: failure.kind, message: failure.message }),
-                    diff: None,
-                },
-                text,
-            )
-        }
-    }
-}
-
-/// The hub's ids for one model reply's calls. A model's own id is kept where it
-/// can serve (the cards and tests read better with it): non-empty, short, plain,
-/// and never given before in this session. Otherwise the hub makes one
-/// (`hub-<completion>-<n>`, a form a kept id never has). Real models send empty
-/// ids, and reuse ids across a turn.
-struct CallIds {
-    used: HashSet<String>,
-    completion: usize,
-    made: usize,
-}
-
-const MADE_ID_PREFIX: &str = "hub-";
-
-impl CallIds {
-    /// `earlier`: the conversation before this reply.
-    fn new(earlier: &[Value], completion: usize) -> Self {
-        let used = earlier
-            .iter()
-            .filter_map(|message| message.get("tool_calls")?.as_array())
-            .flatten()
-            .filter_map(|call| call["id"].as_str().map(str::to_string))
-            .collect();
-        Self { used, completion, made: 0 }
-    }
-
-    /// The call's hub id, and the model's id when it differs.
-    fn assign(&mut self, model_id: &str) -> (String, Option<String>) {
-        let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':');
-        let fits = !model_id.is_empty()
-            && model_id.len() <= 64
-            && model_id.chars().all(plain)
-            && !model_id.starts_with(MADE_ID_PREFIX);
-        if fits && self.used.insert(model_id.to_string()) {
-            return (model_id.to_string(), None);
-        }
-        self.made += 1;
-        (format!("{MADE_ID_PREFIX}{}-{}", self.completion, self.made), Some(model_id.to_string()))
     }
 }
 

@@ -5,6 +5,7 @@
 pub mod acp;
 mod batch;
 pub mod builtin;
+mod calls;
 pub mod log;
 pub mod model;
 pub mod question;
@@ -245,22 +246,20 @@ pub struct SessionRuntime {
 
 impl SessionRuntime {
     /// A session's runtime, picking up its events and agent state from the store.
-    pub fn load(id: String, folder: PathBuf, store: Option<Arc<Store>>) -> Self {
-        let Some(saved) = &store else { return Self::fresh(id, folder, None) };
-        let events = saved.events(&id).unwrap_or_else(|err| {
-            tracing::error!("{err}");
-            Vec::new()
-        });
-        let state = saved
-            .agent_state(&id)
-            .map_err(|err| err.to_string())
-            .and_then(|text| text.map(|text| serde_json::from_str(&text).map_err(|e| e.to_string())).transpose())
-            .unwrap_or_else(|err| {
+    /// A database that cannot be read is an error, never an empty session: one
+    /// taken for empty would start again at seq 1 over the stored history.
+    pub fn load(id: String, folder: PathBuf, store: Option<Arc<Store>>) -> Result<Self, StoreError> {
+        let Some(saved) = &store else { return Ok(Self::fresh(id, folder, None)) };
+        let events = saved.events(&id)?;
+        let state = match saved.agent_state(&id)? {
+            None => AgentState::default(),
+            // A state this version cannot read (written by another) is started afresh.
+            Some(text) => serde_json::from_str(&text).unwrap_or_else(|err| {
                 tracing::error!(session = %id, "the agent state could not be read, starting afresh: {err}");
-                None
-            })
-            .unwrap_or_default();
-        Self::with(id, folder, store, events, state)
+                AgentState::default()
+            }),
+        };
+        Ok(Self::with(id, folder, store, events, state))
     }
 
     /// The runtime of a session just created: the store has nothing of it yet.
@@ -441,7 +440,7 @@ impl SessionRuntime {
     /// it could not be saved.
     pub async fn flush(&self) -> Result<(), StoreError> {
         match &self.store {
-            Some(store) => store.flush().await,
+            Some(store) => store.flush_session(&self.id).await,
             None => Ok(()),
         }
     }

@@ -148,7 +148,15 @@ async fn respond(hub: &Hub, runtime: Arc<SessionRuntime>, after: u64, stream: bo
 
 /// The runtime of an existing session, or 404.
 pub fn session_runtime(hub: &Hub, id: &str) -> ApiResult<Arc<SessionRuntime>> {
-    hub.runtime(id).ok_or_else(|| ApiError::not_found(format!("No session with id '{id}'.")))
+    match hub.try_runtime(id) {
+        Ok(Some(runtime)) => Ok(runtime),
+        Ok(None) => Err(ApiError::not_found(format!("No session with id '{id}'."))),
+        Err(err) => Err(ApiError::new(
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            crate::agent::STORE_FAILED,
+            format!("The session could not be read from the database: {err}."),
+        )),
+    }
 }
 
 /// The `tool_use` event that announced a call.

@@ -16,10 +16,15 @@ use serde::{Deserialize, Serialize};
 pub const FEEDBACK_PREFIX: &str = "[USER FEEDBACK - Tool was not executed]: ";
 /// What the model sees as the result of a rejected call.
 pub const REJECTED_RESULT: &str = "The user rejected this tool call; it was not executed.";
-/// What the model and the user see for a call that was running (or about to run)
-/// when the hub stopped: it may have done part of its work, and it is not run again.
-pub const INTERRUPTED_RESULT: &str = "The hub stopped while this call was running (or about to run). It was not \
-     run again; it may have done part of its work. Check its effects before repeating it.";
+/// What the model and the user see for a call that was running when the hub
+/// stopped: it may have done part of its work, and it is not run again.
+pub const INTERRUPTED_RESULT: &str = "The hub stopped while this call was running. It was not run again; it may \
+     have done part of its work. Check its effects before repeating it.";
+/// A call cleared to run that had not started when the hub stopped.
+pub const NOT_STARTED_RESULT: &str = "The hub stopped before this call ran; it was not executed.";
+/// A call that was running when the user stopped the turn: it was ended.
+pub const STOPPED_RUNNING_RESULT: &str = "The user stopped the turn while this call was running; it was ended and \
+     may have done part of its work. Check its effects before repeating it.";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Decision {
@@ -66,8 +71,10 @@ pub enum SkipReason {
     Answered,
     /// It was running, or cleared to run, when the hub stopped.
     Interrupted,
-    /// The user stopped the turn before it ran (or while it ran: it was killed).
+    /// The user stopped the turn before it ran.
     Stopped,
+    /// The user stopped the turn while it ran: it was ended part way.
+    StoppedRunning,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -249,27 +256,40 @@ impl ApprovalBatch {
         self.calls.iter().find(|call| call.state == CallState::Running).map(|call| call.tool_id.as_str())
     }
 
-    /// The hub stopped (crashed) while this batch was being worked through: a
-    /// call that was running, or cleared to run, is never run again; the model
-    /// gets [`INTERRUPTED_RESULT`]. Waiting calls and questions keep waiting.
-    /// Returns the ids of the calls it interrupted.
+    /// The hub stopped (crashed, or shut down) while this batch was being worked
+    /// through. The call that was running is never run again: the model gets
+    /// [`INTERRUPTED_RESULT`]. Calls cleared to run before the first waiting one
+    /// cannot run now (a restart resumes no turn): [`NOT_STARTED_RESULT`]. From
+    /// the first waiting call on, nothing changes: the cards stay, and calls
+    /// approved behind them run in order once the user decides. Returns the ids
+    /// of the calls it closed.
     pub fn interrupt(&mut self) -> Vec<String> {
-        self.close(
-            |state| matches!(state, CallState::Running | CallState::Cleared { .. }),
-            INTERRUPTED_RESULT,
-            SkipReason::Interrupted,
-        )
-    }
-
-    /// The user stopped the turn: nothing of it runs or waits any more, and the
-    /// model gets `result` for every call that has no result yet.
-    pub fn stop(&mut self, result: &str) -> Vec<String> {
-        self.close(|state| !matches!(state, CallState::Done | CallState::Skipped { .. }), result, SkipReason::Stopped)
-    }
-
-    fn close(&mut self, which: impl Fn(&CallState) -> bool, result: &str, reason: SkipReason) -> Vec<String> {
+        let waiting = |state: &CallState| matches!(state, CallState::Pending | CallState::Asking);
+        let first_waiting = self.calls.iter().position(|call| waiting(&call.state)).unwrap_or(self.calls.len());
         let mut closed = Vec::new();
-        for call in self.calls.iter_mut().filter(|call| which(&call.state)) {
+        for call in &mut self.calls[..first_waiting] {
+            let result = match call.state {
+                CallState::Running => INTERRUPTED_RESULT,
+                CallState::Cleared { .. } => NOT_STARTED_RESULT,
+                _ => continue,
+            };
+            call.state = CallState::Skipped { result: result.to_string(), reason: SkipReason::Interrupted };
+            closed.push(call.tool_id.clone());
+        }
+        closed
+    }
+
+    /// The user stopped the turn: nothing of it runs or waits any more. The
+    /// model gets `not_run` for every call without a result, and
+    /// [`STOPPED_RUNNING_RESULT`] for the one that was running (it was ended).
+    pub fn stop(&mut self, not_run: &str) -> Vec<String> {
+        let mut closed = Vec::new();
+        for call in &mut self.calls {
+            let (result, reason) = match call.state {
+                CallState::Done | CallState::Skipped { .. } => continue,
+                CallState::Running => (STOPPED_RUNNING_RESULT, SkipReason::StoppedRunning),
+                _ => (not_run, SkipReason::Stopped),
+            };
             call.state = CallState::Skipped { result: result.to_string(), reason };
             closed.push(call.tool_id.clone());
         }
@@ -297,6 +317,18 @@ impl ApprovalBatch {
             }
         }
         Ok(if self.rejected { Step::Cancelled } else { Step::Continue })
+    }
+
+    /// The runtime could not start the call it was handed (its running state
+    /// could not be saved): it is cleared to run again, not running.
+    pub fn not_started(&mut self, tool_id: &str) -> Result<(), BatchError> {
+        let call = self
+            .calls
+            .iter_mut()
+            .find(|call| call.tool_id == tool_id && call.state == CallState::Running)
+            .ok_or_else(|| BatchError::NotRunning(tool_id.to_string()))?;
+        call.state = CallState::Cleared { modified_content: None };
+        Ok(())
     }
 
     /// The runtime reported the result of the call it was told to run.

@@ -200,7 +200,7 @@ fn a_rejected_call_means_later_questions_are_never_asked() {
 }
 
 #[test]
-fn a_crash_interrupts_running_and_cleared_calls_and_keeps_the_waiting_ones() {
+fn a_crash_interrupts_the_running_call_and_keeps_the_waiting_ones_and_what_was_approved_behind_them() {
     let mut batch = three_shell_calls();
     batch.decide("a", Decision::Approve).unwrap();
     batch.decide("c", Decision::Approve).unwrap();
@@ -208,7 +208,7 @@ fn a_crash_interrupts_running_and_cleared_calls_and_keeps_the_waiting_ones() {
     // The hub dies while `a` runs; the batch was saved in this state.
     let mut recovered: ApprovalBatch = serde_json::from_str(&serde_json::to_string(&batch).unwrap()).unwrap();
     assert_eq!(recovered.running(), Some("a"));
-    assert_eq!(recovered.interrupt(), ["a", "c"], "approved but not started counts too");
+    assert_eq!(recovered.interrupt(), ["a"], "c waits behind b: it keeps the user's approval");
     assert_eq!(
         recovered.step().unwrap(),
         Step::Skip { tool_id: "a".into(), result: INTERRUPTED_RESULT.into(), reason: SkipReason::Interrupted }
@@ -217,25 +217,42 @@ fn a_crash_interrupts_running_and_cleared_calls_and_keeps_the_waiting_ones() {
     assert!(matches!(recovered.decide("a", Decision::Approve), Err(DecisionError::NotPending(_))), "never again");
     recovered.decide("b", Decision::Approve).unwrap();
     run(&mut recovered, "b");
-    assert!(matches!(recovered.step().unwrap(), Step::Skip { reason: SkipReason::Interrupted, .. }), "c");
+    run(&mut recovered, "c");
     assert_eq!(recovered.step().unwrap(), Step::Continue);
     assert!(recovered.interrupt().is_empty(), "a settled batch has nothing to interrupt");
 }
 
 #[test]
-fn stop_closes_every_call_without_a_result() {
+fn approved_calls_that_had_not_started_are_closed_as_not_run_when_nothing_waits_before_them() {
+    let mut batch = ApprovalBatch::new([call("r", "read_file", false), call("w", "write_file", true)]).unwrap();
+    batch.decide("w", Decision::Approve).unwrap();
+    assert_eq!(batch.interrupt(), ["r", "w"]);
+    for id in ["r", "w"] {
+        assert_eq!(
+            batch.step().unwrap(),
+            Step::Skip { tool_id: id.into(), result: NOT_STARTED_RESULT.into(), reason: SkipReason::Interrupted }
+        );
+    }
+    assert_eq!(batch.step().unwrap(), Step::Continue, "nothing is left to run after a restart");
+}
+
+#[test]
+fn stop_closes_every_call_without_a_result_and_says_the_running_one_was_ended() {
     let mut batch = three_shell_calls();
     batch.decide("a", Decision::Approve).unwrap();
     run(&mut batch, "a");
     batch.decide("b", Decision::Approve).unwrap();
     assert!(matches!(batch.step().unwrap(), Step::Run { .. }));
-    assert_eq!(batch.stop("stopped"), ["b", "c"], "the running one was killed");
-    for id in ["b", "c"] {
-        assert_eq!(
-            batch.step().unwrap(),
-            Step::Skip { tool_id: id.into(), result: "stopped".into(), reason: SkipReason::Stopped }
-        );
-    }
+    assert_eq!(batch.stop("stopped"), ["b", "c"]);
+    assert_eq!(
+        batch.step().unwrap(),
+        Step::Skip { tool_id: "b".into(), result: STOPPED_RUNNING_RESULT.into(), reason: SkipReason::StoppedRunning },
+        "it ran part way: the model must not think it never ran"
+    );
+    assert_eq!(
+        batch.step().unwrap(),
+        Step::Skip { tool_id: "c".into(), result: "stopped".into(), reason: SkipReason::Stopped }
+    );
     assert_eq!(batch.step().unwrap(), Step::Continue);
 }
 
@@ -253,4 +270,17 @@ fn a_runtime_out_of_order_gets_an_error_not_a_panic() {
 fn ids_must_be_unique_within_a_batch() {
     let twice = ApprovalBatch::new([call("x", "read_file", false), call("x", "run_shell_command", true)]);
     assert_eq!(twice, Err(BatchError::DuplicateId("x".into())));
+}
+
+#[test]
+fn a_call_that_could_not_start_is_cleared_again_and_stop_says_it_did_not_run() {
+    let mut batch = ApprovalBatch::new([call("a", "run_shell_command", false)]).unwrap();
+    assert!(matches!(batch.step().unwrap(), Step::Run { .. }));
+    batch.not_started("a").unwrap();
+    assert_eq!(batch.not_started("a"), Err(BatchError::NotRunning("a".into())));
+    batch.stop("not run");
+    assert_eq!(
+        batch.step().unwrap(),
+        Step::Skip { tool_id: "a".into(), result: "not run".into(), reason: SkipReason::Stopped }
+    );
 }

@@ -150,10 +150,33 @@ fn not_text(shown: &str) -> ToolFailure {
 }
 
 /// A whole file's text (what an edit diffs against).
+/// Files larger than this are not edited through a card: their diff would be
+/// unreadable, and holding it (old, new, the event, the store) costs memory.
+pub const MAX_EDITED_FILE: u64 = 8 << 20;
+
+/// A file to edit, whole (at most [`MAX_EDITED_FILE`]).
 fn read_text(folder: &Folder, rel: &Path, shown: &str) -> Result<String, ToolFailure> {
-    let (mut file, _) = open_regular(folder, rel, shown)?;
+    let (file, size) = open_regular(folder, rel, shown)?;
+    let too_large = |size: u64| {
+        ToolFailure::new(
+            "file_too_large",
+            format!(
+                "{shown} is {:.1} MiB; files over {} MiB are not edited through the hub (the change could not \
+                 be reviewed). Edit it with a command instead.",
+                size as f64 / (1 << 20) as f64,
+                MAX_EDITED_FILE >> 20
+            ),
+        )
+    };
+    if size > MAX_EDITED_FILE {
+        return Err(too_large(size));
+    }
+    // Bounded even if the file grows after its size was read.
     let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).map_err(|err| io_failure(shown, err))?;
+    file.take(MAX_EDITED_FILE + 1).read_to_end(&mut bytes).map_err(|err| io_failure(shown, err))?;
+    if bytes.len() as u64 > MAX_EDITED_FILE {
+        return Err(too_large(bytes.len() as u64));
+    }
     String::from_utf8(bytes).map_err(|_| not_text(shown))
 }
 

@@ -237,3 +237,17 @@ fn fifos_and_directories_are_not_read() {
     let diff = FileDiff { path: "src".into(), old_text: String::new(), new_text: "x".into() };
     assert_eq!(kind(apply(&p.root, diff, false)), "is_a_directory");
 }
+
+#[test]
+fn files_too_large_to_review_are_not_edited() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let big = std::fs::File::create(root.join("big.log")).unwrap();
+    big.set_len(MAX_EDITED_FILE + 1).unwrap();
+    let replace = ReplaceArgs { file_path: "big.log".into(), old_string: "a".into(), new_string: "b".into() };
+    assert_eq!(kind(replace_diff(&root, &replace)), "file_too_large");
+    assert_eq!(kind(write_diff(&root, &write("big.log"), None)), "file_too_large");
+    std::fs::write(root.join("small.txt"), "a").unwrap();
+    let replace = ReplaceArgs { file_path: "small.txt".into(), old_string: "a".into(), new_string: "b".into() };
+    assert!(replace_diff(&root, &replace).is_ok());
+}

@@ -5,6 +5,7 @@ mod beneath;
 mod files;
 pub mod paths;
 pub(crate) mod process;
+pub use process::kill_remaining_groups;
 pub(crate) mod shell;
 
 use std::path::PathBuf;

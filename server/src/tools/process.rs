@@ -23,6 +23,28 @@ fn is_hub_variable(name: &OsStr) -> bool {
     name == b"OPENAI_API_KEY" || name.starts_with(b"HUB_")
 }
 
+/// Groups sent SIGTERM whose grace has not run out. The thread waiting out a
+/// grace dies with the hub, so at its exit these get SIGKILL at once
+/// ([`kill_remaining_groups`]): a command that ignores SIGTERM does not
+/// outlive the hub.
+static ENDING: std::sync::Mutex<std::collections::BTreeSet<u32>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+fn ending() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<u32>> {
+    ENDING.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The hub is exiting: every group still in its grace gets SIGKILL now.
+/// Returns how many were still there.
+pub fn kill_remaining_groups() -> usize {
+    let groups = std::mem::take(&mut *ending());
+    groups
+        .into_iter()
+        .filter_map(|pgid| i32::try_from(pgid).ok().and_then(Pid::from_raw))
+        .filter(|group| kill_process_group(*group, Signal::KILL).is_ok())
+        .count()
+}
+
 /// Removes the hub's secrets from what `command` inherits.
 pub(crate) fn scrub_env(command: &mut tokio::process::Command) {
     remove_hub_variables(command, std::env::vars_os().map(|(name, _)| name));
@@ -53,18 +75,24 @@ pub(crate) fn terminate_group(pgid: u32) -> bool {
     if kill_process_group(group, Signal::TERM).is_err() {
         return false;
     }
+    ending().insert(pgid);
     let waiting = std::thread::Builder::new().name("end-process-group".into()).spawn(move || {
         let deadline = Instant::now() + KILL_GRACE;
         while Instant::now() < deadline {
             std::thread::sleep(CHECK_EVERY);
             if test_kill_process_group(group).is_err() {
+                ending().remove(&pgid);
                 return;
             }
         }
-        let _ = kill_process_group(group, Signal::KILL);
+        // Only if the exit has not taken it already (its id may be free by now).
+        if ending().remove(&pgid) {
+            let _ = kill_process_group(group, Signal::KILL);
+        }
     });
     if waiting.is_err() {
         // No thread to wait with: no grace either, rather than no end.
+        ending().remove(&pgid);
         let _ = kill_process_group(group, Signal::KILL);
     }
     true
@@ -131,5 +159,26 @@ mod tests {
         let pid = child.id();
         child.wait().unwrap();
         assert!(!terminate_group(pid));
+    }
+
+    #[test]
+    fn groups_in_their_grace_are_killed_at_the_hubs_exit() {
+        use std::os::unix::process::CommandExt;
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "trap '' TERM; exec sleep 30"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pgid = child.id();
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(terminate_group(pgid));
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(child.try_wait().unwrap().is_none(), "it ignores SIGTERM, so it is in its grace");
+        assert!(kill_remaining_groups() >= 1);
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "not killed at the exit");
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 }

@@ -155,7 +155,8 @@ impl AcpAgent {
         let link = match state.acp.link.clone().filter(|link| !link.is_closed()) {
             Some(link) => link,
             None => {
-                let link = connection::start(hub.clone(), runtime.clone(), self.command.clone(), self.passed_env.clone());
+                let link =
+                    connection::start(hub.clone(), runtime.clone(), self.command.clone(), self.passed_env.clone());
                 state.acp.link = Some(link.clone());
                 link
             }

@@ -1,0 +1,116 @@
+//! A model reply's calls before they are worked through: checked (arguments,
+//! paths, an edit's diff) before anyone is asked, given the hub's ids, and
+//! their results put into words for the stream and the model.
+
+use std::collections::HashSet;
+
+use app::events::{AgentEvent, FileDiff, ToolError, ToolStatus};
+use serde_json::{json, Value};
+
+use super::model::ToolCallRequest;
+use super::question;
+use crate::tools::{Tool, ToolFailure, Workspace};
+
+/// A call as checked before anyone is asked about it.
+pub(super) struct Checked {
+    pub tool: Option<Tool>,
+    pub args: Value,
+    /// An edit's change, shown on its card.
+    pub diff: Option<FileDiff>,
+    /// Found before any card (bad arguments, path outside, no match): the call's result.
+    pub failure: Option<ToolFailure>,
+}
+
+/// Checks one call's name, arguments and paths (questions are checked when asked).
+pub(super) fn check(workspace: &Workspace, request: &ToolCallRequest) -> Checked {
+    let tool = Tool::from_name(&request.name);
+    let failed = |failure| Checked { tool, args: json!({}), diff: None, failure: Some(failure) };
+    if request.name == question::TOOL_NAME {
+        return Checked { tool, args: json!({}), diff: None, failure: None };
+    }
+    let Some(known) = tool else {
+        return failed(ToolFailure::new("unknown_tool", format!("There is no tool named '{}'.", request.name)));
+    };
+    let args: Value = match serde_json::from_str(&request.arguments) {
+        Ok(args) => args,
+        Err(err) => {
+            return failed(ToolFailure::new("invalid_arguments", format!("The arguments are not valid JSON: {err}.")))
+        }
+    };
+    match workspace.precheck(known, &args) {
+        Ok(diff) => Checked { tool, args, diff, failure: None },
+        Err(failure) => Checked { tool, args, diff: None, failure: Some(failure) },
+    }
+}
+
+/// A call's `tool_result` and the text the model gets for it.
+pub(super) fn result_event(
+    tool_id: &str,
+    result: Result<(String, Option<FileDiff>), ToolFailure>,
+) -> (AgentEvent, String) {
+    match result {
+        Ok((output, written)) => (
+            AgentEvent::ToolResult {
+                tool_id: tool_id.to_string(),
+                status: ToolStatus::Success,
+                output: Some(output.clone()),
+                error: None,
+                diff: written,
+            },
+            output,
+        ),
+        Err(failure) => {
+            let text = format!("Error ({}): {}", failure.kind, failure.message);
+            (
+                AgentEvent::ToolResult {
+                    tool_id: tool_id.to_string(),
+                    status: ToolStatus::Error,
+                    output: None,
+                    error: Some(ToolError { kind: failure.kind, message: failure.message }),
+                    diff: None,
+                },
+                text,
+            )
+        }
+    }
+}
+
+/// The hub's ids for one model reply's calls. A model's own id is kept where it
+/// can serve (the cards and tests read better with it): non-empty, short, plain,
+/// and never given before in this session. Otherwise the hub makes one
+/// (`hub-<completion>-<n>`, a form a kept id never has). Real models send empty
+/// ids, and reuse ids across a turn.
+pub(super) struct CallIds {
+    used: HashSet<String>,
+    completion: usize,
+    made: usize,
+}
+
+const MADE_ID_PREFIX: &str = "hub-";
+
+impl CallIds {
+    /// `earlier`: the conversation before this reply.
+    pub(super) fn new(earlier: &[Value], completion: usize) -> Self {
+        let used = earlier
+            .iter()
+            .filter_map(|message| message.get("tool_calls")?.as_array())
+            .flatten()
+            .filter_map(|call| call["id"].as_str().map(str::to_string))
+            .collect();
+        Self { used, completion, made: 0 }
+    }
+
+    /// The call's hub id, and the model's id when it differs.
+    pub(super) fn assign(&mut self, model_id: &str) -> (String, Option<String>) {
+        let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':');
+        let fits = !model_id.is_empty()
+            && model_id.len() <= 64
+            && model_id.chars().all(plain)
+            && !model_id.starts_with(MADE_ID_PREFIX);
+        if fits && self.used.insert(model_id.to_string()) {
+            return (model_id.to_string(), None);
+        }
+        self.made += 1;
+        (format!("{MADE_ID_PREFIX}{}-{}", self.completion, self.made), Some(model_id.to_string()))
+    }
+}
