@@ -5,6 +5,8 @@ import { createServer } from 'node:http';
 
 export const text = (...pieces) => ({ text: pieces });
 export const call = (id, name, args) => ({ calls: [[id, name, args]] });
+/** A text reply whose pieces arrive `gapMs` apart: a turn that streams for a while. */
+export const slowText = (gapMs, ...pieces) => ({ text: pieces, gap: gapMs });
 
 /** Starts the fake; `script(...replies)` queues what the next requests get. */
 export async function startFakeModel() {
@@ -23,6 +25,10 @@ export async function startFakeModel() {
       if (!reply) {
         res.writeHead(400, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: { message: 'the fake model has no reply scripted' } }));
+        return;
+      }
+      if (reply.gap) {
+        streamSlowly(res, chunks(reply), reply.gap);
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -61,4 +67,21 @@ function chunks(reply) {
   });
   out.push(delta({}, 'tool_calls'));
   return out;
+}
+
+/** Writes one chunk every `gap` ms; stops quietly when the hub went away. */
+function streamSlowly(res, list, gap) {
+  res.on('error', () => {});
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  let at = 0;
+  const next = () => {
+    if (res.destroyed) return;
+    if (at === list.length) {
+      res.end('data: [DONE]\n\n');
+      return;
+    }
+    res.write(`data: ${JSON.stringify(list[at++])}\n\n`);
+    setTimeout(next, gap);
+  };
+  next();
 }

@@ -17,6 +17,11 @@ use crate::markdown::to_safe_html;
 use crate::transcript::{Entry, Item, Transcript};
 use crate::types::{ApproveRequest, InputAnswer, PromptRequest};
 
+/// The chat's state, owned by `ChatPanel`. Its streams outlive the panel (the
+/// user opens another folder or closes the chat while a turn streams), so
+/// what runs after an `.await` reaches the panel's signals only through
+/// `try_*`: once they are disposed the task stops instead of panicking (a
+/// panic stops the whole wasm page). `streams` ends those streams then.
 #[derive(Clone, Copy)]
 struct Chat {
     folder_path: StoredValue<String>,
@@ -26,12 +31,13 @@ struct Chat {
     open_streams: RwSignal<usize>,
     /// A decision is on its way: the card waits for it.
     deciding: RwSignal<bool>,
-    error: RwSignal<Option<String>>,
+    error: RwSignal<Option<client::HubError>>,
+    streams: client::Streams,
 }
 
 impl Chat {
     fn apply(self, events: Vec<SeqEvent>) {
-        self.transcript.update(|transcript| {
+        self.transcript.try_update(|transcript| {
             for event in &events {
                 transcript.apply(event);
             }
@@ -41,83 +47,97 @@ impl Chat {
     /// Catches up from the stored log, then follows a running turn: what another
     /// tab did, or what happened while this page was away or its stream broke.
     fn follow(self) {
-        if self.open_streams.get_untracked() > 0 {
+        if self.open_streams.try_get_untracked() != Some(0) {
             return;
         }
-        let session_id = self.session_id.get_value();
-        let after = self.transcript.with_untracked(Transcript::last_seq);
+        let (Some(session_id), Some(after)) =
+            (self.session_id.try_get_value(), self.transcript.try_with_untracked(Transcript::last_seq))
+        else {
+            return;
+        };
         self.stream(Stream::Follow, async move {
-            client::follow(&session_id, after, move |events| self.apply(events)).await
+            client::follow(self.streams, &session_id, after, move |events| self.apply(events)).await
         });
     }
 
     fn send(self, message: String) {
-        if self.open_streams.get_untracked() > 0 {
+        if self.open_streams.try_get_untracked() != Some(0) {
             return;
         }
+        let (Some(folder_path), Some(session_id)) = (self.folder_path.try_get_value(), self.session_id.try_get_value())
+        else {
+            return;
+        };
         // A user gesture, and the moment waiting cards start to matter.
         notify::ask_once();
-        let request = PromptRequest {
-            folder_path: self.folder_path.get_value(),
-            session_id: Some(self.session_id.get_value()),
-            message,
-            stream: None,
-        };
-        self.stream(Stream::Prompt, async move { client::prompt(&request, move |events| self.apply(events)).await });
+        let request = PromptRequest { folder_path, session_id: Some(session_id), message, stream: None };
+        self.stream(Stream::Prompt, async move {
+            client::prompt(self.streams, &request, move |events| self.apply(events)).await
+        });
     }
 
     /// A decision goes out even while another stream ends or the log is being
     /// followed: the card is on screen, so the hub is waiting for it.
     fn decide(self, request: ApproveRequest) {
-        if self.deciding.get_untracked() {
+        if self.deciding.try_get_untracked() != Some(false) {
             return;
         }
-        let session_id = self.session_id.get_value();
+        let Some(session_id) = self.session_id.try_get_value() else { return };
         self.stream(Stream::Decision, async move {
-            client::decide(&session_id, &request, move |events| self.apply(events)).await
+            client::decide(self.streams, &session_id, &request, move |events| self.apply(events)).await
         });
     }
 
     /// Stops the running turn; its own stream ends with the `cancelled` result.
     fn stop(self) {
-        let session_id = self.session_id.get_value();
+        let Some(session_id) = self.session_id.try_get_value() else { return };
         spawn_local(async move {
-            if let Err(message) = client::cancel(&session_id, move |events| self.apply(events)).await {
-                self.error.set(Some(message));
+            if let Err(error) = client::cancel(self.streams, &session_id, move |events| self.apply(events)).await {
+                self.error.try_set(Some(error));
             }
         });
     }
 
     /// An answer to the agent's question goes out like a decision.
     fn answer(self, answer: InputAnswer) {
-        if self.deciding.get_untracked() {
+        if self.deciding.try_get_untracked() != Some(false) {
             return;
         }
-        let session_id = self.session_id.get_value();
+        let Some(session_id) = self.session_id.try_get_value() else { return };
         self.stream(Stream::Decision, async move {
-            client::answer(&session_id, &answer, move |events| self.apply(events)).await
+            client::answer(self.streams, &session_id, &answer, move |events| self.apply(events)).await
         });
     }
 
     /// Runs a stream. After a prompt's or decision's own stream, follow the log
     /// once more: if the connection dropped mid-turn, the rest comes from there.
-    fn stream(self, kind: Stream, work: impl std::future::Future<Output = Result<(), String>> + 'static) {
-        self.open_streams.update(|open| *open += 1);
+    fn stream(self, kind: Stream, work: impl std::future::Future<Output = Result<(), client::HubError>> + 'static) {
+        if self.open_streams.try_update(|open| *open += 1).is_none() {
+            return;
+        }
         if kind != Stream::Follow {
             // A new prompt or decision: the last one's error is old news.
-            self.error.set(None);
+            self.error.try_set(None);
         }
         if kind == Stream::Decision {
-            self.deciding.set(true);
+            self.deciding.try_set(true);
         }
         spawn_local(async move {
             let result = work.await;
-            self.open_streams.update(|open| *open -= 1);
-            if kind == Stream::Decision {
-                self.deciding.set(false);
+            // The panel is gone (another folder, or the chat closed): nothing more to do.
+            if self.open_streams.try_update(|open| *open -= 1).is_none() {
+                return;
             }
-            if let Err(message) = result {
-                self.error.set(Some(message));
+            if kind == Stream::Decision {
+                self.deciding.try_set(false);
+            }
+            match result {
+                Err(error) => {
+                    self.error.try_set(Some(error));
+                }
+                // The log answered: the hub is reachable again.
+                Ok(()) if kind == Stream::Follow => client::clear_unreachable(self.error),
+                Ok(()) => {}
             }
             if kind != Stream::Follow {
                 self.follow();
@@ -148,6 +168,7 @@ pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
         open_streams: RwSignal::new(0),
         deciding: RwSignal::new(false),
         error: RwSignal::new(None),
+        streams: client::Streams::scoped(),
     };
     // On open, and whenever the hub reports a change (or the page reconnects).
     Effect::new(move |_| {
@@ -218,7 +239,7 @@ pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
             {move || {
                 question.get().map(|question| view! { <QuestionCard question on_answer busy=deciding /> })
             }}
-            {move || chat.error.get().map(|message| view! { <Alert message testid="chat-error" /> })}
+            {move || chat.error.get().map(|error| view! { <Alert message=error.message testid="chat-error" /> })}
             <PromptBox on_send=Callback::new(move |text: String| chat.send(text)) busy />
         </section>
     }

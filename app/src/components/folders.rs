@@ -23,16 +23,22 @@ pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {
         }
         busy.set(true);
         spawn_local(async move {
-            match client::open_folder(&typed).await {
-                Ok(config) => {
-                    form_error.set(None);
-                    path.set(String::new());
-                    state.refresh_projects();
-                    on_open.run(config);
-                }
-                Err(message) => form_error.set(Some(message)),
+            let result = client::open_folder(&typed).await;
+            // The sidebar went with the page while the hub answered: nothing to show.
+            if busy.try_set(false).is_some() {
+                return;
             }
-            busy.set(false);
+            match result {
+                Ok(config) => {
+                    form_error.try_set(None);
+                    path.try_set(String::new());
+                    state.refresh_projects();
+                    on_open.try_run(config);
+                }
+                Err(error) => {
+                    form_error.try_set(Some(error.message));
+                }
+            }
         });
     };
     view! {

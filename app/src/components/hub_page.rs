@@ -5,14 +5,16 @@ use leptos::task::spawn_local;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_navigate, use_query_map};
 
-use crate::client;
+use crate::client::{self, HubError};
 use crate::components::folders::{FolderPanel, FolderSidebar};
 use crate::components::header::Header;
 use crate::components::inbox::{page_title, waiting_sessions};
 use crate::components::updates;
 use crate::types::{ChatConfig, HubUpdate, ProjectSummary};
 
-/// Page state shared by the components through context.
+/// Page state shared by the components through context. `HubPage` owns it;
+/// the tasks below reach it after an `.await` only through `try_*`, so a task
+/// that finishes after the page went touches nothing.
 #[derive(Clone, Copy)]
 pub struct HubState {
     /// The folder named in the URL (`/?folder=…`), as typed or linked.
@@ -20,15 +22,21 @@ pub struct HubState {
     pub projects: RwSignal<Vec<ProjectSummary>>,
     /// The open folder's YOLO config, once the hub answered.
     pub config: RwSignal<Option<ChatConfig>>,
-    pub error: RwSignal<Option<String>>,
+    pub error: RwSignal<Option<HubError>>,
 }
 
 impl HubState {
     pub fn refresh_projects(self) {
         spawn_local(async move {
             match client::projects().await {
-                Ok(response) => self.projects.set(response.projects),
-                Err(message) => self.error.set(Some(message)),
+                Ok(response) => {
+                    if self.projects.try_set(response.projects).is_none() {
+                        client::clear_unreachable(self.error);
+                    }
+                }
+                Err(error) => {
+                    self.error.try_set(Some(error));
+                }
             }
         });
     }
@@ -36,42 +44,46 @@ impl HubState {
     /// Fetches the config of the folder in the URL, ignoring answers that arrive
     /// after the user moved on to another folder.
     pub fn load_config(self) {
-        let Some(folder) = self.folder.get_untracked() else {
-            self.config.set(None);
+        let Some(folder) = self.folder.try_get_untracked() else { return };
+        let Some(folder) = folder else {
+            self.config.try_set(None);
             return;
         };
         spawn_local(async move {
             let result = client::open_folder(&folder).await;
-            if self.folder.get_untracked().as_deref() != Some(folder.as_str()) {
+            if self.folder.try_get_untracked().flatten().as_deref() != Some(folder.as_str()) {
                 return;
             }
             match result {
                 Ok(config) => {
-                    self.error.set(None);
-                    self.config.set(Some(config));
+                    self.error.try_set(None);
+                    self.config.try_set(Some(config));
                 }
-                Err(message) => {
-                    self.config.set(None);
-                    self.error.set(Some(message));
+                Err(error) => {
+                    self.config.try_set(None);
+                    self.error.try_set(Some(error));
                 }
             }
         });
     }
 
     pub fn toggle_yolo(self) {
-        let Some(config) = self.config.get_untracked() else { return };
+        let Some(Some(config)) = self.config.try_get_untracked() else { return };
         spawn_local(async move {
             match client::set_yolo(&config.folder_path, &config.session_id, !config.yolo_mode).await {
                 Ok(next) => self.apply_config(next),
-                Err(message) => self.error.set(Some(message)),
+                Err(error) => {
+                    self.error.try_set(Some(error));
+                }
             }
         });
     }
 
     fn apply_config(self, next: ChatConfig) {
-        let current = self.config.get_untracked();
-        if current.as_ref().is_some_and(|current| current.session_id == next.session_id) {
-            self.config.set(Some(next));
+        let same_session =
+            self.config.try_with_untracked(|current| current.as_ref().is_some_and(|c| c.session_id == next.session_id));
+        if same_session == Some(true) {
+            self.config.try_set(Some(next));
         }
     }
 
@@ -151,8 +163,10 @@ pub fn folder_href(folder_path: &str) -> String {
 fn ErrorBanner() -> impl IntoView {
     let state = expect_context::<HubState>();
     move || {
-        state.error.get().map(|message| {
-            view! { <Alert message testid="error-banner" on_dismiss=Callback::new(move |_| state.error.set(None)) /> }
+        state.error.get().map(|error| {
+            view! {
+                <Alert message=error.message testid="error-banner" on_dismiss=Callback::new(move |_| state.error.set(None)) />
+            }
         })
     }
 }

@@ -4,9 +4,12 @@ use crate::types::HubUpdate;
 
 /// Calls `on_update` for every update and `on_open` whenever the stream
 /// (re)connects, so the page can refetch what it missed while disconnected.
-/// The browser's EventSource reconnects by itself.
+/// The browser's EventSource reconnects by itself. The subscription belongs to
+/// the current owner: when it cleans up, the stream is closed and neither
+/// callback runs again.
 #[cfg(feature = "hydrate")]
 pub fn subscribe(on_update: impl Fn(HubUpdate) + 'static, on_open: impl Fn() + 'static) {
+    use leptos::prelude::*;
     use wasm_bindgen::closure::Closure;
     use wasm_bindgen::JsCast;
 
@@ -22,10 +25,30 @@ pub fn subscribe(on_update: impl Fn(HubUpdate) + 'static, on_open: impl Fn() + '
     source.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     let on_open = Closure::<dyn Fn()>::new(on_open);
     source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
-    // The page subscribes once for its lifetime.
-    on_message.forget();
-    on_open.forget();
-    std::mem::forget(source);
+    let subscription =
+        StoredValue::new_local(Some(Subscription { source, _on_message: on_message, _on_open: on_open }));
+    on_cleanup(move || {
+        if let Some(Some(subscription)) = subscription.try_update_value(Option::take) {
+            subscription.close();
+        }
+    });
+}
+
+#[cfg(feature = "hydrate")]
+struct Subscription {
+    source: web_sys::EventSource,
+    _on_message: wasm_bindgen::closure::Closure<dyn Fn(web_sys::MessageEvent)>,
+    _on_open: wasm_bindgen::closure::Closure<dyn Fn()>,
+}
+
+#[cfg(feature = "hydrate")]
+impl Subscription {
+    /// Stops the stream; the closures go with `self` once the source no longer calls them.
+    fn close(self) {
+        self.source.set_onmessage(None);
+        self.source.set_onopen(None);
+        self.source.close();
+    }
 }
 
 #[cfg(not(feature = "hydrate"))]
