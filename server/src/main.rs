@@ -14,6 +14,7 @@ use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
+    hide_own_environment();
     tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
         .with_writer(std::io::stderr)
@@ -115,6 +116,23 @@ async fn run(cli: Cli) -> Result<(), String> {
     progress.set(Step::Done);
     tracing::info!("shut down");
     Ok(())
+}
+
+/// The hub's environment holds its secrets (`OPENAI_API_KEY`, `HUB_TOKEN`).
+/// Commands and agents get them removed, but any process of the same user could
+/// read them from `/proc/<hub>/environ`; a process that is not dumpable has its
+/// `/proc` entries owned by root. (Its children are dumpable again after exec.)
+fn hide_own_environment() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(PR_SET_DUMPABLE) only changes this process's own flag.
+    unsafe {
+        if libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 {
+            eprintln!(
+                "agent-hub: could not hide the environment from other processes: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
 }
 
 fn open_browser(url: &str) {

@@ -229,6 +229,19 @@ async fn an_approved_call_cut_by_kill_9_is_reported_interrupted_and_never_runs_a
         json!({"toolId": "a", "decision": "approve"}),
     );
     wait_for_file(&folder.join("started.txt")).await;
+    // Write-ahead: while the command runs, the database already says so.
+    let saved: String = rusqlite::Connection::open(data.path().join("agent-hub.db"))
+        .unwrap()
+        .query_row("SELECT state FROM agent_state WHERE session_id = ?1", [&session], |row| row.get(0))
+        .unwrap();
+    let saved: Value = serde_json::from_str(&saved).unwrap();
+    let states: Vec<(&str, &Value)> = saved["paused"]["batch"]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|call| (call["tool_id"].as_str().unwrap(), &call["state"]))
+        .collect();
+    assert_eq!(states, [("a", &json!("Running")), ("b", &json!("Pending"))], "on disk before it ran");
     hub.kill_9();
     approving.abort();
 

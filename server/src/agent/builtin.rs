@@ -51,7 +51,7 @@ fn system_prompt(runtime: &SessionRuntime) -> Value {
 /// Returns the last seq before the turn's first event (the reader starts after it).
 pub fn begin(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>, start: Start) -> Result<u64, ApiError> {
     let model = hub.model();
-    let (after, stop) = {
+    let (after, stop, number) = {
         let mut guard = runtime.state();
         let state = &mut *guard;
         if state.running {
@@ -96,7 +96,8 @@ pub fn begin(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>, start: Start) -> Res
         hub.set_status(&runtime.id, SessionStatus::Running, 0);
         let stop = CancellationToken::new();
         state.stop = Some(stop.clone());
-        (after, stop)
+        state.turn += 1;
+        (after, stop, state.turn)
     };
     let turn = Turn {
         hub: hub.clone(),
@@ -105,7 +106,7 @@ pub fn begin(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>, start: Start) -> Res
         workspace: Workspace::new(runtime.folder.clone(), hub.shell_timeout()),
         stop,
     };
-    super::spawn_turn(hub, runtime, turn.run());
+    super::spawn_turn(hub, runtime, number, turn.run());
     Ok(after)
 }
 

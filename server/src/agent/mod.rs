@@ -74,6 +74,9 @@ pub struct AgentState {
     /// Stops the built-in agent's running turn (the Stop button).
     #[serde(skip)]
     pub stop: Option<tokio_util::sync::CancellationToken>,
+    /// Counts the built-in agent's turn tasks: a failed task acts only on its own turn.
+    #[serde(skip)]
+    pub turn: u64,
 }
 
 /// How a turn begins: a new prompt, a decision on a paused one, or the answer
@@ -125,15 +128,25 @@ pub fn stop_running(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>) {
 /// Runs a turn in a task of its own, watched: should the task fail (a panic, a
 /// bug), the session gets an `error` event and is free again; it never stays
 /// "running" with every prompt answered `session_busy`.
+/// `number` is the turn's [`AgentState::turn`].
 pub(crate) fn spawn_turn(
     hub: &Arc<Hub>,
     runtime: &Arc<SessionRuntime>,
+    number: u64,
     turn: impl std::future::Future<Output = ()> + Send + 'static,
 ) {
     let task = tokio::spawn(turn);
     let (hub, runtime) = (hub.clone(), runtime.clone());
     tokio::spawn(async move {
         let Err(err) = task.await else { return };
+        {
+            // A task that failed after its turn was over (and another may have begun) leaves the session be.
+            let state = runtime.state();
+            if state.turn != number || !state.running {
+                tracing::error!(session = %runtime.id, "a finished turn's task failed: {err}");
+                return;
+            }
+        }
         let why = match err.try_into_panic() {
             Ok(panic) => panic
                 .downcast_ref::<&str>()
@@ -483,9 +496,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let config = hub.open_session(dir.path().to_str().unwrap(), None).unwrap();
         let runtime = hub.runtime(&config.session_id).unwrap();
-        runtime.state().running = true;
+        let number = {
+            let mut state = runtime.state();
+            state.running = true;
+            state.turn += 1;
+            state.turn
+        };
         hub.set_status(&runtime.id, SessionStatus::Running, 0);
-        spawn_turn(&hub, &runtime, async { panic!("a bug in the turn") });
+        spawn_turn(&hub, &runtime, number, async { panic!("a bug in the turn") });
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
         while runtime.state().running {
             assert!(std::time::Instant::now() < deadline, "the session stayed running");

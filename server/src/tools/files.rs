@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::beneath::Folder;
-use super::paths::{display_relative, outside, relative_in_folder};
+use super::paths::{outside, relative_in_folder};
 use super::{parse, Tool, ToolFailure, ToolResult, MAX_OUTPUT};
 
 const MAX_LISTED: usize = 1000;
@@ -66,7 +66,7 @@ pub fn check_read(root: &Path, tool: Tool, args: &Value) -> Result<(), ToolFailu
     match tool {
         Tool::ReadFile => check(&parse::<FileArgs>(args)?.file_path),
         Tool::ListDirectory => check(&parse::<DirArgs>(args)?.path),
-        Tool::Glob => glob_pattern(root, &parse::<GlobArgs>(args)?.pattern).map(drop),
+        Tool::Glob => glob_pattern(&parse::<GlobArgs>(args)?.pattern).map(drop),
         Tool::SearchFileContent => {
             let search = parse::<SearchArgs>(args)?;
             compile(&search.pattern)?;
@@ -249,34 +249,52 @@ fn list_directory(root: &Path, requested: &str) -> ToolResult {
     Ok(out)
 }
 
-fn glob_pattern(root: &Path, pattern: &str) -> Result<String, ToolFailure> {
+/// The pattern, matched against paths relative to the folder (so a folder
+/// whose own name has `[` or `*` in it does not change what it means).
+fn glob_pattern(pattern: &str) -> Result<glob::Pattern, ToolFailure> {
     if pattern.trim().is_empty() || Path::new(pattern).is_absolute() || pattern.split('/').any(|part| part == "..") {
         return Err(ToolFailure::new(
             "invalid_arguments",
             "The glob pattern must be relative to the project, without '..'.",
         ));
     }
-    let full = root.join(pattern).to_string_lossy().into_owned();
-    glob::Pattern::new(&full)
-        .map_err(|err| ToolFailure::new("invalid_arguments", format!("Invalid glob pattern: {err}.")))?;
-    Ok(full)
+    glob::Pattern::new(pattern)
+        .map_err(|err| ToolFailure::new("invalid_arguments", format!("Invalid glob pattern: {err}.")))
 }
 
+/// A glob looks at no more entries than this: a huge tree ends the walk, said.
+const MAX_GLOB_WALK: usize = 200_000;
+
+/// Walks the folder without following links (a link loop such as `a -> .`
+/// cannot make it endless, and nothing outside is listed), in name order.
 fn glob(root: &Path, pattern: &str) -> ToolResult {
-    let full = glob_pattern(root, pattern)?;
-    let paths = glob::glob(&full).map_err(|err| ToolFailure::new("invalid_arguments", err.to_string()))?;
-    let mut found: Vec<String> = paths
-        .filter_map(Result::ok)
-        .filter(|path| path.canonicalize().is_ok_and(|real| real.starts_with(root)))
-        .map(|path| display_relative(root, &path))
-        .take(MAX_LISTED + 1)
-        .collect();
-    if found.is_empty() {
+    let matcher = glob_pattern(pattern)?;
+    // `*` stays within a directory, `**/` spans any number of them.
+    let options = glob::MatchOptions { require_literal_separator: true, ..glob::MatchOptions::new() };
+    let mut found = Vec::new();
+    let mut walked = 0;
+    let mut cut = None;
+    for entry in walkdir::WalkDir::new(root).min_depth(1).sort_by_file_name() {
+        walked += 1;
+        if walked > MAX_GLOB_WALK {
+            cut = Some(format!("[stopped after looking at {MAX_GLOB_WALK} entries]"));
+            break;
+        }
+        let Ok(entry) = entry else { continue };
+        let Ok(relative) = entry.path().strip_prefix(root) else { continue };
+        if matcher.matches_path_with(relative, options) {
+            if found.len() == MAX_LISTED {
+                cut = Some("[more matches not shown]".to_string());
+                break;
+            }
+            found.push(relative.display().to_string());
+        }
+    }
+    if found.is_empty() && cut.is_none() {
         return Ok(format!("No files match {pattern}."));
     }
-    let more = found.len() > MAX_LISTED;
-    found.truncate(MAX_LISTED);
-    Ok(found.join("\n") + if more { "\n[more matches not shown]" } else { "" })
+    found.extend(cut);
+    Ok(found.join("\n"))
 }
 
 fn compile(pattern: &str) -> Result<regex::Regex, ToolFailure> {

@@ -251,3 +251,21 @@ fn files_too_large_to_review_are_not_edited() {
     let replace = ReplaceArgs { file_path: "small.txt".into(), old_string: "a".into(), new_string: "b".into() };
     assert!(replace_diff(&root, &replace).is_ok());
 }
+
+#[test]
+fn glob_does_not_follow_links_so_loops_and_links_out_list_nothing_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.rs"), "").unwrap();
+    std::fs::create_dir_all(root.join("src/deep")).unwrap();
+    std::fs::write(root.join("src/main.rs"), "").unwrap();
+    std::fs::write(root.join("src/deep/lib.rs"), "").unwrap();
+    symlink(&root, root.join("a")).unwrap();
+    symlink(&root, root.join("b")).unwrap();
+    symlink(outside.path(), root.join("out")).unwrap();
+    let found = glob(&root, "**/*.rs").unwrap();
+    assert_eq!(found, "src/deep/lib.rs\nsrc/main.rs", "loops are not walked, links out not listed");
+    assert_eq!(glob(&root, "src/*.rs").unwrap(), "src/main.rs", "* stays within a directory");
+    assert!(glob(&root, "*.none").unwrap().starts_with("No files match"));
+}

@@ -100,11 +100,6 @@ pub fn outside(requested: &str) -> ToolFailure {
     )
 }
 
-/// `path` relative to `root` for display (the model and the user see short paths).
-pub fn display_relative(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root).map_or_else(|_| path.display().to_string(), |p| p.display().to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
