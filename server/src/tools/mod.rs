@@ -161,7 +161,11 @@ impl Workspace {
             }
             Tool::WriteFile => files::write_diff(&self.root, &parse(args)?, None).map(Some),
             Tool::Replace => files::replace_diff(&self.root, &parse(args)?).map(Some),
-            Tool::RunShellCommand => parse::<shell::ShellArgs>(args).map(|_| None),
+            Tool::RunShellCommand => {
+                let command = args.get("command").and_then(Value::as_str).unwrap_or_default();
+                refuse_reordering(command)?;
+                parse::<shell::ShellArgs>(args).map(|_| None)
+            }
         }
     }
 
@@ -188,6 +192,23 @@ impl Workspace {
         .await
         .map_err(|err| ToolFailure::new("internal", format!("The tool failed: {err}")))??;
         Ok((cap_output(output), written))
+    }
+}
+
+/// Characters that reorder how text is shown ("Trojan Source"): a card could
+/// show one command while another runs. Refused before any card.
+fn refuse_reordering(command: &str) -> Result<(), ToolFailure> {
+    let reorders = |c: &char| matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
+    match command.chars().find(reorders) {
+        Some(c) => Err(ToolFailure::new(
+            "invalid_arguments",
+            format!(
+                "The command contains U+{:04X}, a character that changes how text is shown, so the command \
+                 on the card would not read as it runs. Write it without such characters.",
+                c as u32
+            ),
+        )),
+        None => Ok(()),
     }
 }
 
@@ -221,6 +242,19 @@ mod tests {
         assert_eq!(Tool::from_name("rm_rf"), None);
         assert_eq!(Tool::RunShellCommand.kind(), ToolKind::Execute);
         assert!(Tool::Replace.editable() && !Tool::ReadFile.editable());
+    }
+
+    #[test]
+    fn commands_that_would_read_differently_on_the_card_are_refused() {
+        let workspace = Workspace::new(PathBuf::from("/"), Duration::from_secs(1));
+        let check = |command: &str| workspace.precheck(Tool::RunShellCommand, &json!({"command": command}));
+        assert!(check("ls -la").is_ok());
+        assert!(check("echo 'héllo wörld ✓'").is_ok(), "ordinary Unicode is fine");
+        for hidden in ["echo safe\u{202E}fr- mr", "ls \u{2066}x\u{2069}", "a\u{200F}b"] {
+            let failure = check(hidden).unwrap_err();
+            assert_eq!(failure.kind, "invalid_arguments", "{hidden:?}");
+            assert!(failure.message.contains("U+"), "{}", failure.message);
+        }
     }
 
     #[test]
