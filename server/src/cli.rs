@@ -61,6 +61,11 @@ pub struct Cli {
     #[arg(long = "allow-host", value_name = "HOST")]
     pub allow_hosts: Vec<String>,
 
+    /// How many idle sessions stay in memory (event log, conversation); others
+    /// are read from the database when opened.
+    #[arg(long, env = "HUB_MAX_RESIDENT", default_value_t = crate::hub::MAX_RESIDENT_SESSIONS)]
+    pub max_resident: usize,
+
     /// Open the hub in the default browser once it listens.
     #[arg(long)]
     pub open: bool,

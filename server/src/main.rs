@@ -81,7 +81,13 @@ async fn run(cli: Cli) -> Result<(), String> {
             "ACP agent: one process per session, started on its first prompt"
         );
     }
-    let hub = Hub::new(HubOptions { model, store: Some(store.clone()), acp, ..HubOptions::default() });
+    let hub = Hub::new(HubOptions {
+        model,
+        store: Some(store.clone()),
+        acp,
+        max_resident: cli.max_resident,
+        ..HubOptions::default()
+    });
     for folder in &cli.folders {
         let config = hub
             .open_session(&folder.display().to_string(), None)
