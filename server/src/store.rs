@@ -68,6 +68,8 @@ enum Command {
         session: String,
         seq: u64,
         line: Bytes,
+        /// Committed at once (a reader waits for it), not a tick later.
+        urgent: bool,
     },
     Session(SessionRow),
     Agent {
@@ -103,6 +105,8 @@ struct Queue {
     /// …unless at or after this one, the first command of the first batch that
     /// failed (`u64::MAX`: none failed): such data is not on disk, ever.
     failed_from: std::sync::atomic::AtomicU64,
+    /// The last ticket the writer dealt with, for readers waiting on a write.
+    written: tokio::sync::watch::Sender<Ticket>,
 }
 
 /// A command's place in the writer's queue: [`Store::committed`] says whether it is on disk.
@@ -181,7 +185,7 @@ impl Store {
     fn send(&self, command: Command) -> Ticket {
         // The agent's state changes where a turn starts, runs a tool or pauses:
         // those are written at once, not a tick later.
-        let urgent = matches!(command, Command::Flush(_) | Command::Agent { .. });
+        let urgent = matches!(command, Command::Flush(_) | Command::Agent { .. } | Command::Event { urgent: true, .. });
         let mut queue = self.queue.lock();
         queue.commands.push(command);
         queue.sent += 1;
@@ -195,9 +199,10 @@ impl Store {
         ticket
     }
 
-    /// Saves an event as the log serialized it (its stream line).
-    pub fn append_event(&self, session: &str, seq: u64, line: Bytes) -> Ticket {
-        self.send(Command::Event { session: session.to_string(), seq, line })
+    /// Saves an event as the log serialized it (its stream line); `urgent`
+    /// commits it at once rather than with the next tick's batch.
+    pub fn append_event(&self, session: &str, seq: u64, line: Bytes, urgent: bool) -> Ticket {
+        self.send(Command::Event { session: session.to_string(), seq, line, urgent })
     }
 
     pub fn save_session(&self, row: SessionRow) {
@@ -206,6 +211,18 @@ impl Store {
 
     pub fn save_agent_state(&self, session: &str, state: String) -> Ticket {
         self.send(Command::Agent { session: session.to_string(), state })
+    }
+
+    /// Whether the command with this ticket has been dealt with: on disk, or
+    /// known never to be (its write failed, and the failure was said).
+    pub fn settled(&self, ticket: Ticket) -> bool {
+        use std::sync::atomic::Ordering::Acquire;
+        self.queue.committed.load(Acquire) >= ticket || ticket >= self.queue.failed_from.load(Acquire)
+    }
+
+    /// Changes each time the writer has dealt with a batch (see [`Store::settled`]).
+    pub fn watch_writes(&self) -> tokio::sync::watch::Receiver<Ticket> {
+        self.queue.written.subscribe()
     }
 
     /// Whether the command with this ticket (and every one before it) is on disk.
@@ -360,6 +377,7 @@ fn write_loop(mut db: Connection, queue: &Queue, path: &Path) {
                 }
             }
         }
+        queue.written.send_replace(last);
         if !flushes.is_empty() {
             let mut state = queue.lock();
             for Flush { session, done } in flushes {
@@ -436,7 +454,7 @@ fn write_batch(db: &mut Connection, batch: Vec<Command>, flushes: &mut Vec<Flush
         )?;
         for command in batch {
             match command {
-                Command::Event { session, seq, line } => match std::str::from_utf8(line.trim_ascii_end()) {
+                Command::Event { session, seq, line, .. } => match std::str::from_utf8(line.trim_ascii_end()) {
                     Ok(body) => {
                         event.execute(params![session, seq as i64, body])?;
                     }
@@ -473,7 +491,7 @@ mod tests {
     fn append(store: &Store, session: &str, event: SeqEvent) {
         let mut line = serde_json::to_vec(&event).unwrap();
         line.push(b'\n');
-        store.append_event(session, event.seq, line.into());
+        store.append_event(session, event.seq, line.into(), false);
     }
 
     fn message(text: &str, seq: u64) -> SeqEvent {
@@ -504,7 +522,7 @@ mod tests {
         let lost = {
             let mut line = serde_json::to_vec(&message("lost", 1)).unwrap();
             line.push(b'\n');
-            store.append_event("s1", 1, line.into())
+            store.append_event("s1", 1, line.into(), false)
         };
         // Another session's flush in the same failing batch: its own writes were not in it.
         assert_eq!(store.flush_session("s2").await, Ok(()));

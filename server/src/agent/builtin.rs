@@ -300,12 +300,13 @@ impl Turn {
                 return Ok(TurnEnd::ended(ResultStatus::Success));
             }
             let (planned, announced) = self.plan(&state, reply.tool_calls, checked, number)?;
-            // The reply and its batch are saved before any of its calls is shown or run.
-            state.paused = Some(planned);
-            self.runtime.save(&state);
+            // Announced, then saved (one queue, in order): a saved batch always has
+            // its calls' `tool_use`, so a card restored after a crash can show them.
             for event in announced {
                 self.emit(event);
             }
+            state.paused = Some(planned);
+            self.runtime.save(&state);
         }
     }
 

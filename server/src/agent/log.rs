@@ -26,6 +26,10 @@ pub struct Logged {
     pub line: Bytes,
     /// A `result`: a prompt stream ends after it.
     pub ends_stream: bool,
+    /// The store ticket readers wait for before they show it (0: none). Every
+    /// event but streamed text is on disk before anyone sees it, so a seq a
+    /// client saw never names another event after a crash.
+    ticket: crate::store::Ticket,
 }
 
 impl Logged {
@@ -41,7 +45,7 @@ impl Logged {
             serde_json::to_vec(&SeqEvent { event: stand_in, seq: event.seq }).unwrap_or_default()
         });
         line.push(b'\n');
-        Self { seq: event.seq, line: line.into(), ends_stream: event.event.ends_stream() }
+        Self { seq: event.seq, line: line.into(), ends_stream: event.event.ends_stream(), ticket: 0 }
     }
 
     /// The event, read back from its line (for the few readers that need it whole).
@@ -95,10 +99,19 @@ impl EventLog {
     pub fn append_unpublished(&self, event: AgentEvent) -> u64 {
         let mut events = self.events();
         let seq = events.last().map_or(0, |event| event.seq) + 1;
-        let logged = Logged::new(&SeqEvent { event, seq });
+        // Streamed text may be lost with the last ~20 ms before a crash (it is
+        // cheap to batch); everything else is durable before it is seen.
+        let durable = !matches!(
+            event,
+            AgentEvent::Message { role: app::events::Role::Assistant, delta: true, .. } | AgentEvent::Thought { .. }
+        );
+        let mut logged = Logged::new(&SeqEvent { event, seq });
         if let Some((store, session)) = &self.sink {
-            let ticket = store.append_event(session, seq, logged.line.clone());
+            let ticket = store.append_event(session, seq, logged.line.clone(), durable);
             self.saved.store(ticket, std::sync::atomic::Ordering::Release);
+            if durable {
+                logged.ticket = ticket;
+            }
         }
         events.push(logged);
         seq
@@ -124,12 +137,19 @@ impl EventLog {
         self.published.send_replace(last);
     }
 
-    /// Every published event with `seq > after`.
+    /// Every published event with `seq > after`, up to the first that is not
+    /// on disk yet (streamed text aside).
     pub fn after(&self, after: u64) -> Vec<Logged> {
         let published = self.last_seq();
         let events = self.events();
         let start = events.partition_point(|event| event.seq <= after);
-        let end = events.partition_point(|event| event.seq <= published);
+        let mut end = events.partition_point(|event| event.seq <= published);
+        if let Some((store, _)) = &self.sink {
+            let held = events[start.min(end)..end].iter().position(|event| !store.settled(event.ticket));
+            if let Some(held) = held {
+                end = start + held;
+            }
+        }
         events.get(start..end).map(<[Logged]>::to_vec).unwrap_or_default()
     }
 
@@ -156,7 +176,10 @@ impl EventLog {
 /// costs one write per batch rather than per event.
 pub fn until_turn_pauses(log: Arc<EventLog>, after: u64) -> impl Stream<Item = Vec<Logged>> {
     let receiver = log.published.subscribe();
-    futures::stream::unfold((log, receiver, after, false), |(log, mut receiver, seen, done)| async move {
+    // An event waits for the store before it is shown: wake on writes too.
+    let writes = log.sink.as_ref().map(|(store, _)| store.watch_writes());
+    let state = (log, receiver, writes, after, false);
+    futures::stream::unfold(state, |(log, mut receiver, mut writes, seen, done)| async move {
         if done {
             return None;
         }
@@ -165,13 +188,23 @@ pub fn until_turn_pauses(log: Arc<EventLog>, after: u64) -> impl Stream<Item = V
             if let Some(end) = batch.iter().position(|event| event.ends_stream) {
                 batch.truncate(end + 1);
                 let seen = batch[end].seq;
-                return Some((batch, (log, receiver, seen, true)));
+                return Some((batch, (log, receiver, writes, seen, true)));
             }
             if let Some(last) = batch.last() {
                 let seen = last.seq;
-                return Some((batch, (log, receiver, seen, false)));
+                return Some((batch, (log, receiver, writes, seen, false)));
             }
-            if receiver.changed().await.is_err() {
+            let written = async {
+                match writes.as_mut() {
+                    Some(writes) => writes.changed().await.is_ok(),
+                    None => std::future::pending().await,
+                }
+            };
+            let more = tokio::select! {
+                changed = receiver.changed() => changed.is_ok(),
+                changed = written => changed,
+            };
+            if !more {
                 return None;
             }
         }
