@@ -341,6 +341,7 @@ impl SessionRuntime {
         let mut state = self.state();
         state.recover_interrupted();
         self.save(&state);
+        self.close_unreported_calls();
         self.log.push(AgentEvent::Error {
             severity: Severity::Error,
             message: INTERRUPTED_MESSAGE.to_string(),
@@ -348,6 +349,48 @@ impl SessionRuntime {
         });
         self.log.push(AgentEvent::Result { status: ResultStatus::Error, pending: None });
         (SessionStatus::Error, 0)
+    }
+
+    /// The cut turn's calls (and questions) that were announced and got no
+    /// result: each gets one, so no card is left that nothing can answer. They
+    /// never run: the hub runs nothing whose running state was not saved, and
+    /// an ACP agent's request died with its process.
+    fn close_unreported_calls(&self) {
+        let events = self.log.all();
+        let ended = |event: &AgentEvent| {
+            matches!(
+                event,
+                AgentEvent::Result {
+                    status: ResultStatus::Success | ResultStatus::Cancelled | ResultStatus::Error,
+                    ..
+                }
+            )
+        };
+        let start = events.iter().rposition(|logged| ended(&logged.event)).map_or(0, |index| index + 1);
+        let mut open: Vec<String> = Vec::new();
+        for logged in &events[start..] {
+            match &logged.event {
+                AgentEvent::ToolUse { tool_id, .. } | AgentEvent::InputRequest { request_id: tool_id, .. } => {
+                    if !open.contains(tool_id) {
+                        open.push(tool_id.clone());
+                    }
+                }
+                AgentEvent::ToolResult { tool_id, .. } => open.retain(|id| id != tool_id),
+                _ => {}
+            }
+        }
+        for tool_id in open {
+            self.log.push(AgentEvent::ToolResult {
+                tool_id,
+                status: app::events::ToolStatus::Error,
+                output: None,
+                error: Some(app::events::ToolError {
+                    kind: "interrupted".into(),
+                    message: crate::approval::CUT_SHORT_RESULT.into(),
+                }),
+                diff: None,
+            });
+        }
     }
 
     /// A turn's task failed (a panic: a bug): the session must not stay running.

@@ -20,6 +20,8 @@ pub const REJECTED_RESULT: &str = "The user rejected this tool call; it was not 
 /// stopped: it may have done part of its work, and it is not run again.
 pub const INTERRUPTED_RESULT: &str = "The hub stopped while this call was running. It was not run again; it may \
      have done part of its work. Check its effects before repeating it.";
+/// A call announced in a turn the hub's stop cut before its state was saved.
+pub const CUT_SHORT_RESULT: &str = "The hub stopped before this call had a result; it will not run again.";
 /// A call cleared to run that had not started when the hub stopped.
 pub const NOT_STARTED_RESULT: &str = "The hub stopped before this call ran; it was not executed.";
 /// A call that was running when the user stopped the turn: it was ended.
