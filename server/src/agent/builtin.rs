@@ -322,7 +322,7 @@ impl Turn {
         let yolo = self.hub.session(&self.runtime.id).is_some_and(|session| session.yolo.enabled);
         // The reply itself is the conversation's last message.
         let earlier = &state.messages[..state.messages.len().saturating_sub(1)];
-        let mut ids = CallIds::new(earlier, completion);
+        let mut ids = CallIds::new(earlier, &self.runtime.log, completion);
         let mut calls = HashMap::new();
         let mut new_calls = Vec::new();
         let mut announced = Vec::new();

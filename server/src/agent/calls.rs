@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use app::events::{AgentEvent, FileDiff, ToolError, ToolStatus};
 use serde_json::{json, Value};
 
+use super::log::EventLog;
 use super::model::ToolCallRequest;
 use super::question;
 use crate::tools::{Tool, ToolFailure, Workspace};
@@ -77,27 +78,29 @@ pub(super) fn result_event(
 
 /// The hub's ids for one model reply's calls. A model's own id is kept where it
 /// can serve (the cards and tests read better with it): non-empty, short, plain,
-/// and never given before in this session. Otherwise the hub makes one
-/// (`hub-<completion>-<n>`, a form a kept id never has). Real models send empty
-/// ids, and reuse ids across a turn.
-pub(super) struct CallIds {
+/// and never given before in this session (its log, or its conversation).
+/// Otherwise the hub makes one (`hub-<completion>-<n>`, a form a kept id never
+/// has), again never given before: a crash can cut the turn that used one.
+/// Real models send empty ids, and reuse ids across a turn.
+pub(super) struct CallIds<'a> {
     used: HashSet<String>,
+    log: &'a EventLog,
     completion: usize,
     made: usize,
 }
 
 const MADE_ID_PREFIX: &str = "hub-";
 
-impl CallIds {
+impl<'a> CallIds<'a> {
     /// `earlier`: the conversation before this reply.
-    pub(super) fn new(earlier: &[Value], completion: usize) -> Self {
+    pub(super) fn new(earlier: &[Value], log: &'a EventLog, completion: usize) -> Self {
         let used = earlier
             .iter()
             .filter_map(|message| message.get("tool_calls")?.as_array())
             .flatten()
             .filter_map(|call| call["id"].as_str().map(str::to_string))
             .collect();
-        Self { used, completion, made: 0 }
+        Self { used, log, completion, made: 0 }
     }
 
     /// The call's hub id, and the model's id when it differs.
@@ -107,10 +110,52 @@ impl CallIds {
             && model_id.len() <= 64
             && model_id.chars().all(plain)
             && !model_id.starts_with(MADE_ID_PREFIX);
-        if fits && self.used.insert(model_id.to_string()) {
+        if fits && self.fresh(model_id) {
             return (model_id.to_string(), None);
         }
-        self.made += 1;
-        (format!("{MADE_ID_PREFIX}{}-{}", self.completion, self.made), Some(model_id.to_string()))
+        loop {
+            self.made += 1;
+            let made = format!("{MADE_ID_PREFIX}{}-{}", self.completion, self.made);
+            if self.fresh(&made) {
+                return (made, Some(model_id.to_string()));
+            }
+        }
+    }
+
+    /// Not given before, and now taken.
+    fn fresh(&mut self, id: &str) -> bool {
+        !self.log.announced(id) && self.used.insert(id.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use app::events::ToolKind;
+
+    fn announce(log: &EventLog, id: &str) {
+        log.push(AgentEvent::ToolUse {
+            tool_name: "run_shell_command".into(),
+            tool_id: id.into(),
+            parameters: json!({}),
+            kind: ToolKind::Execute,
+            diff: None,
+        });
+    }
+
+    #[test]
+    fn an_id_is_never_given_twice_in_a_session_even_when_the_conversation_lost_it() {
+        // A crash cut the turn that announced these; the conversation has none of them.
+        let log = EventLog::default();
+        announce(&log, "call_0");
+        announce(&log, "hub-3-1");
+        let mut ids = CallIds::new(&[], &log, 3);
+        assert_eq!(ids.assign("call_0"), ("hub-3-2".to_string(), Some("call_0".to_string())), "skips hub-3-1 too");
+        assert_eq!(ids.assign("fresh"), ("fresh".to_string(), None));
+        assert_eq!(ids.assign("fresh"), ("hub-3-3".to_string(), Some("fresh".to_string())), "twice in one reply");
+        assert_eq!(ids.assign(""), ("hub-3-4".to_string(), Some(String::new())));
+        assert_eq!(ids.assign("hub-9-9"), ("hub-3-5".to_string(), Some("hub-9-9".to_string())), "the hub's form");
+        let earlier = [json!({"role": "assistant", "tool_calls": [{"id": "old"}]})];
+        assert_ne!(CallIds::new(&earlier, &log, 4).assign("old").0, "old", "given in the conversation before");
     }
 }

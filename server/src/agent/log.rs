@@ -68,6 +68,18 @@ pub struct EventLog {
     sink: Option<(Arc<Store>, String)>,
     /// The store ticket of the last event sent to be saved.
     saved: std::sync::atomic::AtomicU64,
+    /// Every call and question id the log has announced: the hub never gives
+    /// one twice in a session, even when a crash cut the turn that gave it.
+    ids: Mutex<std::collections::HashSet<String>>,
+}
+
+/// The id an event announces (a call's `tool_use`, a question's `input_request`).
+fn announced_id(event: &AgentEvent) -> Option<&str> {
+    match event {
+        AgentEvent::ToolUse { tool_id, .. } => Some(tool_id),
+        AgentEvent::InputRequest { request_id, .. } => Some(request_id),
+        _ => None,
+    }
 }
 
 impl Default for EventLog {
@@ -80,8 +92,15 @@ impl EventLog {
     /// A log that goes on from `events` (in seq order), saving new ones to the store.
     pub fn restored(events: Vec<SeqEvent>, sink: Option<(Arc<Store>, String)>) -> Self {
         let last = events.last().map_or(0, |event| event.seq);
+        let ids = events.iter().filter_map(|event| announced_id(&event.event)).map(str::to_string).collect();
         let events = events.iter().map(Logged::new).collect();
-        Self { events: Mutex::new(events), published: watch::channel(last).0, sink, saved: Default::default() }
+        Self {
+            events: Mutex::new(events),
+            published: watch::channel(last).0,
+            sink,
+            saved: Default::default(),
+            ids: Mutex::new(ids),
+        }
     }
 
     fn events(&self) -> MutexGuard<'_, Vec<Logged>> {
@@ -105,6 +124,9 @@ impl EventLog {
             event,
             AgentEvent::Message { role: app::events::Role::Assistant, delta: true, .. } | AgentEvent::Thought { .. }
         );
+        if let Some(id) = announced_id(&event) {
+            self.ids.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(id.to_string());
+        }
         let mut logged = Logged::new(&SeqEvent { event, seq });
         if let Some((store, session)) = &self.sink {
             let ticket = store.append_event(session, seq, logged.line.clone(), durable);
@@ -124,6 +146,11 @@ impl EventLog {
         let mut events = self.events();
         let keep = events.partition_point(|event| event.seq <= published);
         events.truncate(keep);
+    }
+
+    /// Whether a call or question of this session was ever announced with `id`.
+    pub fn announced(&self, id: &str) -> bool {
+        self.ids.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).contains(id)
     }
 
     /// The store ticket of the last event sent to be saved (0: none).

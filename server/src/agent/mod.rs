@@ -370,10 +370,10 @@ impl SessionRuntime {
         let mut open: Vec<String> = Vec::new();
         for logged in &events[start..] {
             match &logged.event {
-                AgentEvent::ToolUse { tool_id, .. } | AgentEvent::InputRequest { request_id: tool_id, .. } => {
-                    if !open.contains(tool_id) {
-                        open.push(tool_id.clone());
-                    }
+                AgentEvent::ToolUse { tool_id, .. } | AgentEvent::InputRequest { request_id: tool_id, .. }
+                    if !open.contains(tool_id) =>
+                {
+                    open.push(tool_id.clone());
                 }
                 AgentEvent::ToolResult { tool_id, .. } => open.retain(|id| id != tool_id),
                 _ => {}

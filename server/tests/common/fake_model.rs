@@ -12,6 +12,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
+use futures::StreamExt;
 use serde_json::{json, Value};
 
 #[derive(Clone, Debug)]
@@ -29,7 +30,14 @@ pub enum Reply {
     /// A whole body rendered beforehand by [`render`]: serving it costs the fake
     /// model nothing per token, so a benchmark times the reader alone.
     Rendered(Bytes),
+    /// The inner text or tool-call reply, its server-sent events sent one at a
+    /// time with this gap between them (a reply that is still streaming).
+    Trickle(Duration, Box<Reply>),
 }
+
+/// Decides each reply from the request body, for a model that outlives the
+/// script: it answers whatever the hub asks, across kills and restarts.
+pub type Responder = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
 
 pub fn text(pieces: &[&str]) -> Reply {
     Reply::Text(pieces.iter().map(|p| p.to_string()).collect())
@@ -47,6 +55,8 @@ pub fn calls(list: &[(&str, &str, Value)]) -> Reply {
 struct Script {
     replies: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Value>>,
+    /// Answers when no scripted reply is left.
+    responder: Option<Responder>,
 }
 
 pub struct FakeModel {
@@ -56,7 +66,17 @@ pub struct FakeModel {
 
 impl FakeModel {
     pub async fn start(replies: Vec<Reply>) -> Self {
-        let script = Arc::new(Script { replies: Mutex::new(replies.into()), requests: Mutex::default() });
+        Self::serve(Script { replies: Mutex::new(replies.into()), ..Script::default() }).await
+    }
+
+    /// A model that answers every request with what `responder` makes of it
+    /// (after any replies [`FakeModel::push`]ed, which still come first).
+    pub async fn with_responder(responder: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> Self {
+        Self::serve(Script { responder: Some(Arc::new(responder)), ..Script::default() }).await
+    }
+
+    async fn serve(script: Script) -> Self {
+        let script = Arc::new(script);
         let app = Router::new().route("/v1/chat/completions", post(complete)).with_state(script.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
@@ -81,8 +101,9 @@ impl FakeModel {
 
 async fn complete(State(script): State<Arc<Script>>, Json(request): Json<Value>) -> Response {
     assert_eq!(request["stream"], true, "the hub streams");
+    let scripted = script.replies.lock().unwrap().pop_front();
+    let reply = scripted.or_else(|| script.responder.as_ref().map(|responder| responder(&request)));
     script.requests.lock().unwrap().push(request);
-    let reply = script.replies.lock().unwrap().pop_front();
     let Some(mut reply) = reply else {
         return (StatusCode::INTERNAL_SERVER_ERROR, "the fake model has no reply scripted").into_response();
     };
@@ -97,9 +118,23 @@ async fn complete(State(script): State<Arc<Script>>, Json(request): Json<Value>)
         }
         Reply::Events(events) => events.iter().map(|data| format!("data: {data}\n\n")).collect::<String>().into(),
         Reply::Rendered(body) => body,
+        Reply::Trickle(gap, inner) => return trickle(gap, &inner),
         reply => render(&reply),
     };
     ([("content-type", "text/event-stream")], Body::from(body)).into_response()
+}
+
+/// A rendered reply sent one event at a time, `gap` apart.
+fn trickle(gap: Duration, reply: &Reply) -> Response {
+    let body = String::from_utf8(render(reply).to_vec()).unwrap();
+    let events: Vec<Bytes> = body.split_inclusive("\n\n").map(|event| Bytes::from(event.to_string())).collect();
+    let stream = futures::stream::iter(events.into_iter().enumerate()).then(move |(index, event)| async move {
+        if index > 0 {
+            tokio::time::sleep(gap).await;
+        }
+        Ok::<_, std::io::Error>(event)
+    });
+    ([("content-type", "text/event-stream")], Body::from_stream(stream)).into_response()
 }
 
 /// The server-sent events of a text or tool-call reply, ending with `[DONE]`.

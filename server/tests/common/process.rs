@@ -24,6 +24,11 @@ impl Drop for HubProcess {
 impl HubProcess {
     /// Starts the hub on a free port with its data in `data_dir`; returns once it listens.
     pub fn start(data_dir: &Path, args: &[&str]) -> Self {
+        Self::start_logging(data_dir, args, "warn")
+    }
+
+    /// [`HubProcess::start`] with the hub's `RUST_LOG` (its log goes to the test's stderr).
+    pub fn start_logging(data_dir: &Path, args: &[&str], log: &str) -> Self {
         // Before the child exists, so a failure here leaves no process behind.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::new();
@@ -31,7 +36,7 @@ impl HubProcess {
             .args(["--port", "0", "--token", PROCESS_TOKEN, "--data-dir"])
             .arg(data_dir)
             .args(args)
-            .env("RUST_LOG", "warn")
+            .env("RUST_LOG", log)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
