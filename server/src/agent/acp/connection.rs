@@ -36,7 +36,34 @@ const REPLAY_SILENCE: Duration = Duration::from_millis(250);
 const REPLAY_LIMIT: Duration = Duration::from_secs(10);
 
 /// Why the process could not work: the `error` event's code and message.
-type Failure = (&'static str, String);
+/// Why the agent's process can no longer serve its session; the turn it was
+/// working on ends with an `error` event of this code and message.
+#[derive(Debug, thiserror::Error)]
+enum Failure {
+    /// It could not start, or did not open a session.
+    #[error("{0}")]
+    Unavailable(String),
+    /// Its process died or stopped answering.
+    #[error("{0}")]
+    Crashed(String),
+    /// It did not stop when asked twice: the hub ended it.
+    #[error("{0}")]
+    Killed(String),
+    /// The hub's side failed (a bug).
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl Failure {
+    fn code(&self) -> &'static str {
+        match self {
+            Self::Unavailable(_) => "agent_unavailable",
+            Self::Crashed(_) => "agent_crashed",
+            Self::Killed(_) => "agent_killed",
+            Self::Internal(_) => "internal",
+        }
+    }
+}
 
 type PromptFuture = Pin<Box<dyn Future<Output = Result<PromptResponse, agent_client_protocol::Error>> + Send>>;
 
@@ -63,12 +90,9 @@ pub(super) fn start(
         });
         let failure = process.await.unwrap_or_else(|err| {
             tracing::error!(session = %runtime.id, "the agent's connection failed: {err}");
-            Some((
-                "internal",
-                format!(
-                    "The connection to the agent failed on an internal error ({err}). Send a prompt to start it again."
-                ),
-            ))
+            Some(Failure::Internal(format!(
+                "The connection to the agent failed on an internal error ({err}). Send a prompt to start it again."
+            )))
         });
         ended(&hub, &runtime, &own, failure).await;
     });
@@ -88,17 +112,14 @@ async fn run(
     let mut child = match spawn(command, &runtime.folder, passed_env) {
         Ok(child) => child,
         Err(err) => {
-            return Some((
-                "agent_unavailable",
-                format!(
-                    "Could not start the agent `{line}`: {err}. Install it, or set --acp-command (HUB_ACP_COMMAND)."
-                ),
-            ))
+            return Some(Failure::Unavailable(format!(
+                "Could not start the agent `{line}`: {err}. Install it, or set --acp-command (HUB_ACP_COMMAND)."
+            )))
         }
     };
     let _group = child.id().map(ProcessGroup);
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Some(("agent_unavailable", "The agent's stdio could not be connected.".into()));
+        return Some(Failure::Unavailable("The agent's stdio could not be connected.".into()));
     };
     let last_words = Arc::new(Mutex::new(VecDeque::new()));
     let stderr_read =
@@ -150,7 +171,7 @@ async fn run(
     };
     match connected {
         Ok(Ok(())) => None,
-        Ok(Err((code, message))) => Some((code, message)),
+        Ok(Err(failure)) => Some(failure),
         Err(err) => {
             // The connection broke: say how the process ended, in its own words.
             let status = match exit {
@@ -168,7 +189,7 @@ async fn run(
             let words: Vec<String> = last_words.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect();
             let tail =
                 if words.is_empty() { String::new() } else { format!(" Its last output: {}", words.join(" / ")) };
-            Some(("agent_crashed", format!("The agent process `{line}` {how}.{tail} Send a prompt to start it again.")))
+            Some(Failure::Crashed(format!("The agent process `{line}` {how}.{tail} Send a prompt to start it again.")))
         }
     }
 }
@@ -188,11 +209,11 @@ async fn ended(hub: &Hub, runtime: &SessionRuntime, own: &mpsc::UnboundedSender<
         active
     };
     match failure {
-        Some((code, message)) if active => {
-            runtime.report_error(code, message);
+        Some(failure) if active => {
+            runtime.report_error(failure.code(), failure.to_string());
             runtime.end_turn(hub, TurnEnd::error()).await;
         }
-        Some((_, message)) => tracing::warn!(session = %runtime.id, "{message}"),
+        Some(failure) => tracing::warn!(session = %runtime.id, "{failure}"),
         None if active => runtime.end_turn(hub, TurnEnd::ended(ResultStatus::Cancelled)).await,
         None => {}
     }
@@ -223,15 +244,12 @@ impl Driver {
         let session = match tokio::time::timeout(START_TIMEOUT, self.open_session(&cx, &mut inbound)).await {
             Ok(Ok(session)) => session,
             Ok(Err(err)) if agent_client_protocol::is_incoming_transport_closed(&err) => return Err(err),
-            Ok(Err(err)) => return Ok(Err(("agent_unavailable", format!("The agent did not start a session: {err}")))),
+            Ok(Err(err)) => return Ok(Err(Failure::Unavailable(format!("The agent did not start a session: {err}")))),
             Err(_) => {
-                return Ok(Err((
-                    "agent_unavailable",
-                    format!(
-                        "The agent did not answer initialize and session/new within {} s.",
-                        START_TIMEOUT.as_secs()
-                    ),
-                )))
+                return Ok(Err(Failure::Unavailable(format!(
+                    "The agent did not answer initialize and session/new within {} s.",
+                    START_TIMEOUT.as_secs()
+                ))))
             }
         };
         let mut prompt: Option<PromptFuture> = None;
@@ -257,10 +275,11 @@ impl Driver {
                     }
                     Some(Command::Cancel) if self.stopping && prompt.is_some() => {
                         // Asked to stop twice and still going: the process ends here.
-                        return Ok(Err(("agent_killed", format!(
-                            "The agent did not stop when asked, so the hub ended its process. {}",
-                            "Send a prompt to start it again."
-                        ))));
+                        return Ok(Err(Failure::Killed(
+                            "The agent did not stop when asked, so the hub ended its process. Send a prompt to \
+                             start it again."
+                                .into(),
+                        )));
                     }
                     Some(Command::Cancel) => {
                         self.cancel(&cx, &session)?;
