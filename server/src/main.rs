@@ -88,6 +88,9 @@ async fn run(cli: Cli) -> Result<(), String> {
         max_resident: cli.max_resident,
         ..HubOptions::default()
     });
+    // What recovering cut turns wrote is on disk before anyone can ask: a
+    // client's first read and its next see the same log.
+    store.flush().await.map_err(|err| format!("the sessions could not be recovered: {err}"))?;
     for folder in &cli.folders {
         let config = hub
             .open_session(&folder.display().to_string(), None)

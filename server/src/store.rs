@@ -100,16 +100,14 @@ pub struct Store {
 struct Queue {
     state: Mutex<QueueState>,
     wake: Condvar,
-    /// The ticket of the last command committed: everything sent up to it is on disk…
-    committed: std::sync::atomic::AtomicU64,
-    /// …unless at or after this one, the first command of the first batch that
-    /// failed (`u64::MAX`: none failed): such data is not on disk, ever.
-    failed_from: std::sync::atomic::AtomicU64,
-    /// The last ticket the writer dealt with, for readers waiting on a write.
+    /// The ticket of the last command the writer dealt with: everything sent up
+    /// to it is on disk, but for the writes of sessions in `diverged`.
+    dealt: std::sync::atomic::AtomicU64,
+    /// The same, for readers waiting on a write.
     written: tokio::sync::watch::Sender<Ticket>,
 }
 
-/// A command's place in the writer's queue: [`Store::committed`] says whether it is on disk.
+/// A command's place in the writer's queue: [`Store::settled`] says whether the writer dealt with it.
 pub type Ticket = u64;
 
 #[derive(Default)]
@@ -125,6 +123,9 @@ struct QueueState {
     fault: Option<String>,
     /// Sessions with a write that failed that no flush of theirs has reported yet.
     failed_sessions: std::collections::HashMap<String, String>,
+    /// Sessions a write of which ever failed: what they hold in memory is not
+    /// what the database holds, so they never leave memory.
+    diverged: std::collections::HashSet<String>,
     /// The ticket of the last command sent.
     sent: Ticket,
 }
@@ -166,7 +167,7 @@ impl Store {
         migrate(&mut writer).map_err(fail)?;
         writer.pragma_update(None, "wal_autocheckpoint", 0).map_err(fail)?;
         let reader = open_connection(&path).map_err(fail)?;
-        let queue = Arc::new(Queue { failed_from: u64::MAX.into(), ..Queue::default() });
+        let queue = Arc::new(Queue::default());
         let commands = queue.clone();
         let writer = std::thread::Builder::new()
             .name("store-writer".into())
@@ -214,10 +215,9 @@ impl Store {
     }
 
     /// Whether the command with this ticket has been dealt with: on disk, or
-    /// known never to be (its write failed, and the failure was said).
+    /// known never to be (its write failed, and its session is told).
     pub fn settled(&self, ticket: Ticket) -> bool {
-        use std::sync::atomic::Ordering::Acquire;
-        self.queue.committed.load(Acquire) >= ticket || ticket >= self.queue.failed_from.load(Acquire)
+        self.queue.dealt.load(std::sync::atomic::Ordering::Acquire) >= ticket
     }
 
     /// Changes each time the writer has dealt with a batch (see [`Store::settled`]).
@@ -225,10 +225,10 @@ impl Store {
         self.queue.written.subscribe()
     }
 
-    /// Whether the command with this ticket (and every one before it) is on disk.
-    pub fn committed(&self, ticket: Ticket) -> bool {
-        use std::sync::atomic::Ordering::Acquire;
-        self.queue.committed.load(Acquire) >= ticket && ticket < self.queue.failed_from.load(Acquire)
+    /// Whether everything `session` sent up to this ticket is on disk: dealt
+    /// with, and none of the session's writes ever failed.
+    pub fn committed(&self, session: &str, ticket: Ticket) -> bool {
+        self.settled(ticket) && !self.queue.lock().diverged.contains(session)
     }
 
     /// Waits until everything sent before is on disk. An error says that some
@@ -360,23 +360,24 @@ fn write_loop(mut db: Connection, queue: &Queue, path: &Path) {
         }
         quiet = Duration::ZERO;
         unchecked += batch.iter().map(Command::size).sum::<usize>();
-        let first = last + 1 - batch.len() as u64;
         let touched: std::collections::HashSet<String> = batch.iter().filter_map(Command::session).collect();
         let mut flushes = Vec::new();
         match write_batch(&mut db, batch, &mut flushes) {
-            Ok(()) => queue.committed.store(last, std::sync::atomic::Ordering::Release),
+            Ok(()) => {}
             Err(err) => {
                 // The whole batch is rolled back: the sessions it touched are
-                // told by their next flush, and none of it counts as committed.
+                // told by their next flush, and never leave memory.
                 tracing::error!("saving to the database failed: {err}");
-                queue.failed_from.fetch_min(first, std::sync::atomic::Ordering::AcqRel);
                 let mut state = queue.lock();
                 state.fault = Some(err.to_string());
                 for session in touched {
-                    state.failed_sessions.insert(session, err.to_string());
+                    state.failed_sessions.insert(session.clone(), err.to_string());
+                    state.diverged.insert(session);
                 }
             }
         }
+        // Recorded before it is announced: a reader woken by it sees it.
+        queue.dealt.store(last, std::sync::atomic::Ordering::Release);
         queue.written.send_replace(last);
         if !flushes.is_empty() {
             let mut state = queue.lock();
@@ -534,7 +535,16 @@ mod tests {
         assert!(store.flush().await.is_err(), "a flush for everything hears of it too, once");
         store.flush().await.unwrap();
         assert_eq!(store.events("s1").unwrap(), vec![message("kept", 2)], "the failed write is not on disk");
-        assert!(!store.committed(lost), "what failed never counts as saved, even after later commits");
+        assert!(store.settled(lost), "dealt with: a reader waiting on it goes on");
+        assert!(!store.committed("s1", lost), "what failed never counts as saved, even after later commits");
+        assert!(!store.settled(lost + 1_000), "a failure does not wave later writes through unwritten");
+        let later = {
+            let mut line = serde_json::to_vec(&message("later", 1)).unwrap();
+            line.push(b'\n');
+            store.append_event("s2", 1, line.into(), false)
+        };
+        store.flush().await.unwrap();
+        assert!(store.settled(later) && store.committed("s2", later), "another session is not held in memory");
     }
 
     #[tokio::test]

@@ -44,7 +44,7 @@ pub(crate) struct AlreadyLogged {
 impl AlreadyLogged {
     fn of(runtime: &SessionRuntime, ids: &[String]) -> Self {
         let mut logged = Self::default();
-        for event in runtime.log.all().into_iter().map(|logged| logged.event) {
+        for event in runtime.log.published().into_iter().map(|logged| logged.event) {
             match event {
                 AgentEvent::ToolResult { tool_id, output, error, .. } if ids.contains(&tool_id) => {
                     let text = match error {
@@ -239,6 +239,8 @@ impl SessionRuntime {
                     tracing::error!(session = %self.id, "recovery: {err}");
                 }
                 self.forget_batch();
+                // Calls of a later reply than the saved batch may be announced.
+                self.close_unreported_calls();
                 self.report_error("interrupted", INTERRUPTED_MESSAGE.to_string());
                 TurnEnd::error()
             }

@@ -267,8 +267,12 @@ impl Turn {
                 }
                 Settled::Run { tool_id, .. } => return Err(TurnError::Lost(tool_id)),
                 Settled::Continue => {
+                    // Saved: a finished batch left on disk would be taken, after a
+                    // crash, for the turn the next reply's calls belong to.
                     let mut state = self.runtime.state();
-                    state.paused = None;
+                    if state.paused.take().is_some() {
+                        self.runtime.save(&state);
+                    }
                 }
             }
             if completions == MAX_COMPLETIONS_PER_TURN {
@@ -289,7 +293,7 @@ impl Turn {
                 .await;
             let reply = match reply {
                 Ok(reply) => reply,
-                Err(message) => return Ok(self.fail("model_error", message)),
+                Err(err) => return Ok(self.fail("model_error", err.to_string())),
             };
             // Checked before the session is locked: an edit's check reads its file.
             let checked = self.check_calls(&reply.tool_calls).await;

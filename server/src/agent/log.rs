@@ -184,9 +184,19 @@ impl EventLog {
         *self.published.borrow()
     }
 
-    /// Every published event, read back.
+    /// Every published event, read back, as clients may see it (up to the
+    /// first not yet on disk).
     pub fn all(&self) -> Vec<SeqEvent> {
         events_of(&self.after(0))
+    }
+
+    /// Every published event, read back, on disk or not: for the hub's own
+    /// reading of what a turn said (recovery), never for a client.
+    pub fn published(&self) -> Vec<SeqEvent> {
+        let published = self.last_seq();
+        let events = self.events();
+        let end = events.partition_point(|event| event.seq <= published);
+        events_of(&events[..end])
     }
 
     /// The last published event.

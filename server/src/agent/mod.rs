@@ -355,8 +355,8 @@ impl SessionRuntime {
     /// result: each gets one, so no card is left that nothing can answer. They
     /// never run: the hub runs nothing whose running state was not saved, and
     /// an ACP agent's request died with its process.
-    fn close_unreported_calls(&self) {
-        let events = self.log.all();
+    pub(crate) fn close_unreported_calls(&self) {
+        let events = self.log.published();
         let ended = |event: &AgentEvent| {
             matches!(
                 event,
@@ -425,6 +425,9 @@ impl SessionRuntime {
             // A pause stays a pause (deciding needs the store again, and says so if it still fails).
             let end = if paused { end } else { TurnEnd::error() };
             ahead = self.record_end(hub, &end);
+            // While the fault lasts these writes fail too; they are part of what
+            // was just said, not news for the next turn.
+            let _ = self.flush().await;
         }
         // …and the session is free, its status recorded, the moment the result
         // shows: a client that reads it and prompts or asks at once sees it done.
@@ -489,7 +492,7 @@ impl SessionRuntime {
         // Locked means in use: not idle.
         let idle = self.state.try_lock().is_ok_and(|state| !state.running && state.stop.is_none());
         let saved = self.saved.load(Ordering::Acquire).max(self.log.saved_ticket());
-        idle && store.committed(saved)
+        idle && store.committed(&self.id, saved)
     }
 
     /// Waits until everything saved so far is on disk; an error says some of

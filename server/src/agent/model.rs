@@ -21,6 +21,26 @@ use super::sse::SseReader;
 
 /// The most one streamed event may hold (a chunk is usually a few hundred bytes).
 const MAX_EVENT_BYTES: usize = 16 << 20;
+/// Why a completion failed: the turn ends with `model_error` and this sentence.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelError {
+    #[error("The request to the model could not be written: {0}")]
+    Request(String),
+    #[error("The model endpoint failed: {0}")]
+    Unreachable(String),
+    #[error("The model endpoint failed ({status}): {message}")]
+    Status { status: String, message: String },
+    /// The stream broke, or the model said it failed in the middle.
+    #[error("The model stream failed: {0}")]
+    Stream(String),
+    #[error("The model sent a chunk that is not valid JSON ({reason}): {data:.200}")]
+    NotJson { reason: String, data: String },
+    #[error("The model sent an event of more than {} MiB without ending it; the reply was stopped.", MAX_EVENT_BYTES >> 20)]
+    EventTooLarge,
+    #[error("The model's reply grew past {} MiB (text and tool calls); it was stopped.", MAX_REPLY_BYTES >> 20)]
+    ReplyTooLarge,
+}
+
 /// A whole reply (text and tool calls) past this ends the turn with an error:
 /// a model that never stops must not grow the hub without bound.
 pub const MAX_REPLY_BYTES: usize = 32 << 20;
@@ -229,7 +249,7 @@ impl ModelClient {
         tools: &[Value],
         turn: usize,
         mut on_text: impl FnMut(&str),
-    ) -> Result<ModelReply, String> {
+    ) -> Result<ModelReply, ModelError> {
         // Serialized from borrows: `json!` would first copy the whole conversation.
         #[derive(serde::Serialize)]
         struct Request<'a> {
@@ -239,7 +259,7 @@ impl ModelClient {
             stream: bool,
         }
         let body = serde_json::to_string(&Request { model: &self.model, messages, tools, stream: true })
-            .map_err(|err| format!("The request to the model could not be written: {err}"))?;
+            .map_err(|err| ModelError::Request(err.to_string()))?;
         let mut request = self
             .http
             .post(&self.endpoint)
@@ -250,11 +270,11 @@ impl ModelClient {
         if let Some(key) = &self.api_key {
             request = request.bearer_auth(key);
         }
-        let response = request.send().await.map_err(|err| format!("The model endpoint failed: {}", describe(&err)))?;
+        let response = request.send().await.map_err(|err| ModelError::Unreachable(describe(&err)))?;
         let status = response.status();
         if !status.is_success() {
             let body = response.text().await.unwrap_or_default();
-            return Err(format!("The model endpoint failed ({status}): {}", error_message(&body)));
+            return Err(ModelError::Status { status: status.to_string(), message: error_message(&body) });
         }
 
         let mut content = String::new();
@@ -270,21 +290,17 @@ impl ModelClient {
             let flow = match &arrived {
                 Some(chunks) => chunks.iter().try_for_each(|chunk| match chunk {
                     Ok(bytes) => reader.feed(bytes, |data| read_event(data, &mut text, &mut calls)),
-                    Err(err) => ControlFlow::Break(Err(format!("The model stream failed: {}", describe(err)))),
+                    Err(err) => ControlFlow::Break(Err(ModelError::Stream(describe(err)))),
                 }),
                 None => reader.finish(|data| read_event(data, &mut text, &mut calls)),
             };
             let flow = match flow {
                 // A broken endpoint must not grow the hub without bound.
-                ControlFlow::Continue(()) if reader.unfinished() > MAX_EVENT_BYTES => ControlFlow::Break(Err(format!(
-                    "The model sent an event of more than {} MiB without ending it; the reply was stopped.",
-                    MAX_EVENT_BYTES >> 20
-                ))),
+                ControlFlow::Continue(()) if reader.unfinished() > MAX_EVENT_BYTES => {
+                    ControlFlow::Break(Err(ModelError::EventTooLarge))
+                }
                 ControlFlow::Continue(()) if content.len() + text.len() + calls.bytes > MAX_REPLY_BYTES => {
-                    ControlFlow::Break(Err(format!(
-                        "The model's reply grew past {} MiB (text and tool calls); it was stopped.",
-                        MAX_REPLY_BYTES >> 20
-                    )))
+                    ControlFlow::Break(Err(ModelError::ReplyTooLarge))
                 }
                 flow => flow,
             };
@@ -305,7 +321,7 @@ impl ModelClient {
 }
 
 /// Takes one event's text and tool-call fragments; breaks at `[DONE]` or a failure.
-fn read_event(data: &[u8], text: &mut String, calls: &mut ToolCallAccumulator) -> ControlFlow<Result<(), String>> {
+fn read_event(data: &[u8], text: &mut String, calls: &mut ToolCallAccumulator) -> ControlFlow<Result<(), ModelError>> {
     if data.trim_ascii() == b"[DONE]" {
         return ControlFlow::Break(Ok(()));
     }
@@ -316,15 +332,14 @@ fn read_event(data: &[u8], text: &mut String, calls: &mut ToolCallAccumulator) -
         .and_then(|data| serde_json::from_str::<Chunk<'_>>(data).map_err(|err| err.to_string()));
     let chunk = match parsed {
         Ok(chunk) => chunk,
-        Err(err) => {
-            let data = String::from_utf8_lossy(data);
-            return ControlFlow::Break(Err(format!(
-                "The model sent a chunk that is not valid JSON ({err}): {data:.200}"
-            )));
+        Err(reason) => {
+            // Only its start is shown; the rest could be megabytes.
+            let data: String = String::from_utf8_lossy(&data[..data.len().min(800)]).into_owned();
+            return ControlFlow::Break(Err(ModelError::NotJson { reason, data }));
         }
     };
     if let Some(error) = chunk.error {
-        return ControlFlow::Break(Err(format!("The model stream failed: {}", error_message(&error.to_string()))));
+        return ControlFlow::Break(Err(ModelError::Stream(error_message(&error.to_string()))));
     }
     let choices = chunk.choices.unwrap_or_default();
     text.push_str(choices.content.as_deref().unwrap_or_default());
@@ -397,9 +412,10 @@ mod tests {
         assert_eq!(read(r#"{"choices":[{"delta":{"content":"hi"}}]}"#), ControlFlow::Continue(()));
         assert_eq!(read(" [DONE] "), ControlFlow::Break(Ok(())));
         let ControlFlow::Break(Err(broken)) = read("{not json") else { panic!("broken JSON ends the stream") };
-        assert!(broken.starts_with("The model sent a chunk that is not valid JSON"), "{broken}");
+        assert!(broken.to_string().starts_with("The model sent a chunk that is not valid JSON"), "{broken}");
         let ControlFlow::Break(Err(failed)) = read(r#"{"error":{"message":"overloaded"}}"#) else { panic!() };
-        assert_eq!(failed, "The model stream failed: overloaded");
+        assert_eq!(failed, ModelError::Stream("overloaded".into()));
+        assert_eq!(failed.to_string(), "The model stream failed: overloaded");
         assert_eq!(text, "hi");
     }
 

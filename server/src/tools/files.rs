@@ -250,9 +250,11 @@ fn list_directory(root: &Path, requested: &str) -> ToolResult {
 }
 
 /// The pattern, matched against paths relative to the folder (so a folder
-/// whose own name has `[` or `*` in it does not change what it means).
+/// whose own name has `[` or `*` in it does not change what it means);
+/// `./src/*.rs` and `src/` mean what a person means by them.
 fn glob_pattern(pattern: &str) -> Result<glob::Pattern, ToolFailure> {
-    if pattern.trim().is_empty() || Path::new(pattern).is_absolute() || pattern.split('/').any(|part| part == "..") {
+    let pattern = tidy_glob(pattern);
+    if pattern.is_empty() || Path::new(pattern).is_absolute() || pattern.split('/').any(|part| part == "..") {
         return Err(ToolFailure::new(
             "invalid_arguments",
             "The glob pattern must be relative to the project, without '..'.",
@@ -262,19 +264,35 @@ fn glob_pattern(pattern: &str) -> Result<glob::Pattern, ToolFailure> {
         .map_err(|err| ToolFailure::new("invalid_arguments", format!("Invalid glob pattern: {err}.")))
 }
 
+fn tidy_glob(pattern: &str) -> &str {
+    let mut pattern = pattern.trim();
+    while let Some(rest) = pattern.strip_prefix("./") {
+        pattern = rest.trim_start_matches('/');
+    }
+    pattern.trim_end_matches('/')
+}
+
 /// A glob looks at no more entries than this: a huge tree ends the walk, said.
 const MAX_GLOB_WALK: usize = 200_000;
 
 /// Walks the folder without following links (a link loop such as `a -> .`
-/// cannot make it endless, and nothing outside is listed), in name order.
+/// cannot make it endless, and nothing outside is listed), in name order,
+/// from the pattern's literal directories (`src/**/*.ts` walks `src` only).
 fn glob(root: &Path, pattern: &str) -> ToolResult {
     let matcher = glob_pattern(pattern)?;
     // `*` stays within a directory, `**/` spans any number of them.
     let options = glob::MatchOptions { require_literal_separator: true, ..glob::MatchOptions::new() };
+    let parts: Vec<&str> = tidy_glob(pattern).split('/').collect();
+    let literal = parts[..parts.len() - 1].iter().take_while(|part| !part.contains(['*', '?', '[', '{'])).count();
+    let start = root.join(parts[..literal].join("/"));
+    // Only names are listed, but a start led out of the folder by a link is not walked.
+    if !start.canonicalize().is_ok_and(|real| real.starts_with(root)) {
+        return Ok(format!("No files match {pattern}."));
+    }
     let mut found = Vec::new();
     let mut walked = 0;
     let mut cut = None;
-    for entry in walkdir::WalkDir::new(root).min_depth(1).sort_by_file_name() {
+    for entry in walkdir::WalkDir::new(&start).min_depth(1).follow_root_links(false).sort_by_file_name() {
         walked += 1;
         if walked > MAX_GLOB_WALK {
             cut = Some(format!("[stopped after looking at {MAX_GLOB_WALK} entries]"));

@@ -268,4 +268,7 @@ fn glob_does_not_follow_links_so_loops_and_links_out_list_nothing_more() {
     assert_eq!(found, "src/deep/lib.rs\nsrc/main.rs", "loops are not walked, links out not listed");
     assert_eq!(glob(&root, "src/*.rs").unwrap(), "src/main.rs", "* stays within a directory");
     assert!(glob(&root, "*.none").unwrap().starts_with("No files match"));
+    assert_eq!(glob(&root, "./src/*.rs").unwrap(), "src/main.rs", "a leading ./ means the folder");
+    assert_eq!(glob(&root, "src/deep/").unwrap(), "src/deep");
+    assert!(glob(&root, "out/*.rs").unwrap().starts_with("No files match"), "a link out is not walked");
 }
