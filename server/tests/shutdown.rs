@@ -207,14 +207,7 @@ async fn ctrl_c_kills_a_running_command_as_stop_does() {
         .header("content-type", "application/json")
         .body(json!({"folderPath": folder, "message": "sleep"}).to_string());
     let (_, prompt) = hub.open(prompt).await;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let pid = loop {
-        assert!(Instant::now() < deadline, "the command never started");
-        if let Some(pid) = std::fs::read_to_string(folder.join("pid")).ok().and_then(|t| t.trim().parse::<u32>().ok()) {
-            break pid;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let pid = command_pid(&folder).await;
     assert!(common::process_alive(&pid.to_string()));
 
     let sent = Instant::now();
@@ -254,14 +247,7 @@ async fn ctrl_c_keeps_the_waiting_cards_and_ends_a_command_that_ignores_sigterm(
         .header("content-type", "application/json")
         .body(json!({"toolId": "a", "decision": "approve"}).to_string());
     let (_, _approving) = hub.open(approve).await;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let pid = loop {
-        assert!(Instant::now() < deadline, "the command never started");
-        if let Some(pid) = std::fs::read_to_string(folder.join("pid")).ok().and_then(|t| t.trim().parse::<u32>().ok()) {
-            break pid;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let pid = command_pid(&folder).await;
 
     hub.signal(libc::SIGINT);
     let status = hub.exit_within(Duration::from_secs(2)).await.expect("the hub ends within 2 s");
@@ -280,6 +266,18 @@ async fn ctrl_c_keeps_the_waiting_cards_and_ends_a_command_that_ignores_sigterm(
     let a = events.iter().find(|e| e["type"] == "tool_result" && e["tool_id"] == "a").expect("a is reported");
     assert_eq!(a["error"]["type"], "interrupted", "{a}");
     assert!(!folder.join("b.txt").exists());
+}
+
+/// The pid the test's command wrote to `pid` in the folder once it started.
+async fn command_pid(folder: &Path) -> u32 {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        assert!(Instant::now() < deadline, "the command never started");
+        if let Some(pid) = std::fs::read_to_string(folder.join("pid")).ok().and_then(|t| t.trim().parse::<u32>().ok()) {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// A request whose body never comes holds the graceful part up (the server
