@@ -22,6 +22,8 @@ pub struct ToolCall {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutcome {
     pub status: ToolStatus,
+    /// An error's `type` (`interrupted`, `stopped`, `timeout`, …).
+    pub error_kind: Option<String>,
     pub text: String,
     /// What an edit really wrote, when the user changed the proposal.
     pub written: Option<FileDiff>,
@@ -160,7 +162,8 @@ impl Transcript {
                     Some(error) => format!("{} ({})", error.message, error.kind),
                     None => output.clone().unwrap_or_default(),
                 };
-                let outcome = ToolOutcome { status: *status, text, written: diff.clone() };
+                let error_kind = error.as_ref().map(|error| error.kind.clone());
+                let outcome = ToolOutcome { status: *status, error_kind, text, written: diff.clone() };
                 if let Some(item) = self.tools.get(tool_id).and_then(|&index| self.items.get_mut(index)) {
                     match &mut item.entry {
                         Entry::Tool(call) => call.outcome = Some(outcome),
@@ -325,7 +328,12 @@ mod tests {
                 kind: ToolKind::Execute,
                 parameters: json!({"command": "a"}),
                 diff: None,
-                outcome: Some(ToolOutcome { status: ToolStatus::Success, text: "ok".into(), written: None }),
+                outcome: Some(ToolOutcome {
+                    status: ToolStatus::Success,
+                    error_kind: None,
+                    text: "ok".into(),
+                    written: None,
+                }),
             })
         );
         // A regenerated call after feedback is a new batch of its own.

@@ -112,6 +112,12 @@ pub fn ToolEntry(call: ToolCall) -> impl IntoView {
         Some(ToolStatus::Error) => ("✗", "text-red-600 dark:text-red-400", "error"),
         Some(ToolStatus::Skipped) => ("↷", "text-slate-500", "skipped"),
     };
+    // A call cut by a crash or a Stop says so on its line, not only "error".
+    let label = match call.outcome.as_ref().and_then(|outcome| outcome.error_kind.as_deref()) {
+        Some("interrupted") => "interrupted",
+        Some("stopped") => "stopped",
+        _ => state,
+    };
     let line = summary(&call);
     // An edit shows its diff: what was really written when the user changed it.
     let written = call.outcome.as_ref().and_then(|outcome| outcome.written.clone());
@@ -132,7 +138,7 @@ pub fn ToolEntry(call: ToolCall) -> impl IntoView {
                 <span class=mark_class aria-label=state>{mark}</span>
                 <span class="font-mono font-medium">{call.tool_name}</span>
                 <span class="min-w-0 flex-1 truncate font-mono text-slate-500 dark:text-slate-400">{line}</span>
-                <span class="text-xs text-slate-400">{state}</span>
+                <span class="text-xs text-slate-400">{label}</span>
             </summary>
             <div class="flex flex-col gap-2 border-t border-slate-200 px-3 py-2 dark:border-slate-800">
                 {parameters.map(|parameters| view! { <ParameterList parameters /> })}
