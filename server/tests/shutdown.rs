@@ -51,6 +51,14 @@ impl Hub {
         Self { child, base, client: reqwest::Client::new() }
     }
 
+    /// A JSON POST to the hub (sent by the caller, or by `open`).
+    fn post(&self, path: &str, body: Value) -> reqwest::RequestBuilder {
+        self.client
+            .post(format!("{}{path}", self.base))
+            .header("content-type", "application/json")
+            .body(body.to_string())
+    }
+
     fn signal(&self, signal: libc::c_int) {
         // SAFETY: kill only sends a signal to our own child.
         assert_eq!(unsafe { libc::kill(self.child.id() as libc::pid_t, signal) }, 0);
@@ -116,11 +124,7 @@ struct Busy {
 async fn busy_hub(data: &Path, folder: &Path, model: &FakeModel) -> Busy {
     let hub = Hub::start(data, model);
     let (_, updates) = hub.open(hub.client.get(format!("{}/api/updates", hub.base))).await;
-    let prompt = hub
-        .client
-        .post(format!("{}/api/chat/prompt", hub.base))
-        .header("content-type", "application/json")
-        .body(json!({"folderPath": folder, "message": "take your time"}).to_string());
+    let prompt = hub.post("/api/chat/prompt", json!({"folderPath": folder, "message": "take your time"}));
     let (mut chunks, prompt) = hub.open(prompt).await;
     let mut first = Vec::new();
     while !first.contains(&b'\n') {
@@ -192,20 +196,13 @@ async fn ctrl_c_kills_a_running_command_as_stop_does() {
     let (_dir, folder) = project(None);
     let mut hub = Hub::start(data.path(), &model);
     let yolo = hub
-        .client
-        .post(format!("{}/api/chat/config", hub.base))
+        .post("/api/chat/config", json!({"folderPath": folder, "yoloMode": true}))
         .bearer_auth(TOKEN)
-        .header("content-type", "application/json")
-        .body(json!({"folderPath": folder, "yoloMode": true}).to_string())
         .send()
         .await
         .unwrap();
     assert!(yolo.status().is_success(), "{}", yolo.status());
-    let prompt = hub
-        .client
-        .post(format!("{}/api/chat/prompt", hub.base))
-        .header("content-type", "application/json")
-        .body(json!({"folderPath": folder, "message": "sleep"}).to_string());
+    let prompt = hub.post("/api/chat/prompt", json!({"folderPath": folder, "message": "sleep"}));
     let (_, prompt) = hub.open(prompt).await;
     let pid = command_pid(&folder).await;
     assert!(common::process_alive(&pid.to_string()));
@@ -233,19 +230,11 @@ async fn ctrl_c_keeps_the_waiting_cards_and_ends_a_command_that_ignores_sigterm(
     let data = tempfile::tempdir().unwrap();
     let (_dir, folder) = project(None);
     let mut hub = Hub::start(data.path(), &model);
-    let prompt = hub
-        .client
-        .post(format!("{}/api/chat/prompt", hub.base))
-        .header("content-type", "application/json")
-        .body(json!({"folderPath": folder, "message": "two"}).to_string());
+    let prompt = hub.post("/api/chat/prompt", json!({"folderPath": folder, "message": "two"}));
     let (_, first) = hub.open(prompt).await;
     let _ = tokio::time::timeout(Duration::from_secs(5), first).await.expect("the turn pauses");
     let session = hub.get("/api/projects").await["projects"][0]["sessions"][0]["id"].as_str().unwrap().to_string();
-    let approve = hub
-        .client
-        .post(format!("{}/api/sessions/{session}/approve", hub.base))
-        .header("content-type", "application/json")
-        .body(json!({"toolId": "a", "decision": "approve"}).to_string());
+    let approve = hub.post(&format!("/api/sessions/{session}/approve"), json!({"toolId": "a", "decision": "approve"}));
     let (_, _approving) = hub.open(approve).await;
     let pid = command_pid(&folder).await;
 
