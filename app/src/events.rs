@@ -62,6 +62,17 @@ pub struct FileDiff {
     pub new_text: String,
 }
 
+/// Which rule decided a call, shown on its line in the transcript.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyNote {
+    pub decision: crate::types::PolicyDecision,
+    /// The rule's source: a policy file and rule number, "saved in the hub", or a guard rail.
+    pub source: String,
+    /// A deny rule's message, or why the call asks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolError {
     #[serde(rename = "type")]
@@ -92,6 +103,9 @@ pub enum AgentEvent {
         kind: ToolKind,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         diff: Option<FileDiff>,
+        /// The rule that decided the call without the user, or made it ask (an addition).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        policy: Option<PolicyNote>,
     },
     ToolResult {
         tool_id: String,

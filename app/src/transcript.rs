@@ -135,7 +135,7 @@ impl Transcript {
                 }
                 _ => self.push(seq, Entry::Thought(content.clone())),
             },
-            AgentEvent::ToolUse { tool_name, tool_id, parameters, kind, diff } => {
+            AgentEvent::ToolUse { tool_name, tool_id, parameters, kind, diff, .. } => {
                 self.announced_since_result = true;
                 self.tools.insert(tool_id.clone(), self.items.len());
                 self.push(
@@ -260,6 +260,7 @@ mod tests {
             parameters: json!({"command": id}),
             kind: ToolKind::Execute,
             diff: None,
+            policy: None,
         }
     }
     fn waiting(ids: &[&str]) -> AgentEvent {

@@ -128,8 +128,12 @@ pub struct PromptRequest {
 #[serde(rename_all = "camelCase")]
 pub struct ApproveRequest {
     pub tool_id: String,
-    /// `approve`, `reject`, `approve_session` or `edit`.
+    /// `approve`, `reject`, `approve_session`, `approve_always` or `edit`.
     pub decision: String,
+    /// With `approve_always` on a shell command: the command prefix the saved rule
+    /// allows (defaults to the command's first words).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_prefix: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edit_instruction: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -160,6 +164,175 @@ pub struct SessionDetail {
     pub pending_approval: Option<serde_json::Value>,
     pub pending_input: Option<serde_json::Value>,
     pub events: Vec<crate::events::SeqEvent>,
+}
+
+/// A rule's decision, as in Gemini CLI's policy files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PolicyDecision {
+    Allow,
+    Deny,
+    AskUser,
+}
+
+impl PolicyDecision {
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Deny => "deny",
+            Self::AskUser => "ask",
+        }
+    }
+}
+
+/// The tiers of Gemini CLI's policy engine, lowest first: a rule of a higher
+/// tier beats every rule of a lower one, whatever their priorities.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleTier {
+    /// The hub's built-in guard rails (Gemini CLI's own defaults live here too).
+    Default,
+    /// `<folder>/.gemini/policies/*.toml`.
+    Workspace,
+    /// `~/.gemini/policies/*.toml`, and the rules saved in the hub ("Always in this folder").
+    User,
+    /// `/etc/gemini-cli/policies/*.toml` (root-owned, not writable by others).
+    Admin,
+}
+
+/// Where a rule was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleOrigin {
+    /// A policy file; `source` names it and the rule's number in it.
+    File,
+    /// Saved in the hub's database from a card; the only kind the hub deletes.
+    Hub,
+    /// The hub's built-in guard rails.
+    BuiltIn,
+}
+
+/// One rule that applies in a folder, as the Rules panel lists it (`GET /api/rules`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleView {
+    /// Stable while the rule exists: `hub-<n>` for saved rules, `builtin-<name>`,
+    /// `file-<n>` for file rules (valid until the files change).
+    pub id: String,
+    pub tier: RuleTier,
+    pub origin: RuleOrigin,
+    /// Readable: a file path and the rule's number in it, "saved in the hub", or the guard rail's name.
+    pub source: String,
+    pub tool_names: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command_prefixes: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_regex: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args_pattern: Option<String>,
+    pub decision: PolicyDecision,
+    /// As written, 0–999.
+    pub priority: u32,
+    /// `tier base + priority / 1000`, as Gemini CLI ranks rules.
+    pub effective_priority: f64,
+    /// Empty: every mode.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modes: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deny_message: Option<String>,
+    #[serde(default)]
+    pub allow_redirection: bool,
+    /// Whether the rule applies in the folder's mode now (YOLO or not).
+    pub active: bool,
+    /// Milliseconds since the Unix epoch, for rules saved in the hub.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<u64>,
+}
+
+/// A policy file or rule that was ignored, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyProblem {
+    pub file: String,
+    /// The rule's number in the file (1-based); none when the whole file was ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<usize>,
+    pub message: String,
+}
+
+/// "Yes, for this session": a tool allowed without a card until the session ends or the grant is withdrawn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionGrant {
+    pub session_id: String,
+    pub tool_name: String,
+}
+
+/// `GET /api/rules?folderPath=F`: every rule that applies in the folder, highest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RulesResponse {
+    pub folder_path: String,
+    /// `default` (YOLO off) or `yolo`: the mode rules are matched against.
+    pub mode: String,
+    /// Whether built-in guard rails are among the rules (they keep asking in YOLO).
+    pub guard_rails: bool,
+    pub rules: Vec<RuleView>,
+    pub problems: Vec<PolicyProblem>,
+    pub grants: Vec<SessionGrant>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RulesQuery {
+    pub folder_path: String,
+}
+
+/// One call's decision and outcome in the audit trail (`GET /api/audit`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEntry {
+    pub id: u64,
+    /// When the decision was made, milliseconds since the Unix epoch.
+    pub at: u64,
+    pub folder_path: String,
+    pub session_id: String,
+    pub tool_id: String,
+    pub tool_name: String,
+    /// The call's arguments, readable and short (a command, a path).
+    pub summary: String,
+    /// `allowed`, `approved`, `approved_edited`, `approved_session`, `approved_always`,
+    /// `rejected`, `feedback`, `denied` or `refused` (failed the hub's checks before any card).
+    pub decision: String,
+    /// `user`, `rule`, `yolo`, `session_grant`, `read_only_default` or `hub`.
+    pub decided_by: String,
+    /// The rule that decided, when one did: its source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// `ran`, `failed`, `denied`, `rejected`, `skipped`, `interrupted`, `stopped`; none yet while it waits or runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome_at: Option<u64>,
+}
+
+/// Filters of `GET /api/audit`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditQuery {
+    #[serde(default)]
+    pub folder_path: Option<String>,
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// Only decisions made after this time (milliseconds since the Unix epoch).
+    #[serde(default)]
+    pub after: Option<u64>,
+    /// `ndjson` (default) or `csv`.
+    #[serde(default)]
+    pub format: Option<String>,
+    /// At most this many entries, newest last (default and maximum 10 000).
+    #[serde(default)]
+    pub limit: Option<usize>,
 }
 
 /// Body of every 4xx/5xx response.

@@ -43,6 +43,7 @@ async fn main() {
                 parameters: json!({"file_path": "notes.txt"}),
                 kind: ToolKind::Read,
                 diff: None,
+                policy: None,
             });
             events.push(AgentEvent::ToolResult {
                 tool_id,

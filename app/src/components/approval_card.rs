@@ -83,6 +83,7 @@ pub fn content_request(tool_id: &str, proposed: &str, content: &str) -> ApproveR
         decision: if changed { "edit" } else { "approve" }.to_string(),
         edit_instruction: None,
         modified_content: changed.then(|| content.to_string()),
+        command_prefix: None,
         stream: None,
     }
 }
@@ -98,6 +99,7 @@ pub fn request(tool_id: &str, decision: &str, instruction: &str) -> Option<Appro
         decision: decision.to_string(),
         edit_instruction: edit.then(|| instruction.trim().to_string()),
         modified_content: None,
+        command_prefix: None,
         stream: None,
     })
 }

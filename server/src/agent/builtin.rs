@@ -350,6 +350,7 @@ impl Turn {
                 parameters: args.clone(),
                 kind,
                 diff,
+                policy: None,
             });
             new_calls.push(NewCall {
                 tool_id: tool_id.clone(),
@@ -394,6 +395,7 @@ impl Turn {
                     parameters: serde_json::from_str(&request.arguments).unwrap_or_else(|_| json!({})),
                     kind: ToolKind::Other,
                     diff: None,
+                    policy: None,
                 };
                 (json!({}), Some(failure), Some(announce))
             }

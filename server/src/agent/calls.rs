@@ -140,6 +140,7 @@ mod tests {
             parameters: json!({}),
             kind: ToolKind::Execute,
             diff: None,
+            policy: None,
         });
     }
 

@@ -180,7 +180,7 @@ fn tool_use(events: &[SeqEvent], tool_id: &str) -> Option<Value> {
 pub fn pending_approval(runtime: &SessionRuntime, events: &[SeqEvent]) -> Value {
     let pending = pending_calls(&runtime.state());
     let Some(first) = pending.first() else { return Value::Null };
-    let Some(AgentEvent::ToolUse { tool_id, tool_name, parameters, kind, diff }) = announced(events, first) else {
+    let Some(AgentEvent::ToolUse { tool_id, tool_name, parameters, kind, diff, .. }) = announced(events, first) else {
         return Value::Null;
     };
     json!({

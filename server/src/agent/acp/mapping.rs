@@ -135,6 +135,7 @@ impl Mapper {
             parameters: Value::Object(parameters),
             kind: fields.kind.map_or(ToolKind::Other, kind),
             diff: content.iter().find_map(|item| self.diff(item)),
+            policy: None,
         })
     }
 
