@@ -75,6 +75,7 @@ fn a_shell_permission_announces_the_call_with_its_command_and_details() {
             parameters: json!({"details": "[current working directory /tmp/rec-eab8D8] (write)"}),
             kind: ToolKind::Execute,
             diff: None,
+            policy: None,
         }]
     );
     assert!(mapper.permission(&shell_permission()).is_empty(), "announced once");
@@ -122,6 +123,7 @@ fn a_tool_call_without_permission_is_announced_then_fails_with_its_text() {
             parameters: json!({"file_path": "a.txt"}),
             kind: ToolKind::Read,
             diff: None,
+            policy: None,
         }]
     );
     let failed = update(
