@@ -97,6 +97,13 @@ fn skip_event(tool_id: String, result: String, reason: SkipReason) -> AgentEvent
             }),
             diff: None,
         },
+        SkipReason::Denied => AgentEvent::ToolResult {
+            tool_id,
+            status: ToolStatus::Error,
+            output: None,
+            error: Some(ToolError { kind: "denied_by_policy".into(), message: result }),
+            diff: None,
+        },
         SkipReason::Rejected | SkipReason::Feedback | SkipReason::Stopped => AgentEvent::ToolResult {
             tool_id,
             status: ToolStatus::Skipped,

@@ -15,7 +15,7 @@ use super::calls::{check, result_event, CallIds, Checked};
 use super::model::{ModelClient, ToolCallRequest};
 use super::question::{self, Answer};
 use super::{busy, not_pending, not_running, AgentState, PausedTurn, PlannedCall, SessionRuntime, Start, TurnEnd};
-use crate::approval::{ApprovalBatch, BatchError, Decision, DecisionError, NewCall};
+use crate::approval::{ApprovalBatch, BatchError, Decision, DecisionError, Initial, NewCall};
 use crate::error::ApiError;
 use crate::hub::Hub;
 use crate::store::StoreError;
@@ -356,8 +356,7 @@ impl Turn {
                 tool_id: tool_id.clone(),
                 tool_name: request.name.clone(),
                 editable: tool.is_some_and(Tool::editable),
-                needs_approval,
-                asks_user: false,
+                initial: if needs_approval { Initial::Pending } else { Initial::Cleared },
             });
             calls.insert(tool_id, PlannedCall { model_id, tool, name: request.name, args, failure });
         }
@@ -404,8 +403,7 @@ impl Turn {
             tool_id,
             tool_name: request.name.clone(),
             editable: false,
-            needs_approval: false,
-            asks_user: failure.is_none(),
+            initial: if failure.is_none() { Initial::Asking } else { Initial::Cleared },
         };
         (PlannedCall { model_id: None, tool: None, name: request.name, args, failure }, new_call, announce)
     }

@@ -77,6 +77,8 @@ pub enum SkipReason {
     Stopped,
     /// The user stopped the turn while it ran: it was ended part way.
     StoppedRunning,
+    /// A policy rule denies it: it never runs, and the model gets the rule's message.
+    Denied,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,7 +87,7 @@ pub enum CallState {
     Pending,
     /// A question for the user, asked when its turn comes.
     Asking,
-    /// May run (approved, allowed for the session, YOLO, or read-only).
+    /// May run (approved, allowed by a rule or for the session, YOLO, or read-only).
     Cleared { modified_content: Option<String> },
     /// Handed to the runtime to run.
     Running,
@@ -127,14 +129,25 @@ pub struct ApprovalBatch {
     rejected: bool,
 }
 
-/// A call of the model turn, and whether it needs the user.
+/// A call of the model turn, and where it starts.
 pub struct NewCall {
     pub tool_id: String,
     pub tool_name: String,
     pub editable: bool,
-    pub needs_approval: bool,
+    pub initial: Initial,
+}
+
+/// Where a call starts, as the hub's rules, grants and mode decide it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Initial {
+    /// It may run without the user.
+    Cleared,
+    /// It waits for the user's decision (a card).
+    Pending,
     /// A question (`ask_user`): answered, never approved.
-    pub asks_user: bool,
+    Asking,
+    /// A rule denies it: the model gets this message as its result.
+    Denied(String),
 }
 
 impl ApprovalBatch {
@@ -147,12 +160,11 @@ impl ApprovalBatch {
                 tool_id: call.tool_id,
                 tool_name: call.tool_name,
                 editable: call.editable,
-                state: if call.asks_user {
-                    CallState::Asking
-                } else if call.needs_approval {
-                    CallState::Pending
-                } else {
-                    CallState::Cleared { modified_content: None }
+                state: match call.initial {
+                    Initial::Cleared => CallState::Cleared { modified_content: None },
+                    Initial::Pending => CallState::Pending,
+                    Initial::Asking => CallState::Asking,
+                    Initial::Denied(result) => CallState::Skipped { result, reason: SkipReason::Denied },
                 },
             })
             .collect();
@@ -249,6 +261,14 @@ impl ApprovalBatch {
     /// Clears every waiting call of `tool_name` (allowed for the session elsewhere).
     pub fn allow_tool(&mut self, tool_name: &str) {
         for call in self.calls.iter_mut().filter(|c| c.tool_name == tool_name && c.state == CallState::Pending) {
+            call.state = CallState::Cleared { modified_content: None };
+        }
+    }
+
+    /// Clears these waiting calls (a rule saved from a card allows them too).
+    /// Calls that are not waiting are left as they are.
+    pub fn allow_calls(&mut self, tool_ids: &[String]) {
+        for call in self.calls.iter_mut().filter(|c| c.state == CallState::Pending && tool_ids.contains(&c.tool_id)) {
             call.state = CallState::Cleared { modified_content: None };
         }
     }

@@ -7,8 +7,7 @@ fn call(id: &str, name: &str, needs_approval: bool) -> NewCall {
         tool_id: id.into(),
         tool_name: name.into(),
         editable: name == "write_file",
-        needs_approval,
-        asks_user: false,
+        initial: if needs_approval { Initial::Pending } else { Initial::Cleared },
     }
 }
 
@@ -148,8 +147,7 @@ fn question(id: &str) -> NewCall {
         tool_id: id.into(),
         tool_name: "ask_user".into(),
         editable: false,
-        needs_approval: false,
-        asks_user: true,
+        initial: Initial::Asking,
     }
 }
 
@@ -282,5 +280,41 @@ fn a_call_that_could_not_start_is_cleared_again_and_stop_says_it_did_not_run() {
     assert_eq!(
         batch.step().unwrap(),
         Step::Skip { tool_id: "a".into(), result: "not run".into(), reason: SkipReason::Stopped }
+    );
+}
+
+#[test]
+fn a_denied_call_never_runs_and_does_not_hold_up_the_others() {
+    let denied = NewCall {
+        tool_id: "d".into(),
+        tool_name: "run_shell_command".into(),
+        editable: false,
+        initial: Initial::Denied("No force pushes here.".into()),
+    };
+    let mut batch = ApprovalBatch::new([call("a", "read_file", false), denied, call("w", "write_file", true)]).unwrap();
+    run(&mut batch, "a");
+    assert_eq!(
+        batch.step().unwrap(),
+        Step::Skip { tool_id: "d".into(), result: "No force pushes here.".into(), reason: SkipReason::Denied }
+    );
+    assert_eq!(batch.step().unwrap(), Step::Wait(vec!["w".into()]));
+    assert_eq!(batch.decide("d", Decision::Approve), Err(DecisionError::NotPending("d".into())), "no card to approve");
+    batch.decide("w", Decision::Approve).unwrap();
+    run(&mut batch, "w");
+    assert_eq!(batch.step().unwrap(), Step::Continue, "a denial does not end the turn");
+}
+
+#[test]
+fn a_rule_saved_from_a_card_clears_only_the_calls_it_names_that_wait() {
+    let mut batch = three_shell_calls();
+    batch.decide("a", Decision::Approve).unwrap();
+    batch.allow_calls(&["a".into(), "c".into(), "zz".into()]);
+    run(&mut batch, "a");
+    assert_eq!(batch.step().unwrap(), Step::Wait(vec!["b".into()]), "b is not named; c was cleared");
+    batch.decide("b", Decision::Reject).unwrap();
+    assert!(matches!(batch.step().unwrap(), Step::Skip { reason: SkipReason::Rejected, .. }));
+    assert!(
+        matches!(batch.step().unwrap(), Step::Skip { tool_id, reason: SkipReason::Rejected, .. } if tool_id == "c"),
+        "a rejection still stops a call cleared by a rule"
     );
 }

@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use super::builtin::decision_word;
 use super::builtin::STOPPED_RESULT;
 use super::{busy, not_pending, not_running, AgentState, SessionRuntime, Start};
-use crate::approval::{ApprovalBatch, Decision, DecisionError, NewCall, SkipReason, Step};
+use crate::approval::{ApprovalBatch, Decision, DecisionError, Initial, NewCall, SkipReason, Step};
 use crate::error::ApiError;
 use crate::hub::Hub;
 
@@ -55,8 +55,7 @@ impl Waiting {
             tool_name: tool_id.clone(),
             // The agent applies its own edits: the user's version cannot be written.
             editable: false,
-            needs_approval: true,
-            asks_user: false,
+            initial: Initial::Pending,
         };
         // One call: its id cannot repeat.
         let batch = ApprovalBatch::new([call]).unwrap_or_default();
