@@ -167,6 +167,7 @@ mod tests {
                 parameters: json!({"command": "ls"}),
                 kind: ToolKind::Execute,
                 diff: None,
+                policy: None,
             },
             seq: 3,
         };
