@@ -34,6 +34,9 @@ pub enum Decision {
     Reject,
     /// Approve, and let every later call of the same tool in this session run without a card.
     ApproveSession,
+    /// Approve; a rule saved in the hub allows it from now on in this folder, and
+    /// allows these other waiting calls of the batch too.
+    ApproveAlways { also: Vec<String> },
     /// Skip the call and tell the model why; or, with `modified_content` on an
     /// edit tool, write the user's content instead of the proposal.
     Edit {
@@ -195,6 +198,10 @@ impl ApprovalBatch {
         let name = self.calls[index].tool_name.clone();
         match decision {
             Decision::Approve => self.calls[index].state = CallState::Cleared { modified_content: None },
+            Decision::ApproveAlways { also } => {
+                self.calls[index].state = CallState::Cleared { modified_content: None };
+                self.allow_calls(&also);
+            }
             Decision::ApproveSession => {
                 for call in self.calls.iter_mut().filter(|c| c.tool_name == name && c.state == CallState::Pending) {
                     call.state = CallState::Cleared { modified_content: None };

@@ -318,3 +318,20 @@ fn a_rule_saved_from_a_card_clears_only_the_calls_it_names_that_wait() {
         "a rejection still stops a call cleared by a rule"
     );
 }
+
+#[test]
+fn approve_always_clears_the_call_and_the_others_its_rule_allows() {
+    let mut batch = three_shell_calls();
+    assert_eq!(batch.decide("b", Decision::ApproveAlways { also: vec!["c".into()] }), Ok(None));
+    assert_eq!(batch.step().unwrap(), Step::Wait(vec!["a".into()]), "a was neither decided nor allowed");
+    assert_eq!(
+        batch.decide("b", Decision::ApproveAlways { also: vec![] }),
+        Err(DecisionError::NotPending("b".into())),
+        "decided once"
+    );
+    batch.decide("a", Decision::Approve).unwrap();
+    for id in ["a", "b", "c"] {
+        run(&mut batch, id);
+    }
+    assert_eq!(batch.step().unwrap(), Step::Continue);
+}
