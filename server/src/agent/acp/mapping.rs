@@ -199,19 +199,18 @@ pub fn stop_reason(reason: StopReason) -> (ResultStatus, Option<&'static str>) {
 }
 
 /// The answer to a permission request for the user's decision: approve →
-/// `allow_once`, approve_session → `allow_always`, reject and edit →
+/// `allow_once`; approve_session and approve_always → `allow_once` too, since
+/// the hub holds the grant or the rule itself (so the user can see and withdraw
+/// it, and the folder's rules still judge each later call); reject and edit →
 /// `reject_once` (else `reject_always`, else cancelled: never run). An allow
-/// the agent does not offer is an error, never a wider or narrower allow.
+/// the agent does not offer is an error, never a wider allow.
 pub fn answer(decision: &Decision, options: &[PermissionOption]) -> Result<RequestPermissionResponse, String> {
     let find = |kind: PermissionOptionKind| -> Option<PermissionOptionId> {
         options.iter().find(|option| option.kind == kind).map(|option| option.option_id.clone())
     };
     let chosen = match decision {
-        Decision::Approve => {
+        Decision::Approve | Decision::ApproveSession | Decision::ApproveAlways { .. } => {
             Some(find(PermissionOptionKind::AllowOnce).ok_or("This agent offers no 'allow once' here.")?)
-        }
-        Decision::ApproveSession => {
-            Some(find(PermissionOptionKind::AllowAlways).ok_or("This agent offers no 'allow always' here.")?)
         }
         Decision::Reject | Decision::Edit { .. } => {
             find(PermissionOptionKind::RejectOnce).or_else(|| find(PermissionOptionKind::RejectAlways))
