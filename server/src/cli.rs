@@ -66,6 +66,15 @@ pub struct Cli {
     #[arg(long, env = "HUB_MAX_RESIDENT", default_value_t = crate::hub::MAX_RESIDENT_SESSIONS)]
     pub max_resident: usize,
 
+    /// The user's Gemini CLI policy files (`*.toml`); default `~/.gemini/policies`.
+    #[arg(long = "user-policies", env = "HUB_USER_POLICIES", value_name = "DIR")]
+    pub user_policies: Option<PathBuf>,
+
+    /// The admin's policy files, honoured only when the directory is owned by
+    /// root and not writable by group or others (as Gemini CLI checks).
+    #[arg(long = "admin-policies", env = "HUB_ADMIN_POLICIES", value_name = "DIR", default_value = "/etc/gemini-cli/policies")]
+    pub admin_policies: PathBuf,
+
     /// Open the hub in the default browser once it listens.
     #[arg(long)]
     pub open: bool,
