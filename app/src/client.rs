@@ -8,6 +8,9 @@ use serde::Serialize;
 use crate::events::SeqEvent;
 use crate::types::{ApproveRequest, ChatConfig, InputAnswer, ProjectsResponse, PromptRequest, SetConfigRequest};
 
+/// Rules, session grants and the audit trail (issue 15).
+pub mod policy;
+
 /// What went wrong with a call to the hub.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HubError {
@@ -115,6 +118,30 @@ pub async fn send_json<B: Serialize, T: DeserializeOwned>(
     let response = browser::fetch(method, url, body, None).await?;
     let text = browser::text(&response).await?;
     decode_response(response.ok(), response.status(), &text).map_err(HubError::from)
+}
+
+/// A request whose answer says only whether it worked (a DELETE).
+#[cfg(feature = "hydrate")]
+pub async fn send_for_status(method: &str, url: &str) -> Result<(), HubError> {
+    let response = browser::fetch::<()>(method, url, None, None).await?;
+    let text = browser::text(&response).await?;
+    if response.ok() {
+        return Ok(());
+    }
+    decode_response::<serde_json::Value>(false, response.status(), &text).map(drop).map_err(HubError::from)
+}
+
+/// A whole NDJSON answer (not a stream that stays open), one value a line.
+#[cfg(feature = "hydrate")]
+pub async fn get_ndjson<T: DeserializeOwned>(url: &str) -> Result<Vec<T>, HubError> {
+    let response = browser::fetch::<()>("GET", url, None, None).await?;
+    let text = browser::text(&response).await?;
+    if !response.ok() {
+        return decode_response::<serde_json::Value>(false, response.status(), &text)
+            .map(|_| Vec::new())
+            .map_err(HubError::from);
+    }
+    parse_ndjson(text.as_bytes()).map_err(HubError::from)
 }
 
 /// Sends the request and hands each batch of NDJSON events to `on_events` as the
@@ -279,6 +306,16 @@ pub async fn send_json<B: Serialize, T: DeserializeOwned>(
 }
 
 #[cfg(not(feature = "hydrate"))]
+pub async fn send_for_status(_method: &str, url: &str) -> Result<(), HubError> {
+    Err(format!("{url} is only called from the browser").into())
+}
+
+#[cfg(not(feature = "hydrate"))]
+pub async fn get_ndjson<T: DeserializeOwned>(url: &str) -> Result<Vec<T>, HubError> {
+    Err(format!("{url} is only called from the browser").into())
+}
+
+#[cfg(not(feature = "hydrate"))]
 pub async fn stream_events<B: Serialize>(
     _streams: Streams,
     _method: &str,
@@ -300,12 +337,18 @@ impl NdjsonLines {
         self.partial.extend_from_slice(bytes);
         let Some(end) = self.partial.iter().rposition(|&b| b == b'\n') else { return Ok(Vec::new()) };
         let complete: Vec<u8> = self.partial.drain(..=end).collect();
-        complete
-            .split(|&b| b == b'\n')
-            .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
-            .map(|line| serde_json::from_slice(line).map_err(|err| format!("Unexpected event from the hub: {err}")))
-            .collect()
+        parse_ndjson(&complete)
     }
+}
+
+/// Complete NDJSON lines, one value each; blank lines are skipped and a broken
+/// line is an error, not a silent gap.
+pub fn parse_ndjson<T: DeserializeOwned>(bytes: &[u8]) -> Result<Vec<T>, String> {
+    bytes
+        .split(|&b| b == b'\n')
+        .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
+        .map(|line| serde_json::from_slice(line).map_err(|err| format!("Unexpected answer from the hub: {err}")))
+        .collect()
 }
 
 /// The session's stored events after `after`, then those of a running turn.

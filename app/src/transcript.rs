@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::events::{AgentEvent, FileDiff, InputType, ResultStatus, Role, SeqEvent, ToolKind, ToolStatus};
+use crate::events::{AgentEvent, FileDiff, InputType, PolicyNote, ResultStatus, Role, SeqEvent, ToolKind, ToolStatus};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
@@ -17,6 +17,8 @@ pub struct ToolCall {
     pub parameters: Value,
     pub diff: Option<FileDiff>,
     pub outcome: Option<ToolOutcome>,
+    /// The rule that allowed or denied the call without a card, or made it ask.
+    pub policy: Option<PolicyNote>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -135,7 +137,7 @@ impl Transcript {
                 }
                 _ => self.push(seq, Entry::Thought(content.clone())),
             },
-            AgentEvent::ToolUse { tool_name, tool_id, parameters, kind, diff, .. } => {
+            AgentEvent::ToolUse { tool_name, tool_id, parameters, kind, diff, policy } => {
                 self.announced_since_result = true;
                 self.tools.insert(tool_id.clone(), self.items.len());
                 self.push(
@@ -147,6 +149,7 @@ impl Transcript {
                         parameters: parameters.clone(),
                         diff: diff.clone(),
                         outcome: None,
+                        policy: policy.clone(),
                     }),
                 );
             }
@@ -335,6 +338,7 @@ mod tests {
                     text: "ok".into(),
                     written: None,
                 }),
+                policy: None,
             })
         );
         // A regenerated call after feedback is a new batch of its own.
@@ -387,6 +391,39 @@ mod tests {
         let transcript = fold(&list);
         let Entry::Tool(call) = &transcript.items()[0].entry else { panic!() };
         assert_eq!(call.outcome.as_ref().unwrap().text, "'..' is outside (path_outside_folder)");
+    }
+
+    #[test]
+    fn a_call_keeps_the_rule_that_decided_it() {
+        use crate::events::PolicyNote;
+        use crate::types::PolicyDecision;
+        let note = PolicyNote {
+            decision: PolicyDecision::Deny,
+            source: ".gemini/policies/git.toml rule 1".into(),
+            message: Some("No force pushes.".into()),
+        };
+        let list = events(vec![
+            AgentEvent::ToolUse {
+                tool_name: "run_shell_command".into(),
+                tool_id: "a".into(),
+                parameters: json!({"command": "git push --force"}),
+                kind: ToolKind::Execute,
+                diff: None,
+                policy: Some(note.clone()),
+            },
+            AgentEvent::ToolResult {
+                tool_id: "a".into(),
+                status: ToolStatus::Error,
+                output: None,
+                error: Some(ToolError { kind: "denied_by_policy".into(), message: "No force pushes.".into() }),
+                diff: None,
+            },
+        ]);
+        let transcript = fold(&list);
+        let Entry::Tool(call) = &transcript.items()[0].entry else { panic!() };
+        assert_eq!(call.policy.as_ref(), Some(&note));
+        assert_eq!(call.outcome.as_ref().unwrap().error_kind.as_deref(), Some("denied_by_policy"));
+        assert!(transcript.card().is_none(), "a denied call never waits on a card");
     }
 
     #[test]

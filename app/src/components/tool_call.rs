@@ -6,7 +6,9 @@ use serde_json::Value;
 
 use crate::components::diff_view::DiffView;
 use crate::events::ToolStatus;
+use crate::policy::{note_line, DENIED_BY_POLICY};
 use crate::transcript::{Question, ToolCall};
+use crate::types::PolicyDecision;
 
 /// Values longer than this many lines or characters are folded.
 const FOLD_LINES: usize = 8;
@@ -106,18 +108,31 @@ pub fn ParameterList(parameters: Value) -> impl IntoView {
 /// A tool call in the transcript: one line, expandable to its arguments and result.
 #[component]
 pub fn ToolEntry(call: ToolCall) -> impl IntoView {
+    let error_kind = call.outcome.as_ref().and_then(|outcome| outcome.error_kind.clone());
+    let denied = error_kind.as_deref() == Some(DENIED_BY_POLICY);
     let (mark, mark_class, state) = match call.outcome.as_ref().map(|outcome| outcome.status) {
+        // A rule refused it: it never ran, which is not the tool failing.
+        Some(_) if denied => ("⊘", "text-red-600 dark:text-red-400", "denied"),
         None => ("●", "text-amber-500", "waiting"),
         Some(ToolStatus::Success) => ("✓", "text-emerald-600 dark:text-emerald-400", "success"),
         Some(ToolStatus::Error) => ("✗", "text-red-600 dark:text-red-400", "error"),
         Some(ToolStatus::Skipped) => ("↷", "text-slate-500", "skipped"),
     };
     // A call cut by a crash or a Stop says so on its line, not only "error".
-    let label = match call.outcome.as_ref().and_then(|outcome| outcome.error_kind.as_deref()) {
+    let label = match error_kind.as_deref() {
         Some("interrupted") => "interrupted",
         Some("stopped") => "stopped",
+        Some(DENIED_BY_POLICY) => "denied by rule",
         _ => state,
     };
+    let policy = call.policy.as_ref().map(|note| {
+        let class = match note.decision {
+            PolicyDecision::Allow => "text-emerald-700 dark:text-emerald-400",
+            PolicyDecision::Deny => "text-red-700 dark:text-red-400",
+            PolicyDecision::AskUser => "text-amber-700 dark:text-amber-400",
+        };
+        (note_line(note), note.decision.label(), class)
+    });
     let line = summary(&call);
     // An edit shows its diff: what was really written when the user changed it.
     let written = call.outcome.as_ref().and_then(|outcome| outcome.written.clone());
@@ -134,11 +149,27 @@ pub fn ToolEntry(call: ToolCall) -> impl IntoView {
             data-state=state
             class="rounded-lg border border-slate-200 bg-white text-sm dark:border-slate-800 dark:bg-slate-900"
         >
-            <summary class="flex cursor-pointer items-center gap-2 px-3 py-2">
-                <span class=mark_class aria-label=state>{mark}</span>
-                <span class="font-mono font-medium">{call.tool_name}</span>
-                <span class="min-w-0 flex-1 truncate font-mono text-slate-500 dark:text-slate-400">{line}</span>
-                <span class="text-xs text-slate-400">{label}</span>
+            <summary class="flex cursor-pointer flex-col gap-0.5 px-3 py-2">
+                <span class="flex items-center gap-2">
+                    <span class=mark_class aria-label=state>{mark}</span>
+                    <span class="font-mono font-medium">{call.tool_name}</span>
+                    <span class="min-w-0 flex-1 truncate font-mono text-slate-500 dark:text-slate-400">{line}</span>
+                    <span class="text-xs text-slate-500 dark:text-slate-400">{label}</span>
+                </span>
+                {policy
+                    .map(|(text, decision, class)| {
+                        let title = text.clone();
+                        view! {
+                            <span
+                                data-testid="tool-policy"
+                                data-decision=decision
+                                class=format!("truncate pl-5 text-xs {class}")
+                                title=title
+                            >
+                                {text}
+                            </span>
+                        }
+                    })}
             </summary>
             <div class="flex flex-col gap-2 border-t border-slate-200 px-3 py-2 dark:border-slate-800">
                 {parameters.map(|parameters| view! { <ParameterList parameters /> })}
@@ -207,6 +238,7 @@ mod tests {
             parameters,
             diff: None,
             outcome: None,
+            policy: None,
         };
         assert_eq!(summary(&call(json!({"description": "d", "command": "ls\npwd"}))), "ls");
         assert_eq!(summary(&call(json!({"file_path": "src/a.rs", "content": "…"}))), "src/a.rs");
