@@ -1,0 +1,161 @@
+//! The audit trail: every decision on a call and how the call ended, in two
+//! append-only tables (triggers in the database refuse UPDATE and DELETE).
+//! Rows are written with the writer's next batch, like streamed events; an
+//! outcome is filed under the last decision recorded for its call, so a call
+//! decided twice (after a restart) never shows one outcome twice.
+
+use app::types::AuditEntry;
+use rusqlite::types::Value;
+use rusqlite::{params, Transaction};
+
+use super::{sql_ms, Command, Store, StoreError, Ticket};
+
+/// The most rows [`Store::audit`] returns, and how many when no limit is given.
+pub const AUDIT_LIMIT: usize = 10_000;
+
+/// A decision on a call, as recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecisionRecord {
+    /// Milliseconds since the Unix epoch.
+    pub at_ms: u64,
+    /// The canonical folder.
+    pub folder: String,
+    pub session_id: String,
+    pub tool_id: String,
+    pub tool_name: String,
+    /// The arguments, readable and short (see [`crate::audit::summarize`]).
+    pub summary: String,
+    /// See [`AuditEntry::decision`].
+    pub decision: String,
+    /// See [`AuditEntry::decided_by`].
+    pub decided_by: String,
+    /// The source of the rule that decided, when one did.
+    pub rule: Option<String>,
+}
+
+/// How a call ended (see [`AuditEntry::outcome`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutcomeRecord {
+    pub at_ms: u64,
+    pub session_id: String,
+    pub tool_id: String,
+    pub outcome: String,
+}
+
+/// Which decisions [`Store::audit`] returns. `folder` is compared as given:
+/// pass the canonical folder.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuditFilter {
+    pub folder: Option<String>,
+    pub session_id: Option<String>,
+    /// Only decisions made after this time (ms since the epoch), not at it.
+    pub after_ms: Option<u64>,
+    /// At most this many, the newest; default and maximum [`AUDIT_LIMIT`].
+    pub limit: Option<usize>,
+}
+
+impl Store {
+    /// Records a decision with the writer's next batch. A failure to write it
+    /// is reported by the session's next flush, as for its events.
+    pub fn record_decision(&self, record: DecisionRecord) -> Ticket {
+        self.send(Command::Decision(record))
+    }
+
+    /// Records how a call ended, under the last decision recorded for the
+    /// same `(session_id, tool_id)` (none: it is kept, and shows nowhere).
+    pub fn record_outcome(&self, record: OutcomeRecord) -> Ticket {
+        self.send(Command::Outcome(record))
+    }
+
+    /// The decisions that match, oldest first (by time, then as recorded);
+    /// when more match than the limit, the newest of them. Each comes with the
+    /// first outcome recorded for it. Only what is committed shows: flush first
+    /// to see what was just recorded.
+    pub fn audit(&self, filter: &AuditFilter) -> Result<Vec<AuditEntry>, StoreError> {
+        let mut conditions = Vec::new();
+        let mut values: Vec<Value> = Vec::new();
+        if let Some(folder) = &filter.folder {
+            values.push(Value::Text(folder.clone()));
+            conditions.push(format!("folder = ?{}", values.len()));
+        }
+        if let Some(session) = &filter.session_id {
+            values.push(Value::Text(session.clone()));
+            conditions.push(format!("session_id = ?{}", values.len()));
+        }
+        if let Some(after) = filter.after_ms {
+            values.push(Value::Integer(sql_ms(after)));
+            conditions.push(format!("at_ms > ?{}", values.len()));
+        }
+        let limit = filter.limit.unwrap_or(AUDIT_LIMIT).min(AUDIT_LIMIT);
+        values.push(Value::Integer(limit as i64));
+        let limit_param = values.len();
+        let condition =
+            if conditions.is_empty() { String::new() } else { format!("WHERE {}", conditions.join(" AND ")) };
+        // The newest `limit` decisions, then each one's first outcome (the
+        // index on decision_id gives its smallest id at once).
+        let sql = format!(
+            "SELECT d.id, d.at_ms, d.folder, d.session_id, d.tool_id, d.tool_name, d.summary, d.decision,
+                    d.decided_by, d.rule, o.outcome, o.at_ms
+             FROM (SELECT * FROM audit_decisions {condition} ORDER BY at_ms DESC, id DESC LIMIT ?{limit_param}) AS d
+             LEFT JOIN audit_outcomes AS o
+               ON o.id = (SELECT min(first.id) FROM audit_outcomes AS first WHERE first.decision_id = d.id)
+             ORDER BY d.at_ms, d.id"
+        );
+        self.read(|db| {
+            let mut statement = db.prepare_cached(&sql)?;
+            let rows = statement.query_map(rusqlite::params_from_iter(values), |row| {
+                Ok(AuditEntry {
+                    id: row.get::<_, i64>(0)? as u64,
+                    at: ms(row.get(1)?),
+                    folder_path: row.get(2)?,
+                    session_id: row.get(3)?,
+                    tool_id: row.get(4)?,
+                    tool_name: row.get(5)?,
+                    summary: row.get(6)?,
+                    decision: row.get(7)?,
+                    decided_by: row.get(8)?,
+                    rule: row.get(9)?,
+                    outcome: row.get(10)?,
+                    outcome_at: row.get::<_, Option<i64>>(11)?.map(ms),
+                })
+            })?;
+            rows.collect()
+        })
+    }
+}
+
+fn ms(value: i64) -> u64 {
+    value.max(0) as u64
+}
+
+pub(super) fn insert_decision(tx: &Transaction<'_>, record: &DecisionRecord) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO audit_decisions
+           (at_ms, folder, session_id, tool_id, tool_name, summary, decision, decided_by, rule)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?
+    .execute(params![
+        sql_ms(record.at_ms),
+        record.folder,
+        record.session_id,
+        record.tool_id,
+        record.tool_name,
+        record.summary,
+        record.decision,
+        record.decided_by,
+        record.rule,
+    ])?;
+    Ok(())
+}
+
+/// Files the outcome under the call's last decision: the writer writes in the
+/// order things were sent, so that is the decision it answers.
+pub(super) fn insert_outcome(tx: &Transaction<'_>, record: &OutcomeRecord) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO audit_outcomes (at_ms, session_id, tool_id, outcome, decision_id)
+         VALUES (?1, ?2, ?3, ?4,
+                 (SELECT max(id) FROM audit_decisions WHERE session_id = ?2 AND tool_id = ?3))",
+    )?
+    .execute(params![sql_ms(record.at_ms), record.session_id, record.tool_id, record.outcome])?;
+    Ok(())
+}

@@ -1,0 +1,149 @@
+//! The store's own tests: sessions, events, agent states, faults.
+
+use super::writer::SLEEP_WHEN_QUIET;
+use super::*;
+use app::events::Role;
+
+/// Saves `event` as the event log does: its stream line.
+fn append(store: &Store, session: &str, event: SeqEvent) {
+    let mut line = serde_json::to_vec(&event).unwrap();
+    line.push(b'\n');
+    store.append_event(session, event.seq, line.into(), false);
+}
+
+fn message(text: &str, seq: u64) -> SeqEvent {
+    SeqEvent { event: AgentEvent::Message { role: Role::Assistant, content: text.into(), delta: true }, seq }
+}
+
+fn row(id: &str, status: SessionStatus) -> SessionRow {
+    SessionRow {
+        id: id.into(),
+        folder: "/tmp/project".into(),
+        status,
+        yolo_override: Some(true),
+        pending_count: 2,
+        created_at_ms: 1,
+        updated_at_ms: 5,
+    }
+}
+
+/// Another process holding the database's write lock past the busy timeout
+/// makes a write fail as a full or read-only disk would.
+#[tokio::test]
+async fn a_failed_write_is_reported_to_its_session_once_and_never_counts_as_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    store.flush().await.unwrap();
+    let blocker = Connection::open(store.path()).unwrap();
+    blocker.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let lost = {
+        let mut line = serde_json::to_vec(&message("lost", 1)).unwrap();
+        line.push(b'\n');
+        store.append_event("s1", 1, line.into(), false)
+    };
+    // Another session's flush in the same failing batch: its own writes were not in it.
+    assert_eq!(store.flush_session("s2").await, Ok(()));
+    blocker.execute_batch("COMMIT").unwrap();
+    let err = store.flush_session("s1").await.unwrap_err();
+    assert!(matches!(&err, StoreError::Write { reason, .. } if reason.contains("locked")), "{err}");
+    append(&store, "s1", message("kept", 2));
+    store.flush_session("s1").await.expect("reported once; this write succeeded");
+    assert!(store.flush().await.is_err(), "a flush for everything hears of it too, once");
+    store.flush().await.unwrap();
+    assert_eq!(store.events("s1").unwrap(), vec![message("kept", 2)], "the failed write is not on disk");
+    assert!(store.settled(lost), "dealt with: a reader waiting on it goes on");
+    assert!(!store.committed("s1", lost), "what failed never counts as saved, even after later commits");
+    assert!(!store.settled(lost + 1_000), "a failure does not wave later writes through unwritten");
+    let later = {
+        let mut line = serde_json::to_vec(&message("later", 1)).unwrap();
+        line.push(b'\n');
+        store.append_event("s2", 1, line.into(), false)
+    };
+    store.flush().await.unwrap();
+    assert!(store.settled(later) && store.committed("s2", later), "another session is not held in memory");
+}
+
+#[tokio::test]
+async fn what_is_flushed_is_there_after_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = Store::open(dir.path()).unwrap();
+        store.save_session(row("s1", SessionStatus::Running));
+        store.save_session(row("s1", SessionStatus::WaitingApproval));
+        for seq in 1..=3 {
+            append(&store, "s1", message(&format!("m{seq}"), seq));
+        }
+        append(&store, "other", message("x", 1));
+        store.save_agent_state("s1", "{\"messages\":[]}".into());
+        store.flush().await.unwrap();
+    }
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(store.sessions().unwrap(), vec![row("s1", SessionStatus::WaitingApproval)]);
+    let events = store.events("s1").unwrap();
+    assert_eq!(events, vec![message("m1", 1), message("m2", 2), message("m3", 3)]);
+    assert_eq!(store.agent_state("s1").unwrap().as_deref(), Some("{\"messages\":[]}"));
+    assert_eq!(store.agent_state("nobody").unwrap(), None);
+    let mode: String = store.read(|db| db.pragma_query_value(None, "journal_mode", |r| r.get(0))).unwrap();
+    assert_eq!(mode, "wal");
+}
+
+#[tokio::test]
+async fn rows_saved_before_bodies_carried_their_seq_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let old_body = r#"{"type":"message","role":"assistant","content":"old","delta":true}"#;
+    store.read(|db| db.execute("INSERT INTO events VALUES ('s', 1, ?1)", [old_body])).unwrap();
+    append(&store, "s", message("new", 2));
+    store.flush().await.unwrap();
+    assert_eq!(store.events("s").unwrap(), vec![message("old", 1), message("new", 2)]);
+    let body: String =
+        store.read(|db| db.query_row("SELECT body FROM events WHERE seq = 2", [], |row| row.get(0))).unwrap();
+    assert!(body.ends_with(r#""seq":2}"#), "saved as its stream line, without the newline: {body}");
+}
+
+#[test]
+fn what_was_sent_is_written_when_the_store_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    for seq in 1..=3 {
+        append(&store, "s", message("m", seq));
+    }
+    drop(store);
+    let seqs: Vec<u64> = Store::open(dir.path()).unwrap().events("s").unwrap().iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [1, 2, 3]);
+}
+
+#[tokio::test]
+async fn the_wal_is_copied_into_the_database_once_the_writer_is_idle() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let database_size = || std::fs::metadata(store.path()).unwrap().len();
+    for seq in 1..=100 {
+        append(&store, "s", message(&"x".repeat(10_000), seq));
+    }
+    store.flush().await.unwrap();
+    assert!(database_size() < 100_000, "a megabyte committed stays in the WAL at first");
+    tokio::time::sleep(SLEEP_WHEN_QUIET * 3).await;
+    assert!(database_size() > 1_000_000, "then it is copied into the database");
+    assert_eq!(store.events("s").unwrap().len(), 100);
+}
+
+#[tokio::test]
+async fn unreadable_events_are_skipped_not_fatal() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    append(&store, "s", message("ok", 1));
+    store.flush().await.unwrap();
+    store.read(|db| db.execute("INSERT INTO events VALUES ('s', 2, '{\"type\":\"from_the_future\"}')", [])).unwrap();
+    append(&store, "s", message("ok", 3));
+    store.flush().await.unwrap();
+    let seqs: Vec<u64> = store.events("s").unwrap().iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [1, 3]);
+}
+
+#[test]
+fn a_data_dir_that_cannot_be_made_is_a_clear_error() {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let err = Store::open(&file.path().join("sub")).unwrap_err();
+    assert!(err.to_string().contains("cannot create the data dir"), "{err}");
+}

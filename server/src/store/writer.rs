@@ -1,0 +1,290 @@
+//! The writer thread: it takes the store's commands from a queue and commits
+//! them in batches (see the module docs of [`super`]).
+
+use std::path::Path;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use rusqlite::{params, Connection};
+
+use super::audit::{self, DecisionRecord, OutcomeRecord};
+use super::rules::RuleChange;
+use super::{SessionRow, StoreError, Ticket};
+
+/// While busy, the writer commits streamed events this often. What the wait
+/// leaves to chance is the last deltas of a turn that a killed hub cuts anyway
+/// (it is reported interrupted after a restart); a turn's start, tool results
+/// and pauses come with the agent state, which is written at once.
+pub(super) const TICK: Duration = Duration::from_millis(20);
+/// After this long without commands the writer checkpoints and sleeps until
+/// a command wakes it…
+pub(super) const SLEEP_WHEN_QUIET: Duration = Duration::from_millis(500);
+/// Checkpoints (the WAL copied into the database, with an fsync: tens of
+/// milliseconds) run then, or after this much was written, once the flushes
+/// waiting on it are answered; SQLite's own would run inside a commit,
+/// stalling a turn's end.
+const CHECKPOINT_AFTER_BYTES: usize = 4 << 20;
+
+pub(super) enum Command {
+    /// `line`: the event as streamed, JSON and a newline.
+    Event {
+        session: String,
+        seq: u64,
+        line: Bytes,
+        /// Committed at once (a reader waits for it), not a tick later.
+        urgent: bool,
+    },
+    Session(SessionRow),
+    Agent {
+        session: String,
+        state: String,
+    },
+    /// Answered once everything sent before it is committed, or with the
+    /// failure of any write since the last flush was answered.
+    Flush(Flush),
+    /// A rule saved or deleted: written at once in a transaction of its own,
+    /// and answered after its commit (or with its failure).
+    Rule(RuleChange),
+    /// Audit rows: written with the next batch, like streamed events.
+    Decision(DecisionRecord),
+    Outcome(OutcomeRecord),
+}
+
+/// A flush waiting for its answer: for one session (did any of its writes
+/// fail since its last flush?) or for everything (did any write fail?).
+pub(super) struct Flush {
+    pub(super) session: Option<String>,
+    pub(super) done: tokio::sync::oneshot::Sender<Result<(), StoreError>>,
+}
+
+/// The commands waiting for the writer.
+#[derive(Default)]
+pub(super) struct Queue {
+    state: Mutex<QueueState>,
+    pub(super) wake: Condvar,
+    /// The ticket of the last command the writer dealt with: everything sent up
+    /// to it is on disk, but for the writes of sessions in `diverged`.
+    pub(super) dealt: std::sync::atomic::AtomicU64,
+    /// The same, for readers waiting on a write.
+    pub(super) written: tokio::sync::watch::Sender<Ticket>,
+}
+
+#[derive(Default)]
+pub(super) struct QueueState {
+    pub(super) commands: Vec<Command>,
+    /// The writer sleeps until a command comes.
+    pub(super) asleep: bool,
+    /// A command waiting should be written at once (a flush, an agent state, a rule).
+    pub(super) urgent: bool,
+    /// The store is gone: the writer saves what is left and stops.
+    pub(super) closed: bool,
+    /// A write failed and no flush for everything has reported it yet.
+    fault: Option<String>,
+    /// Sessions with a write that failed that no flush of theirs has reported yet.
+    failed_sessions: std::collections::HashMap<String, String>,
+    /// Sessions a write of which ever failed: what they hold in memory is not
+    /// what the database holds, so they never leave memory.
+    pub(super) diverged: std::collections::HashSet<String>,
+    /// The ticket of the last command sent.
+    pub(super) sent: Ticket,
+}
+
+impl Queue {
+    pub(super) fn lock(&self) -> MutexGuard<'_, QueueState> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The next commands to write together, or `None` once the store is gone
+    /// and all is written. Asleep, it first waits for a command; then it
+    /// gathers for a tick, less if an urgent command comes. An empty batch is a
+    /// quiet tick.
+    /// The commands sent since the last batch, and the ticket of the last of them.
+    fn next_batch(&self, asleep: bool) -> Option<(Vec<Command>, Ticket)> {
+        let mut state = self.lock();
+        if asleep {
+            state.asleep = true;
+            state = self
+                .wake
+                .wait_while(state, |state| state.commands.is_empty() && !state.closed)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            state.asleep = false;
+        }
+        state = match self.wake.wait_timeout_while(state, TICK, |state| !state.urgent && !state.closed) {
+            Ok((state, _)) => state,
+            Err(poisoned) => poisoned.into_inner().0,
+        };
+        state.urgent = false;
+        if state.closed && state.commands.is_empty() {
+            return None;
+        }
+        Some((std::mem::take(&mut state.commands), state.sent))
+    }
+}
+
+pub(super) fn write_loop(mut db: Connection, queue: &Queue, path: &Path) {
+    let (mut unchecked, mut quiet) = (0, Duration::ZERO);
+    while let Some((batch, last)) = queue.next_batch(quiet >= SLEEP_WHEN_QUIET) {
+        if batch.is_empty() {
+            quiet += TICK;
+            if quiet >= SLEEP_WHEN_QUIET && unchecked > 0 {
+                checkpoint(&db);
+                unchecked = 0;
+            }
+            continue;
+        }
+        quiet = Duration::ZERO;
+        unchecked += batch.iter().map(Command::size).sum::<usize>();
+        let touched: std::collections::HashSet<String> = batch.iter().filter_map(Command::session).collect();
+        let (writes, flushes, rules) = sort(batch);
+        match write_batch(&mut db, writes) {
+            Ok(()) => {}
+            Err(err) => {
+                // The whole batch is rolled back: the sessions it touched are
+                // told by their next flush, and never leave memory.
+                tracing::error!("saving to the database failed: {err}");
+                let mut state = queue.lock();
+                state.fault = Some(err.to_string());
+                for session in touched {
+                    state.failed_sessions.insert(session.clone(), err.to_string());
+                    state.diverged.insert(session);
+                }
+            }
+        }
+        // Each in a transaction of its own, so that its answer is its own
+        // commit; a failure is told to the one who asked, who says so.
+        for change in rules {
+            change.apply(&mut db, path);
+        }
+        // Recorded before it is announced: a reader woken by it sees it.
+        queue.dealt.store(last, std::sync::atomic::Ordering::Release);
+        queue.written.send_replace(last);
+        if !flushes.is_empty() {
+            let mut state = queue.lock();
+            for Flush { session, done } in flushes {
+                let failed = match session {
+                    Some(session) => state.failed_sessions.remove(&session),
+                    None => state.fault.take(),
+                };
+                let outcome = match failed {
+                    Some(reason) => Err(StoreError::Write { path: path.to_path_buf(), reason }),
+                    None => Ok(()),
+                };
+                let _ = done.send(outcome);
+            }
+        }
+        if unchecked >= CHECKPOINT_AFTER_BYTES {
+            checkpoint(&db);
+            unchecked = 0;
+        }
+    }
+    if unchecked > 0 {
+        checkpoint(&db);
+    }
+}
+
+/// Copies what the WAL holds into the database, as far as readers allow.
+fn checkpoint(db: &Connection) {
+    if let Err(err) = db.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+        tracing::warn!("checkpointing the database failed: {err}");
+    }
+}
+
+impl Command {
+    /// Written at once, not a tick later: a flush, a rule (someone waits for
+    /// them), an urgent event, and the agent's state, which changes where a
+    /// turn starts, runs a tool or pauses.
+    pub(super) fn urgent(&self) -> bool {
+        matches!(
+            self,
+            Command::Flush(_) | Command::Agent { .. } | Command::Event { urgent: true, .. } | Command::Rule(_)
+        )
+    }
+
+    /// Roughly what it adds to the WAL, in bytes.
+    fn size(&self) -> usize {
+        match self {
+            Command::Event { line, .. } => line.len() + 64,
+            Command::Agent { state, .. } => state.len() + 64,
+            Command::Decision(record) => record.summary.len() + record.folder.len() + 128,
+            Command::Session(_) | Command::Rule(_) | Command::Outcome(_) => 256,
+            Command::Flush(_) => 0,
+        }
+    }
+
+    /// The session a write belongs to: its next flush reports a failure. (A
+    /// decision or outcome not recorded is a failure of the session's writes.)
+    fn session(&self) -> Option<String> {
+        match self {
+            Command::Event { session, .. } | Command::Agent { session, .. } => Some(session.clone()),
+            Command::Session(row) => Some(row.id.clone()),
+            Command::Decision(DecisionRecord { session_id, .. })
+            | Command::Outcome(OutcomeRecord { session_id, .. }) => Some(session_id.clone()),
+            Command::Flush(_) | Command::Rule(_) => None,
+        }
+    }
+}
+
+/// A batch's writes, its flushes (answered whether or not the writes succeed)
+/// and its rule changes (each written on its own), in the order they came.
+fn sort(batch: Vec<Command>) -> (Vec<Command>, Vec<Flush>, Vec<RuleChange>) {
+    let (mut writes, mut flushes, mut rules) = (Vec::new(), Vec::new(), Vec::new());
+    for command in batch {
+        match command {
+            Command::Flush(flush) => flushes.push(flush),
+            Command::Rule(change) => rules.push(change),
+            write => writes.push(write),
+        }
+    }
+    (writes, flushes, rules)
+}
+
+fn write_batch(db: &mut Connection, batch: Vec<Command>) -> rusqlite::Result<()> {
+    if batch.is_empty() {
+        return Ok(());
+    }
+    let tx = db.transaction()?;
+    {
+        let mut event =
+            tx.prepare_cached("INSERT OR REPLACE INTO events (session_id, seq, body) VALUES (?1, ?2, ?3)")?;
+        let mut session = tx.prepare_cached(
+            "INSERT INTO sessions (id, folder, status, yolo_override, pending_count, created_at_ms, updated_at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+             ON CONFLICT(id) DO UPDATE SET status = excluded.status, yolo_override = excluded.yolo_override,
+               pending_count = excluded.pending_count, updated_at_ms = excluded.updated_at_ms",
+        )?;
+        let mut agent = tx.prepare_cached(
+            "INSERT INTO agent_state (session_id, state) VALUES (?1, ?2)
+             ON CONFLICT(session_id) DO UPDATE SET state = excluded.state",
+        )?;
+        for command in batch {
+            match command {
+                Command::Event { session, seq, line, .. } => match std::str::from_utf8(line.trim_ascii_end()) {
+                    Ok(body) => {
+                        event.execute(params![session, seq as i64, body])?;
+                    }
+                    Err(err) => tracing::error!(session, seq, "event not saved, not UTF-8: {err}"),
+                },
+                Command::Session(row) => {
+                    let status = serde_json::to_value(row.status).ok().and_then(|v| v.as_str().map(str::to_string));
+                    session.execute(params![
+                        row.id,
+                        row.folder.display().to_string(),
+                        status.unwrap_or_else(|| "error".into()),
+                        row.yolo_override,
+                        row.pending_count as i64,
+                        row.created_at_ms as i64,
+                        row.updated_at_ms as i64,
+                    ])?;
+                }
+                Command::Agent { session, state } => {
+                    agent.execute(params![session, state])?;
+                }
+                Command::Decision(record) => audit::insert_decision(&tx, &record)?,
+                Command::Outcome(record) => audit::insert_outcome(&tx, &record)?,
+                Command::Flush(_) | Command::Rule(_) => {}
+            }
+        }
+    }
+    tx.commit()
+}
