@@ -3,23 +3,38 @@
 //! to the instruction, Tab/←→ move, Enter acts, Esc leaves the instruction.
 //! File edits (seed design 001) show their diff and add Enter Apply, a Always,
 //! d Reject and e Edit: an editor holding the proposed file, whose saved text
-//! is written instead. The card is keyed by its tool call, so a regenerated
-//! call starts fresh.
+//! is written instead. On both, 5 (or the button) opens "Always in this
+//! folder": the rule to save (a command's prefix, editable; or the tool),
+//! confirmed before it is sent. The card is keyed by its tool call, so a
+//! regenerated call starts fresh.
 
 use leptos::prelude::*;
 
+use crate::components::always_step::AlwaysStep;
 use crate::components::diff_view::DiffView;
 use crate::components::tool_call::ParameterList;
 use crate::transcript::Card;
-use crate::types::ApproveRequest;
+use crate::types::{ApproveRequest, PolicyDecision};
 
-/// The card's buttons: label and the decision they send.
-pub const BUTTONS: [(&str, &str); 3] =
-    [("Yes", "approve"), ("No", "reject"), ("Yes, for this session", "approve_session")];
+/// The card's buttons: label and the decision they send ("Always in this
+/// folder" first shows what it will save).
+pub const BUTTONS: [(&str, &str); 4] = [
+    ("Yes", "approve"),
+    ("No", "reject"),
+    ("Yes, for this session", "approve_session"),
+    ("Always in this folder", ALWAYS),
+];
 /// An edit card's buttons; the last opens the editor.
-pub const EDIT_BUTTONS: [(&str, &str); 4] =
-    [("Apply", "approve"), ("Reject", "reject"), ("Always for this session", "approve_session"), ("Edit", OPEN_EDITOR)];
+pub const EDIT_BUTTONS: [(&str, &str); 5] = [
+    ("Apply", "approve"),
+    ("Reject", "reject"),
+    ("Always for this session", "approve_session"),
+    ("Always in this folder", ALWAYS),
+    ("Edit", OPEN_EDITOR),
+];
 const OPEN_EDITOR: &str = "open_editor";
+/// Approves and saves an allow rule in the hub for the folder.
+pub const ALWAYS: &str = "approve_always";
 
 /// What the card decides on, which sets its buttons and keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +50,7 @@ pub fn buttons(kind: CardKind) -> &'static [(&'static str, &'static str)] {
     match kind {
         CardKind::Call => &BUTTONS,
         CardKind::Edit { editor: true } => &EDIT_BUTTONS,
-        CardKind::Edit { editor: false } => &EDIT_BUTTONS[..3],
+        CardKind::Edit { editor: false } => &EDIT_BUTTONS[..4],
     }
 }
 
@@ -45,6 +60,8 @@ pub enum CardAction {
     /// Move the ❯ to this place (the place after the buttons focuses the instruction).
     Select(usize),
     OpenEditor,
+    /// Show the rule "Always in this folder" would save, to confirm or change.
+    OpenAlways,
 }
 
 /// What a key does while the buttons have the focus (the input handles its own keys).
@@ -58,6 +75,7 @@ pub fn card_key(key: &str, shift: bool, selected: usize, kind: CardKind) -> Opti
     Some(match key {
         "1" | "2" | "3" => CardAction::Decide(buttons[key.parse::<usize>().ok()? - 1].1),
         "4" => CardAction::Select(input),
+        "5" => CardAction::OpenAlways,
         "a" if edit_card => CardAction::Decide("approve_session"),
         "d" if edit_card => CardAction::Decide("reject"),
         "e" if kind == (CardKind::Edit { editor: true }) => CardAction::OpenEditor,
@@ -67,6 +85,7 @@ pub fn card_key(key: &str, shift: bool, selected: usize, kind: CardKind) -> Opti
         "Tab" => CardAction::Select(next),
         "Enter" => match buttons.get(selected) {
             Some((_, OPEN_EDITOR)) => CardAction::OpenEditor,
+            Some((_, ALWAYS)) => CardAction::OpenAlways,
             Some((_, decision)) => CardAction::Decide(decision),
             None => CardAction::Select(input),
         },
@@ -104,6 +123,24 @@ pub fn request(tool_id: &str, decision: &str, instruction: &str) -> Option<Appro
     })
 }
 
+/// "Always in this folder": the call is approved and an allow rule saved; for
+/// a shell command the rule covers `prefix` (`None` for other tools, whose
+/// rule covers the tool). `None` when a command's prefix is blank.
+pub fn always_request(tool_id: &str, prefix: Option<&str>) -> Option<ApproveRequest> {
+    let prefix = match prefix.map(str::trim) {
+        Some("") => return None,
+        prefix => prefix.map(str::to_string),
+    };
+    Some(ApproveRequest {
+        tool_id: tool_id.to_string(),
+        decision: ALWAYS.to_string(),
+        command_prefix: prefix,
+        edit_instruction: None,
+        modified_content: None,
+        stream: None,
+    })
+}
+
 #[component]
 pub fn ApprovalCard(
     card: Card,
@@ -125,6 +162,11 @@ pub fn ApprovalCard(
     let content = RwSignal::new(proposed.get_value());
     let editor_ref = NodeRef::<leptos::html::Textarea>::new();
     let card_ref = NodeRef::<leptos::html::Section>::new();
+    let scoping = RwSignal::new(false);
+    let asks_by_rule = card.call.policy.as_ref().filter(|note| note.decision == PolicyDecision::AskUser).map(|note| {
+        let reason = note.message.as_deref().map(|message| format!(": {message}")).unwrap_or_default();
+        format!("A rule makes this call ask · {}{reason}", note.source)
+    });
 
     let send = move |decision: &str| {
         if busy.get_untracked() {
@@ -161,6 +203,20 @@ pub fn ApprovalCard(
             let _ = section.focus();
         }
     };
+    let open_always = move || scoping.set(true);
+    let close_always = Callback::new(move |()| {
+        scoping.set(false);
+        if let Some(section) = card_ref.get_untracked() {
+            let _ = section.focus();
+        }
+    });
+    let save_always = Callback::new(move |prefix: Option<String>| {
+        if !busy.get_untracked() {
+            if let Some(request) = always_request(&tool_id.get_value(), prefix.as_deref()) {
+                on_decide.run(request);
+            }
+        }
+    });
 
     // The keys work at once, unless the user is typing something elsewhere.
     Effect::new(move |_| {
@@ -184,6 +240,7 @@ pub fn ApprovalCard(
         let handle = window_event_listener(leptos::ev::keydown, move |event| {
             if busy.get_untracked()
                 || editing.get_untracked()
+                || scoping.get_untracked()
                 || event.ctrl_key()
                 || event.meta_key()
                 || event.alt_key()
@@ -195,6 +252,7 @@ pub fn ApprovalCard(
                 Some(CardAction::Decide(decision)) => send(decision),
                 Some(CardAction::Select(place)) => select(place),
                 Some(CardAction::OpenEditor) => open_editor(),
+                Some(CardAction::OpenAlways) => open_always(),
                 None => return,
             }
             event.prevent_default();
@@ -235,10 +293,12 @@ pub fn ApprovalCard(
     let hint = move || match (selected.get() == input_place, kind) {
         (true, _) => "Enter Submit • Esc Cancel",
         (false, CardKind::Edit { editor: true }) => {
-            "Enter Apply • a Always • d Reject • e Edit • 4 Instruct • Tab/←→ Navigate"
+            "Enter Apply • a Always • d Reject • e Edit • 4 Instruct • Tab/←→ Navigate • 5 Always in this folder"
         }
-        (false, CardKind::Edit { editor: false }) => "Enter Apply • a Always • d Reject • 4 Instruct • Tab/←→ Navigate",
-        (false, CardKind::Call) => "1/2/3 Quick Select • 4 Edit • Tab/←→ Navigate",
+        (false, CardKind::Edit { editor: false }) => {
+            "Enter Apply • a Always • d Reject • 4 Instruct • Tab/←→ Navigate • 5 Always in this folder"
+        }
+        (false, CardKind::Call) => "1/2/3 Quick Select • 4 Edit • Tab/←→ Navigate • 5 Always in this folder",
     };
     let parameters = match &diff {
         // The diff says what the content arguments say; the path is in its header.
@@ -246,6 +306,8 @@ pub fn ApprovalCard(
         None => Some(card.call.parameters.clone()),
     };
     let path = diff.as_ref().map(|diff| diff.path.clone()).unwrap_or_default();
+    let is_edit = diff.is_some();
+    let call = card.call.clone();
 
     view! {
         <section
@@ -267,6 +329,14 @@ pub fn ApprovalCard(
                     {format!("{}/{}", card.position, card.total)}
                 </span>
             </header>
+            {asks_by_rule
+                .map(|text| {
+                    view! {
+                        <p data-testid="card-policy" class="mb-2 text-xs text-amber-800 dark:text-amber-300">
+                            {text}
+                        </p>
+                    }
+                })}
             {parameters.map(|parameters| view! { <ParameterList parameters /> })}
             {diff.map(|diff| view! { <div class:hidden=move || editing.get()><DiffView diff /></div> })}
             <div class="flex flex-col gap-2" class:hidden=move || !editing.get()>
@@ -304,12 +374,21 @@ pub fn ApprovalCard(
                     <span class="text-xs text-slate-500">"Ctrl+Enter Save • Esc Back"</span>
                 </div>
             </div>
-            <div class="mt-4 flex flex-wrap items-center gap-1 text-sm" class:hidden=move || editing.get() role="group" aria-label="Decision">
+            <div
+                class="mt-4 flex flex-wrap items-center gap-1 text-sm"
+                class:hidden=move || editing.get() || scoping.get()
+                role="group"
+                aria-label="Decision"
+            >
                 {buttons
                     .iter()
                     .enumerate()
                     .map(|(place, (label, decision))| {
-                        let act = move || if *decision == OPEN_EDITOR { open_editor() } else { send(decision) };
+                        let act = move || match *decision {
+                            OPEN_EDITOR => open_editor(),
+                            ALWAYS => open_always(),
+                            decision => send(decision),
+                        };
                         view! {
                             <button
                                 type="button"
@@ -325,7 +404,8 @@ pub fn ApprovalCard(
                     })
                     .collect_view()}
             </div>
-            <div class="mt-3 flex items-center gap-2 text-sm" class:hidden=move || editing.get()>
+            <AlwaysStep call open=scoping.into() busy edit=is_edit on_save=save_always on_back=close_always />
+            <div class="mt-3 flex items-center gap-2 text-sm" class:hidden=move || editing.get() || scoping.get()>
                 <span class="inline-block w-3 text-amber-600">{move || if selected.get() == input_place { "❯" } else { "│" }}</span>
                 <input
                     type="text"
@@ -340,18 +420,27 @@ pub fn ApprovalCard(
                     class="min-w-0 flex-1 rounded-md border border-slate-300 bg-white px-2 py-1.5 focus:border-amber-500 focus:outline-none focus:ring-2 focus:ring-amber-500/30 dark:border-slate-700 dark:bg-slate-950"
                 />
             </div>
-            <p data-testid="card-hint" class="mt-3 text-xs text-slate-500" class:hidden=move || editing.get()>
+            <p
+                data-testid="card-hint"
+                class="mt-3 text-xs text-slate-500"
+                class:hidden=move || editing.get() || scoping.get()
+            >
                 {hint}
             </p>
         </section>
     }
 }
 
-/// Keys typed into another text field (the prompt box) are not card keys.
+/// Keys typed into another text field (the prompt box), or pressed in a part
+/// of the page with keys of its own (`data-own-keys`: the Rules panel), are
+/// not card keys.
 #[cfg(feature = "hydrate")]
 fn typing_elsewhere(event: &leptos::ev::KeyboardEvent) -> bool {
     use wasm_bindgen::JsCast;
-    event.target().and_then(|target| target.dyn_into::<web_sys::HtmlElement>().ok()).is_some_and(|e| is_text_field(&e))
+    event
+        .target()
+        .and_then(|target| target.dyn_into::<web_sys::HtmlElement>().ok())
+        .is_some_and(|e| is_text_field(&e) || e.closest("[data-own-keys]").ok().flatten().is_some())
 }
 
 #[cfg(feature = "hydrate")]
@@ -389,14 +478,16 @@ mod tests {
         assert_eq!(card_key("2", false, 0, CardKind::Call), Some(CardAction::Decide("reject")));
         assert_eq!(card_key("3", false, 0, CardKind::Call), Some(CardAction::Decide("approve_session")));
         assert_eq!(card_key("4", false, 0, CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
-        assert_eq!(card_key("5", false, 0, CardKind::Call), None);
+        assert_eq!(card_key("5", false, 0, CardKind::Call), Some(CardAction::OpenAlways), "shows the rule first");
+        assert_eq!(card_key("6", false, 0, CardKind::Call), None);
         assert_eq!(card_key("a", false, 0, CardKind::Call), None);
     }
 
     #[test]
     fn tab_and_arrows_cycle_through_buttons_and_input() {
         assert_eq!(card_key("ArrowRight", false, 0, CardKind::Call), Some(CardAction::Select(1)));
-        assert_eq!(card_key("Tab", false, 2, CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
+        assert_eq!(card_key("Tab", false, 2, CardKind::Call), Some(CardAction::Select(3)), "to Always in this folder");
+        assert_eq!(card_key("Tab", false, 3, CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
         assert_eq!(card_key("ArrowRight", false, BUTTONS.len(), CardKind::Call), Some(CardAction::Select(0)));
         assert_eq!(card_key("ArrowLeft", false, 0, CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
         assert_eq!(card_key("Tab", true, 1, CardKind::Call), Some(CardAction::Select(0)));
@@ -406,6 +497,25 @@ mod tests {
     fn enter_acts_on_the_selected_button() {
         assert_eq!(card_key("Enter", false, 1, CardKind::Call), Some(CardAction::Decide("reject")));
         assert_eq!(card_key("Enter", false, 2, CardKind::Call), Some(CardAction::Decide("approve_session")));
+        assert_eq!(card_key("Enter", false, 3, CardKind::Call), Some(CardAction::OpenAlways));
+        assert_eq!(card_key("Enter", false, BUTTONS.len(), CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
+    }
+
+    #[test]
+    fn always_in_this_folder_sends_the_prefix_or_covers_the_tool() {
+        let command = always_request("t", Some("  git status ")).unwrap();
+        assert_eq!(
+            (command.decision.as_str(), command.command_prefix.as_deref()),
+            ("approve_always", Some("git status"))
+        );
+        let file = always_request("t", None).unwrap();
+        assert_eq!((file.decision.as_str(), file.command_prefix), ("approve_always", None));
+        assert_eq!(always_request("t", Some(" ")), None, "a blank prefix would allow every command");
+        let json = serde_json::to_value(&command).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"toolId": "t", "decision": "approve_always", "commandPrefix": "git status"})
+        );
     }
 
     #[test]
@@ -422,10 +532,11 @@ mod tests {
     #[test]
     fn an_edit_card_without_the_editor_has_no_edit_button_or_key() {
         let kind = CardKind::Edit { editor: false };
-        assert_eq!(buttons(kind).len(), 3);
+        assert_eq!(buttons(kind).len(), 4);
         assert_eq!(card_key("e", false, 0, kind), None);
         assert_eq!(card_key("a", false, 0, kind), Some(CardAction::Decide("approve_session")));
-        assert_eq!(card_key("Tab", false, 2, kind), Some(CardAction::Select(3)), "past Always to the instruction");
+        assert_eq!(card_key("5", false, 0, kind), Some(CardAction::OpenAlways));
+        assert_eq!(card_key("Tab", false, 3, kind), Some(CardAction::Select(4)), "past Always to the instruction");
     }
 
     #[test]
@@ -434,10 +545,12 @@ mod tests {
         assert_eq!(card_key("a", false, 0, EDIT), Some(CardAction::Decide("approve_session")));
         assert_eq!(card_key("d", false, 0, EDIT), Some(CardAction::Decide("reject")));
         assert_eq!(card_key("e", false, 0, EDIT), Some(CardAction::OpenEditor));
-        assert_eq!(card_key("Enter", false, 3, EDIT), Some(CardAction::OpenEditor), "the Edit button");
+        assert_eq!(card_key("Enter", false, 3, EDIT), Some(CardAction::OpenAlways), "Always in this folder");
+        assert_eq!(card_key("Enter", false, 4, EDIT), Some(CardAction::OpenEditor), "the Edit button");
         assert_eq!(card_key("1", false, 0, EDIT), Some(CardAction::Decide("approve")), "numbers still work");
         assert_eq!(card_key("4", false, 0, EDIT), Some(CardAction::Select(EDIT_BUTTONS.len())));
-        assert_eq!(card_key("Tab", false, 3, EDIT), Some(CardAction::Select(4)), "past Edit to the instruction");
+        assert_eq!(card_key("5", false, 0, EDIT), Some(CardAction::OpenAlways));
+        assert_eq!(card_key("Tab", false, 4, EDIT), Some(CardAction::Select(5)), "past Edit to the instruction");
         for key in ["a", "d", "e"] {
             assert_eq!(card_key(key, false, 0, CardKind::Call), None, "{key} is only an edit card's key");
         }

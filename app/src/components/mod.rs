@@ -1,3 +1,4 @@
+pub mod always_step;
 pub mod approval_card;
 pub mod chat;
 pub mod diff_view;
