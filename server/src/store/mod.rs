@@ -1,13 +1,15 @@
 //! The hub's SQLite database: sessions, every event with its seq, the
 //! built-in agent's state (conversation, pending approvals), the rules saved
-//! in the hub ([`rules`]) and the audit trail of decisions ([`audit`]). WAL mode.
+//! in the hub ([`SavedRule`]) and the append-only audit trail of decisions
+//! ([`DecisionRecord`], [`OutcomeRecord`]). WAL mode.
 //!
 //! Writes go to one writer thread. While the hub is busy the writer commits
-//! streamed events every few milliseconds, so thousands of deltas cost few
-//! commits; a flush or an agent state is committed at once. Senders wake the
-//! writer only for those or after a quiet spell put it to sleep: a thread's
-//! wake-up costs tens of microseconds on a VM, and a turn sends several
-//! commands at its start.
+//! streamed events and audit rows every few milliseconds, so thousands of
+//! deltas cost few commits; a flush, an agent state or a rule change is
+//! committed at once (a rule change in a transaction of its own, answered after
+//! its commit: see [`Store::save_rule`]). Senders wake the writer only for
+//! those or after a quiet spell put it to sleep: a thread's wake-up costs tens
+//! of microseconds on a VM, and a turn sends several commands at its start.
 //! [`Store::flush`] waits until everything sent before it is on disk: the agent
 //! calls it before a pause or the end of a turn is announced.
 
