@@ -17,6 +17,7 @@ use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
 
+use crate::components::decisions::DecisionsPage;
 use crate::components::hub_page::HubPage;
 
 /// The HTML document around the app (server side only).
@@ -52,6 +53,7 @@ pub fn App() -> impl IntoView {
                 }
             }>
                 <Route path=path!("/") view=HubPage />
+                <Route path=path!("/decisions") view=DecisionsPage />
             </Routes>
         </Router>
     }

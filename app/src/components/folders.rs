@@ -5,6 +5,7 @@ use leptos::task::spawn_local;
 
 use crate::client;
 use crate::components::chat::ChatPanel;
+use crate::components::folder_tools::{FolderTools, ToolButtons, ToolPanel};
 use crate::components::hub_page::{folder_href, HubState};
 use crate::components::inbox::Inbox;
 use crate::types::{ChatConfig, SessionStatus, SessionSummary};
@@ -137,19 +138,23 @@ pub fn FolderPanel() -> impl IntoView {
             </section>
         }
         .into_any(),
-        Some((folder_path, session_id)) => view! {
-            <section class="mx-auto flex w-full max-w-4xl flex-col gap-4" data-testid="folder-panel">
-                <FolderHeading folder_path=folder_path.clone() session_id=session_id.clone() />
-                <ChatPanel folder_path session_id />
-            </section>
+        Some((folder_path, session_id)) => {
+            let tools = FolderTools::new();
+            view! {
+                <section class="mx-auto flex w-full max-w-4xl flex-col gap-4" data-testid="folder-panel">
+                    <FolderHeading folder_path=folder_path.clone() session_id=session_id.clone() tools />
+                    <ToolPanel tools folder_path=folder_path.clone() session_id=session_id.clone() />
+                    <ChatPanel folder_path session_id />
+                </section>
+            }
+            .into_any()
         }
-        .into_any(),
     }
     }
 }
 
 #[component]
-fn FolderHeading(folder_path: String, session_id: String) -> impl IntoView {
+fn FolderHeading(folder_path: String, session_id: String, tools: FolderTools) -> impl IntoView {
     let state = expect_context::<HubState>();
     let status = {
         let folder_path = folder_path.clone();
@@ -182,6 +187,8 @@ fn FolderHeading(folder_path: String, session_id: String) -> impl IntoView {
                     {folder_name(&folder_path)}
                 </h1>
                 {move || status().map(|status| view! { <StatusBadge status /> })}
+                <span class="flex-1"></span>
+                <ToolButtons tools />
             </div>
             <p data-testid="yolo-note" class="text-sm text-slate-600 dark:text-slate-400">{yolo_note}</p>
         </div>

@@ -148,7 +148,7 @@ pub fn HubPage() -> impl IntoView {
 }
 
 /// Lets tests (and curious users) tell a live page from server-rendered HTML.
-fn mark_hydrated() {
+pub fn mark_hydrated() {
     #[cfg(feature = "hydrate")]
     if let Some(root) = document().document_element() {
         let _ = root.set_attribute("data-hydrated", "true");

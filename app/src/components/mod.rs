@@ -1,11 +1,14 @@
 pub mod always_step;
 pub mod approval_card;
 pub mod chat;
+pub mod decisions;
 pub mod diff_view;
+pub mod folder_tools;
 pub mod folders;
 pub mod header;
 pub mod hub_page;
 pub mod inbox;
 pub mod question_card;
+pub mod rules_panel;
 pub mod tool_call;
 pub mod updates;

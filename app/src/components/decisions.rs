@@ -1,0 +1,344 @@
+//! The audit trail as a table: every decision on every call, newest first,
+//! with who made it and how the call ended. Per folder (from the chat's
+//! header) or across folders (`/decisions`), filtered by session, with the
+//! same rows as a CSV download.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
+
+use crate::client::policy::{audit_url, AuditFilter};
+use crate::client::{self};
+use crate::components::folders::folder_name;
+use crate::components::hub_page::{mark_hydrated, Alert, HubState};
+use crate::components::updates;
+use crate::policy::{
+    audit_decision_label, decided_by_label, decision_tone, outcome_label, outcome_tone, short_id, time_label, Tone,
+};
+use crate::types::{AuditEntry, HubUpdate};
+
+/// Rows drawn at first, and how many more each "show more" adds.
+const FIRST_ROWS: usize = 200;
+
+/// Sessions in the order they last decided something, most recent first.
+pub fn sessions_of(entries: &[AuditEntry]) -> Vec<(String, String)> {
+    let mut sessions: Vec<(String, String)> = Vec::new();
+    for entry in entries.iter().rev() {
+        if !sessions.iter().any(|(id, _)| *id == entry.session_id) {
+            sessions.push((entry.session_id.clone(), entry.folder_path.clone()));
+        }
+    }
+    sessions
+}
+
+/// The rows to show: the session's (or all), newest first.
+pub fn newest_first(entries: &[AuditEntry], session: Option<&str>) -> Vec<AuditEntry> {
+    entries.iter().rev().filter(|entry| session.is_none_or(|session| entry.session_id == session)).cloned().collect()
+}
+
+#[component]
+pub fn DecisionsView(
+    /// One folder's decisions; `None`: every folder's (with a Folder column).
+    folder_path: Option<String>,
+    /// Shown in a folder's panel: closes it.
+    #[prop(optional)]
+    on_close: Option<Callback<()>>,
+    /// Refetch when this changes (the hub reported something new).
+    #[prop(optional, into)]
+    changes: Option<Signal<u64>>,
+) -> impl IntoView {
+    let across = folder_path.is_none();
+    let folder = StoredValue::new(folder_path);
+    let session = RwSignal::new(None::<String>);
+    let shown = RwSignal::new(FIRST_ROWS);
+    let hub = use_context::<HubState>();
+    let entries = LocalResource::new(move || {
+        if let Some(hub) = hub {
+            hub.projects.track();
+        }
+        if let Some(changes) = changes {
+            changes.track();
+        }
+        let filter = AuditFilter { folder_path: folder.get_value(), session_id: None };
+        async move { client::policy::audit(&filter).await }
+    });
+    let csv = move || {
+        let filter = AuditFilter { folder_path: folder.get_value(), session_id: session.get() };
+        audit_url(&filter, true)
+    };
+    let loaded = move || entries.get().and_then(Result::ok).unwrap_or_default();
+    let sessions = Memo::new(move |_| sessions_of(&loaded()));
+    let rows = Memo::new(move |_| newest_first(&loaded(), session.get().as_deref()));
+    let hidden = move || rows.with(|rows| rows.len().saturating_sub(shown.get()));
+
+    let view_ref = NodeRef::<leptos::html::Section>::new();
+    if on_close.is_some() {
+        Effect::new(move |_| {
+            if let Some(section) = view_ref.get() {
+                let _ = section.focus();
+            }
+        });
+    }
+    let on_key = move |event: leptos::ev::KeyboardEvent| {
+        if let (Some(close), "Escape") = (on_close, event.key().as_str()) {
+            event.prevent_default();
+            close.run(());
+        }
+    };
+    let select_session = move |event: leptos::ev::Event| {
+        let value = event_target_value(&event);
+        session.set((!value.is_empty()).then_some(value));
+        shown.set(FIRST_ROWS);
+    };
+
+    view! {
+        <section
+            id="decisions-view"
+            data-testid="decisions-view"
+            data-own-keys
+            node_ref=view_ref
+            tabindex="-1"
+            aria-labelledby="decisions-title"
+            on:keydown=on_key
+            class="flex flex-col gap-3 rounded-xl border border-slate-200 bg-white p-4 text-sm shadow-sm focus:outline-none focus-visible:ring-2 focus-visible:ring-sky-500 dark:border-slate-800 dark:bg-slate-900"
+        >
+            <header class="flex flex-wrap items-center gap-3">
+                <h2 id="decisions-title" class="text-base font-semibold">
+                    {if across { "Decisions in every folder" } else { "Decisions" }}
+                </h2>
+                <label for="decisions-session" class="text-xs text-slate-500 dark:text-slate-400">
+                    "Session"
+                </label>
+                <select
+                    id="decisions-session"
+                    data-testid="decisions-session"
+                    on:change=select_session
+                    class="rounded-md border border-slate-300 bg-white px-2 py-1 font-mono text-xs dark:border-slate-700 dark:bg-slate-950"
+                >
+                    <option value="" selected=move || session.with(Option::is_none)>
+                        "All sessions"
+                    </option>
+                    <For each=move || sessions.get() key=|(id, _)| id.clone() let:((id, folder_path))>
+                        {
+                            let label = if across {
+                                format!("{} · {}", short_id(&id), folder_name(&folder_path))
+                            } else {
+                                short_id(&id).to_string()
+                            };
+                            let selected = {
+                                let id = id.clone();
+                                move || session.with(|session| session.as_deref() == Some(id.as_str()))
+                            };
+                            view! {
+                                <option value=id selected=selected>
+                                    {label}
+                                </option>
+                            }
+                        }
+                    </For>
+                </select>
+                <span class="flex-1"></span>
+                <button
+                    type="button"
+                    data-testid="decisions-refresh"
+                    on:click=move |_| entries.refetch()
+                    class="rounded-md px-2 py-1 text-sky-700 hover:bg-sky-50 dark:text-sky-400 dark:hover:bg-slate-800"
+                >
+                    "Refresh"
+                </button>
+                <a
+                    href=csv
+                    download="agent-hub-decisions.csv"
+                    data-testid="decisions-csv"
+                    class="rounded-md px-2 py-1 text-sky-700 hover:bg-sky-50 hover:underline dark:text-sky-400 dark:hover:bg-slate-800"
+                >
+                    "Download CSV"
+                </a>
+                {on_close
+                    .map(|close| {
+                        view! {
+                            <button
+                                type="button"
+                                data-testid="decisions-close"
+                                on:click=move |_| close.run(())
+                                class="rounded-md border border-slate-300 px-2 py-0.5 text-xs font-medium text-slate-700 hover:bg-slate-100 dark:border-slate-700 dark:text-slate-300 dark:hover:bg-slate-800"
+                            >
+                                "Close"
+                            </button>
+                        }
+                    })}
+            </header>
+            {move || match entries.get() {
+                None => view! { <p role="status" class="text-slate-500">"Loading the decisions…"</p> }.into_any(),
+                Some(Err(error)) => view! { <Alert message=error.message testid="decisions-error" /> }.into_any(),
+                Some(Ok(_)) if rows.with(Vec::is_empty) => {
+                    view! { <p class="text-slate-500">"No decisions recorded yet."</p> }.into_any()
+                }
+                Some(Ok(_)) => view! { <AuditTable rows across shown /> }.into_any(),
+            }}
+            <Show when=move || { hidden() > 0 }>
+                <button
+                    type="button"
+                    data-testid="decisions-more"
+                    class="self-center rounded-md px-3 py-1 text-sky-700 hover:bg-sky-50 dark:text-sky-400 dark:hover:bg-slate-800"
+                    on:click=move |_| shown.update(|shown| *shown += FIRST_ROWS)
+                >
+                    {move || format!("Show older ({} more)", hidden())}
+                </button>
+            </Show>
+        </section>
+    }
+}
+
+fn tone_class(tone: Tone) -> &'static str {
+    match tone {
+        Tone::Go => "bg-emerald-100 text-emerald-800 dark:bg-emerald-900 dark:text-emerald-200",
+        Tone::Stop => "bg-red-100 text-red-800 dark:bg-red-900 dark:text-red-200",
+        Tone::Neutral => "bg-slate-100 text-slate-700 dark:bg-slate-800 dark:text-slate-300",
+    }
+}
+
+#[component]
+fn AuditTable(rows: Memo<Vec<AuditEntry>>, across: bool, shown: RwSignal<usize>) -> impl IntoView {
+    let th = "px-2 py-1.5 text-xs font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400";
+    view! {
+        <div class="overflow-x-auto">
+            <table data-testid="decisions-table" class="w-full border-collapse text-left text-sm">
+                <caption class="sr-only">"Decisions on tool calls, newest first"</caption>
+                <thead>
+                    <tr>
+                        <th scope="col" class=th>"Time"</th>
+                        {across.then(|| view! { <th scope="col" class=th>"Folder"</th> })}
+                        <th scope="col" class=th>"Session"</th>
+                        <th scope="col" class=th>"Tool"</th>
+                        <th scope="col" class=th>"Call"</th>
+                        <th scope="col" class=th>"Decision"</th>
+                        <th scope="col" class=th>"Decided by"</th>
+                        <th scope="col" class=th>"Rule"</th>
+                        <th scope="col" class=th>"Outcome"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    <For
+                        each=move || rows.with(|rows| rows.iter().take(shown.get()).cloned().collect::<Vec<_>>())
+                        key=|entry| (entry.id, entry.outcome.clone())
+                        let:entry
+                    >
+                        <AuditRow entry across />
+                    </For>
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
+#[component]
+fn AuditRow(entry: AuditEntry, across: bool) -> impl IntoView {
+    let td = "px-2 py-1.5 align-top";
+    let decision_class = format!("rounded-full px-2 py-0.5 text-xs {}", tone_class(decision_tone(&entry.decision)));
+    let outcome = entry.outcome.as_deref();
+    let outcome_class = format!("rounded-full px-2 py-0.5 text-xs {}", tone_class(outcome_tone(outcome)));
+    let outcome_text = outcome_label(outcome);
+    let decided_by = decided_by_label(&entry.decided_by);
+    view! {
+        <tr
+            data-testid="audit-row"
+            data-tool-id=entry.tool_id.clone()
+            data-decision=entry.decision.clone()
+            class="border-t border-slate-200 dark:border-slate-800"
+        >
+            <td class=format!("{td} whitespace-nowrap text-slate-600 dark:text-slate-400")>{time_label(entry.at)}</td>
+            {across
+                .then(|| {
+                    view! {
+                        <td class=format!("{td} font-mono") title=entry.folder_path.clone()>
+                            {folder_name(&entry.folder_path)}
+                        </td>
+                    }
+                })}
+            <td class=format!("{td} font-mono") title=entry.session_id.clone()>{short_id(&entry.session_id).to_string()}</td>
+            <td class=format!("{td} font-mono")>{entry.tool_name.clone()}</td>
+            <td class=format!("{td} max-w-xs truncate font-mono") title=entry.summary.clone()>{entry.summary.clone()}</td>
+            <td class=td><span class=decision_class>{audit_decision_label(&entry.decision)}</span></td>
+            <td class=format!("{td} whitespace-nowrap")>{decided_by}</td>
+            <td class=format!("{td} max-w-[14rem] break-words text-xs text-slate-600 dark:text-slate-400")>
+                {entry.rule.clone().unwrap_or_else(|| "—".to_string())}
+            </td>
+            <td class=td><span class=outcome_class>{outcome_text}</span></td>
+        </tr>
+    }
+}
+
+/// `/decisions`: every folder's decisions (or one folder's, `?folder=`).
+#[component]
+pub fn DecisionsPage() -> impl IntoView {
+    let query = use_query_map();
+    let folder = query.read_untracked().get("folder").filter(|folder| !folder.is_empty());
+    let changes = RwSignal::new(0u64);
+    Effect::new(move |_| {
+        mark_hydrated();
+        // New decisions come with session changes: refetch on each.
+        updates::subscribe(
+            move |update| {
+                if matches!(update, HubUpdate::Projects) {
+                    changes.update(|n| *n += 1);
+                }
+            },
+            move || changes.update(|n| *n += 1),
+        );
+    });
+    let subtitle = folder.clone().unwrap_or_else(|| "every folder".to_string());
+    view! {
+        <Title text="Decisions · Agent Hub" />
+        <div class="flex min-h-screen flex-col">
+            <header class="flex items-center gap-4 border-b border-slate-200 bg-white px-6 py-3 dark:border-slate-800 dark:bg-slate-900">
+                <a href="/" class="text-lg font-semibold tracking-tight">"Agent Hub"</a>
+                <span class="min-w-0 flex-1 truncate font-mono text-sm text-slate-500 dark:text-slate-400" title=subtitle.clone()>
+                    {format!("Decisions · {subtitle}")}
+                </span>
+                <a href="/" class="text-sm text-sky-700 hover:underline dark:text-sky-400">"Back to the folders"</a>
+            </header>
+            <main class="mx-auto flex w-full max-w-6xl flex-col gap-4 p-6">
+                <DecisionsView folder_path=folder changes=changes />
+            </main>
+        </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(id: u64, session: &str, folder: &str) -> AuditEntry {
+        AuditEntry {
+            id,
+            at: id * 1000,
+            folder_path: folder.into(),
+            session_id: session.into(),
+            tool_id: format!("t{id}"),
+            tool_name: "run_shell_command".into(),
+            summary: "ls".into(),
+            decision: "approved".into(),
+            decided_by: "user".into(),
+            rule: None,
+            outcome: Some("ran".into()),
+            outcome_at: None,
+        }
+    }
+
+    #[test]
+    fn rows_are_newest_first_and_filtered_by_session() {
+        let entries = [entry(1, "a", "/p"), entry(2, "b", "/q"), entry(3, "a", "/p")];
+        let ids = |rows: Vec<AuditEntry>| rows.iter().map(|row| row.id).collect::<Vec<_>>();
+        assert_eq!(ids(newest_first(&entries, None)), [3, 2, 1]);
+        assert_eq!(ids(newest_first(&entries, Some("a"))), [3, 1]);
+        assert!(newest_first(&entries, Some("gone")).is_empty());
+    }
+
+    #[test]
+    fn sessions_are_listed_once_most_recent_first() {
+        let entries = [entry(1, "a", "/p"), entry(2, "b", "/q"), entry(3, "a", "/p")];
+        assert_eq!(sessions_of(&entries), [("a".to_string(), "/p".to_string()), ("b".to_string(), "/q".to_string())]);
+        assert!(sessions_of(&[]).is_empty());
+    }
+}
