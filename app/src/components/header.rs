@@ -2,8 +2,17 @@
 
 use leptos::prelude::*;
 
+use crate::client;
 use crate::components::hub_page::HubState;
 use crate::types::YoloSource;
+
+/// What still asks in YOLO, for the switch's tooltip and its description.
+const GUARD_RAILS_HELP: &str = "Even with YOLO on, the built-in guard rails keep these calls asking: \
+sudo, su and doas; recursive deletes of /, ~ or ..; force pushes; piping a download into a shell; \
+writes to shell startup files and ~/.ssh. Any ask_user rule still asks and any deny rule still blocks. \
+The folder's Rules panel lists them.";
+const NO_GUARD_RAILS_HELP: &str = "The folder's policy files override the built-in guard rails: \
+with YOLO on, only ask_user rules still ask and deny rules still block. The folder's Rules panel lists them.";
 
 #[component]
 pub fn Header() -> impl IntoView {
@@ -19,6 +28,14 @@ pub fn Header() -> impl IntoView {
             >
                 {move || folder().unwrap_or_else(|| "No folder open".to_string())}
             </span>
+            <a
+                href="/decisions"
+                data-testid="all-decisions-link"
+                title="Every decision on every folder's tool calls: who allowed what"
+                class="text-sm text-sky-700 hover:underline dark:text-sky-400"
+            >
+                "All decisions"
+            </a>
             <YoloSwitch />
         </header>
     }
@@ -39,6 +56,24 @@ fn YoloSwitch() -> impl IntoView {
         })
     };
     let note = move || config.with(|config| config.as_ref().and_then(|config| config.note.clone()).unwrap_or_default());
+    // With YOLO on, whether the guard rails are among the folder's rules (they
+    // are, unless policy files override them all); assumed on until known.
+    let guard_rails = LocalResource::new(move || {
+        let folder = config.with(|config| config.as_ref().filter(|c| c.yolo_mode).map(|c| c.folder_path.clone()));
+        async move {
+            match folder {
+                Some(folder) => client::policy::rules(&folder).await.ok().map(|rules| rules.guard_rails),
+                None => None,
+            }
+        }
+    });
+    let rails = move || guard_rails.get().flatten().unwrap_or(true);
+    let rails_text = move || if rails() { " · guard rails on" } else { " · no guard rails" };
+    let rails_help = move || match (on(), rails()) {
+        (false, _) => "",
+        (true, true) => GUARD_RAILS_HELP,
+        (true, false) => NO_GUARD_RAILS_HELP,
+    };
     let track = move || {
         if on() {
             "relative inline-flex h-6 w-11 shrink-0 items-center rounded-full bg-amber-500 transition-colors disabled:cursor-not-allowed disabled:opacity-50"
@@ -56,7 +91,19 @@ fn YoloSwitch() -> impl IntoView {
     view! {
         <div class="flex items-center gap-3 text-sm" title=note>
             <span class="flex flex-col items-end leading-tight">
-                <span class="font-medium">"YOLO"</span>
+                <span class="font-medium">
+                    "YOLO"
+                    <Show when=on>
+                        <span
+                            data-testid="yolo-guard-rails"
+                            class="cursor-help font-normal text-amber-700 underline decoration-dotted underline-offset-2 dark:text-amber-400"
+                            title=rails_help
+                        >
+                            {rails_text}
+                        </span>
+                    </Show>
+                </span>
+                <span id="yolo-guard-rails-help" class="sr-only">{rails_help}</span>
                 <span data-testid="yolo-source" class="text-xs text-slate-500 dark:text-slate-400">
                     {source}
                 </span>
@@ -65,6 +112,7 @@ fn YoloSwitch() -> impl IntoView {
                 type="button"
                 role="switch"
                 aria-label="YOLO mode: run tool calls without asking"
+                aria-describedby="yolo-guard-rails-help"
                 data-testid="yolo-switch"
                 aria-checked=move || on().to_string()
                 disabled=move || locked() || config.with(Option::is_none)
