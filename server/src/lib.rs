@@ -10,6 +10,7 @@ pub mod error;
 pub mod folder;
 pub mod gates;
 pub mod hub;
+pub mod policy;
 pub mod registry;
 pub mod settings;
 pub mod shutdown;

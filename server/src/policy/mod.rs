@@ -1,0 +1,55 @@
+//! Gemini CLI's policy engine, honoured by the hub (issue 15): the same
+//! `.gemini/policies/*.toml` files (workspace, user, admin tiers) with the same
+//! meaning, plus the hub's built-in guard rails and the rules saved from cards.
+//!
+//! Reference: Gemini CLI 0.61 (`packages/core/src/policy/`). Where the hub differs
+//! on purpose, the place says so: a bad rule costs only itself (not its file); at
+//! equal priority the stricter decision wins; a shell command is allowed only when
+//! every simple command in it is.
+//!
+//! Pure: no files, no clock, no locks.
+
+mod args;
+mod evaluate;
+mod prefix;
+mod rule;
+mod shell;
+mod toml_file;
+
+#[cfg(test)]
+mod tests_eval;
+#[cfg(test)]
+mod tests_shell;
+
+pub use args::stable_stringify;
+pub use evaluate::{PolicySet, ToolCall, Verdict, UNPARSED_MESSAGE};
+pub use prefix::default_prefix;
+pub use rule::{Rule, SavedRuleError, ALWAYS_ALLOW_PRIORITY, SAVED_SOURCE, SHELL_TOOL};
+pub use toml_file::parse_policy_file;
+
+/// The approval mode rules are matched in: a folder's YOLO switch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// YOLO off: Gemini CLI's `default` mode.
+    Default,
+    /// YOLO on: Gemini CLI's `yolo` mode.
+    Yolo,
+}
+
+impl Mode {
+    pub fn from_yolo(yolo: bool) -> Mode {
+        if yolo {
+            Mode::Yolo
+        } else {
+            Mode::Default
+        }
+    }
+
+    /// The name rules list in `modes`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Default => "default",
+            Mode::Yolo => "yolo",
+        }
+    }
+}

@@ -1,0 +1,413 @@
+//! A shell command split into the simple commands it runs, with tree-sitter-bash,
+//! the parser Gemini CLI splits with (`collectCommandDetails` in
+//! `packages/core/src/utils/shell-utils.ts`): every `command`, declaration, `unset`
+//! and test command anywhere in the tree, inside `$( )`, backticks, subshells,
+//! process substitutions, compound statements, heredocs and strings.
+
+use std::cell::RefCell;
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
+
+use tree_sitter::{Node, ParseOptions, Parser, Tree};
+
+/// Gemini CLI gives up parsing after one second; so does the hub.
+const PARSE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// One simple command of a command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    /// The command's text from its name on: leading `VAR=value` assignments are
+    /// dropped, so `FOO=1 rm -rf /` is judged as `rm -rf /`.
+    pub text: String,
+    /// The same command seen through wrappers (`env`, `nohup`, `sudo`, `timeout`…)
+    /// and with its name unquoted and without a path (`"rm"`, `\rm`, `/bin/rm` → `rm`).
+    /// Deny and ask rules judge these too, so a wrapper cannot hide a command.
+    pub variants: Vec<String>,
+    /// The raw words: the name and its arguments (no assignments, no redirections).
+    pub words: Vec<String>,
+    /// Reads or writes through a redirection (`>`, `>>`, `<`, `<<`, `<<<`, `&>`), in
+    /// the command or in a statement around it. `2>&1`-style duplications and
+    /// `/dev/null` do not count: they touch no file.
+    pub redirected: bool,
+    /// The script a shell runs (`bash -c '…'`, `eval …`): judged as a command too.
+    pub inner: Option<Inner>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inner {
+    Script(String),
+    /// Known only when it runs (`bash -c "$CMD"`): no rule can allow it.
+    Dynamic,
+}
+
+/// Why a command was not split; Gemini CLI then falls back as well.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unparsed {
+    /// tree-sitter found a syntax error (or a missing token).
+    Syntax,
+    /// No simple command was found (an empty line, only an assignment).
+    NoCommand,
+    /// `${var@P}` runs the variable's content as a prompt string: Gemini CLI refuses it.
+    PromptTransform,
+    TimedOut,
+}
+
+thread_local! {
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+fn parse(command: &str) -> Result<Tree, Unparsed> {
+    PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let parser = slot.get_or_insert_with(|| {
+            let mut parser = Parser::new();
+            parser.set_language(&tree_sitter_bash::LANGUAGE.into()).expect("tree-sitter-bash matches tree-sitter");
+            parser
+        });
+        let deadline = Instant::now() + PARSE_TIMEOUT;
+        let mut timed_out = false;
+        let mut progress = |_: &tree_sitter::ParseState| {
+            if Instant::now() > deadline {
+                timed_out = true;
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        let bytes = command.as_bytes();
+        let tree = parser.parse_with_options(
+            &mut |offset, _| if offset < bytes.len() { &bytes[offset..] } else { &[][..] },
+            None,
+            Some(ParseOptions::new().progress_callback(&mut progress)),
+        );
+        if timed_out {
+            parser.reset();
+            return Err(Unparsed::TimedOut);
+        }
+        tree.ok_or(Unparsed::TimedOut)
+    })
+}
+
+/// The simple commands of `command`, in order, or why it cannot be split.
+pub fn split(command: &str) -> Result<Vec<Part>, Unparsed> {
+    if command.trim().is_empty() {
+        return Err(Unparsed::NoCommand);
+    }
+    let tree = parse(command)?;
+    let root = tree.root_node();
+    if root.has_error() {
+        return Err(Unparsed::Syntax);
+    }
+    let mut parts = Vec::new();
+    let mut stack = vec![root];
+    let mut prompt_transform = false;
+    while let Some(node) = stack.pop() {
+        match node.kind() {
+            "command" => parts.extend(command_part(node, command)),
+            "declaration_command" | "unset_command" | "test_command" => {
+                let text = text_of(node, command).trim().to_string();
+                parts.push(Part {
+                    words: vec![text.clone()],
+                    text,
+                    variants: Vec::new(),
+                    redirected: own_redirect(node, command) || redirected_around(node, command),
+                    inner: None,
+                })
+            }
+            // A redirection with no command (`ls; > file`) still truncates the file.
+            "redirected_statement" if node.child_by_field_name("body").is_none() => {
+                let text = text_of(node, command).trim().to_string();
+                parts.push(Part {
+                    words: vec![text.clone()],
+                    text,
+                    variants: Vec::new(),
+                    redirected: true,
+                    inner: None,
+                })
+            }
+            "expansion" => prompt_transform |= is_prompt_transform(node, command),
+            _ => {}
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.children(&mut cursor).collect();
+        stack.extend(children.into_iter().rev());
+    }
+    if prompt_transform {
+        return Err(Unparsed::PromptTransform);
+    }
+    if parts.is_empty() {
+        return Err(Unparsed::NoCommand);
+    }
+    Ok(parts)
+}
+
+fn text_of<'s>(node: Node, source: &'s str) -> &'s str {
+    &source[node.start_byte()..node.end_byte()]
+}
+
+fn command_part(node: Node, source: &str) -> Option<Part> {
+    let name = node.child_by_field_name("name")?;
+    let text = source[name.start_byte()..node.end_byte()].trim().to_string();
+    // The name and the arguments; not the assignments before, nor redirections.
+    let words: Vec<Node> = (0..node.child_count())
+        .filter(|&i| matches!(node.field_name_for_child(i), Some("name" | "argument")))
+        .filter_map(|i| node.child(i))
+        .collect();
+    let redirected = own_redirect(node, source) || redirected_around(node, source);
+    let mut variants = Vec::new();
+    let mut inner = None;
+    // The command at each level of wrappers: `sudo env rm x` is also `env rm x` and `rm x`.
+    for start in wrapper_levels(&words, source) {
+        let Some(program) = words.get(start) else { break };
+        let rest = &source[program.end_byte()..node.end_byte()];
+        let effective = source[program.start_byte()..node.end_byte()].trim().to_string();
+        let base = literal(*program, source, false).map(|name| basename(&name).to_string());
+        let normalized = base.as_ref().map(|base| format!("{base}{rest}").trim().to_string());
+        // One space between words: a tab or a line continuation is JSON-escaped in
+        // the stringified arguments, where a prefix's space would not match it.
+        let name = base.clone().unwrap_or_else(|| text_of(*program, source).to_string());
+        let spaced = std::iter::once(name)
+            .chain(words[start + 1..].iter().map(|word| text_of(*word, source).to_string()))
+            .collect::<Vec<_>>()
+            .join(" ");
+        for variant in [Some(effective), normalized, Some(spaced)].into_iter().flatten() {
+            if variant != text && !variants.contains(&variant) {
+                variants.push(variant);
+            }
+        }
+        if let Some(base) = &base {
+            inner = inner_script(base, &words[start + 1..], source).or(inner);
+        }
+    }
+    Some(Part {
+        text,
+        variants,
+        words: words.iter().map(|word| text_of(*word, source).to_string()).collect(),
+        redirected,
+        inner,
+    })
+}
+
+/// Where the command starts at each level of wrappers that run the rest of their
+/// arguments as a command (0 first), skipping the options that take a value (so
+/// `sudo -u bob rm -rf /` is also seen as `rm -rf /`).
+fn wrapper_levels(words: &[Node], source: &str) -> Vec<usize> {
+    let mut levels = vec![0];
+    let mut i = 0;
+    for _ in 0..8 {
+        let Some(name) = words.get(i).and_then(|word| literal(*word, source, false)) else { break };
+        let takes_value: &[&str] = match basename(&name) {
+            "env" => &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"],
+            "sudo" => &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-R", "-T"],
+            "doas" => &["-u", "-C"],
+            "nice" => &["-n", "--adjustment"],
+            "exec" => &["-a"],
+            "xargs" => &["-I", "-n", "-P", "-L", "-d", "-E", "-s", "-a"],
+            "timeout" => &["-s", "-k", "--signal", "--kill-after"],
+            "ionice" => &["-c", "-n", "-p"],
+            "stdbuf" => &["-i", "-o", "-e"],
+            "nohup" | "setsid" | "builtin" | "command" | "time" => &[],
+            _ => break,
+        };
+        let wrapper = basename(&name).to_string();
+        i += 1;
+        while let Some(word) = words.get(i).and_then(|word| literal(*word, source, false)) {
+            let assignment = wrapper == "env" && is_assignment(&word);
+            if !(word.starts_with('-') || assignment) {
+                break;
+            }
+            i += if takes_value.contains(&word.as_str()) { 2 } else { 1 };
+        }
+        if wrapper == "timeout" {
+            i += 1; // the duration
+        }
+        levels.push(i);
+    }
+    levels
+}
+
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// `sh`/`bash`/… with `-c` (also in a cluster like `-lc`) and then the script; or
+/// `eval` with its words joined. Gemini CLI's `stripShellWrapper` knows `sh -c` forms.
+fn inner_script(program: &str, args: &[Node], source: &str) -> Option<Inner> {
+    let script = |node: Node| match node.kind() {
+        "simple_expansion" | "expansion" | "command_substitution" => Inner::Dynamic,
+        _ => literal(node, source, true).map(Inner::Script).unwrap_or(Inner::Dynamic),
+    };
+    if program == "eval" {
+        if args.is_empty() {
+            return None;
+        }
+        let words: Option<Vec<String>> = args.iter().map(|arg| literal(*arg, source, true)).collect();
+        return Some(words.map(|words| Inner::Script(words.join(" "))).unwrap_or(Inner::Dynamic));
+    }
+    if !matches!(program, "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "mksh") {
+        return None;
+    }
+    let mut seen_c = false;
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let Some(word) = literal(*arg, source, false) else {
+            return seen_c.then(|| script(*arg));
+        };
+        if word.starts_with('-') || word.starts_with('+') {
+            if matches!(word.as_str(), "-o" | "+o" | "-O" | "+O") {
+                i += 1;
+            } else if !word.starts_with("--") && word.len() > 1 && word[1..].contains('c') {
+                seen_c = true;
+            }
+            i += 1;
+            continue;
+        }
+        return seen_c.then(|| script(*arg));
+    }
+    None
+}
+
+fn basename(name: &str) -> &str {
+    name.rsplit('/').next().filter(|base| !base.is_empty()).unwrap_or(name)
+}
+
+/// A word's value as the shell would see it, when it is known before running:
+/// quotes removed and escapes applied. With `keep_expansions`, `$VAR` and `$( )`
+/// stay as written (what a script inside `bash -c "…"` would be parsed as), else
+/// such a word has no known value.
+fn literal(node: Node, source: &str, keep_expansions: bool) -> Option<String> {
+    let text = text_of(node, source);
+    match node.kind() {
+        "word" | "command_name" if node.named_child_count() == 0 => Some(unescape(text, |_| true)),
+        "command_name" => node.named_child(0).and_then(|child| literal(child, source, keep_expansions)),
+        "number" => Some(text.to_string()),
+        "raw_string" => Some(text.trim_start_matches('\'').trim_end_matches('\'').to_string()),
+        "string" => {
+            if !keep_expansions && has_expansion(node) {
+                return None;
+            }
+            let inside = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')).unwrap_or(text);
+            Some(unescape(inside, |c| matches!(c, '$' | '`' | '"' | '\\' | '\n')))
+        }
+        "ansi_c_string" => {
+            let inside = text.strip_prefix("$'").and_then(|t| t.strip_suffix('\'')).unwrap_or(text);
+            Some(ansi_c(inside))
+        }
+        "concatenation" => {
+            let mut cursor = node.walk();
+            let pieces: Option<Vec<String>> =
+                node.children(&mut cursor).map(|child| literal(child, source, keep_expansions)).collect();
+            pieces.map(|pieces| pieces.concat())
+        }
+        _ if keep_expansions => Some(text.to_string()),
+        _ => None,
+    }
+}
+
+fn has_expansion(node: Node) -> bool {
+    const EXPANSIONS: [&str; 5] =
+        ["simple_expansion", "expansion", "command_substitution", "arithmetic_expansion", "process_substitution"];
+    // A loop, not recursion: nesting depth is the command writer's choice.
+    let mut stack = vec![node];
+    while let Some(current) = stack.pop() {
+        let mut cursor = current.walk();
+        for child in current.children(&mut cursor) {
+            if EXPANSIONS.contains(&child.kind()) {
+                return true;
+            }
+            stack.push(child);
+        }
+    }
+    false
+}
+
+/// Backslash escapes: `\x` is `x` where `escapes(x)`, else the backslash stays.
+fn unescape(text: &str, escapes: impl Fn(char) -> bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('\n') => {}
+            Some(next) if escapes(next) => out.push(next),
+            Some(next) => {
+                out.push('\\');
+                out.push(next);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+fn ansi_c(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+const REDIRECTS: [&str; 3] = ["file_redirect", "heredoc_redirect", "herestring_redirect"];
+
+fn own_redirect(node: Node, source: &str) -> bool {
+    let mut cursor = node.walk();
+    let found = node.children(&mut cursor).any(|child| REDIRECTS.contains(&child.kind()) && !harmless(child, source));
+    found
+}
+
+/// A redirected statement around the command (`{ a; b; } > out`, `while …; done < in`),
+/// up to the nearest substitution: what runs inside `$( )` writes into the substitution.
+fn redirected_around(node: Node, source: &str) -> bool {
+    let mut current = node;
+    while let Some(parent) = current.parent() {
+        match parent.kind() {
+            "command_substitution" | "process_substitution" => return false,
+            "redirected_statement" if own_redirect(parent, source) => return true,
+            _ => current = parent,
+        }
+    }
+    false
+}
+
+/// `2>&1`, `>&2`, `<&0`, `>&-` and `/dev/null` touch no file.
+fn harmless(redirect: Node, source: &str) -> bool {
+    if redirect.kind() != "file_redirect" {
+        return false;
+    }
+    let mut cursor = redirect.walk();
+    let operator = redirect.children(&mut cursor).find(|child| !child.is_named()).map(|op| text_of(op, source));
+    let Some(destination) = redirect.child_by_field_name("destination") else { return false };
+    let target = text_of(destination, source);
+    match operator {
+        Some(">&" | "<&") => destination.kind() == "number" || target == "-",
+        Some(">" | ">>" | "&>" | "&>>" | ">|" | "<") => target == "/dev/null",
+        _ => false,
+    }
+}
+
+/// `${var@P}` (Gemini CLI's `hasPromptCommandTransform`).
+fn is_prompt_transform(expansion: Node, source: &str) -> bool {
+    let mut cursor = expansion.walk();
+    let children: Vec<Node> = expansion.children(&mut cursor).collect();
+    children
+        .windows(2)
+        .any(|pair| text_of(pair[0], source) == "@" && text_of(pair[1], source).eq_ignore_ascii_case("p"))
+}

@@ -1,0 +1,440 @@
+//! The evaluator on a table of rules × calls × mode, with Gemini CLI's own
+//! examples from docs/reference/policy-engine.md.
+
+use app::types::{PolicyDecision, RuleTier};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+use super::{parse_policy_file, Mode, PolicySet, Rule, ToolCall, Verdict, UNPARSED_MESSAGE};
+
+use PolicyDecision::{Allow, AskUser, Deny};
+
+/// Rules from TOML text in one tier; the file must load without problems.
+fn rules(tier: RuleTier, text: &str) -> Vec<Rule> {
+    let tag = format!("{tier:?}").to_lowercase();
+    let (rules, problems) = parse_policy_file(text, &format!("/{tag}.toml"), tier, &tag);
+    assert!(problems.is_empty(), "{problems:?}");
+    rules
+}
+
+fn set(text: &str) -> PolicySet {
+    PolicySet::new(rules(RuleTier::Workspace, text), Vec::new())
+}
+
+fn shell(set: &PolicySet, command: &str, mode: Mode) -> Verdict {
+    set.evaluate(&ToolCall { name: "run_shell_command", args: &json!({ "command": command }) }, mode)
+}
+
+/// (decision, rule id) in short.
+fn said(verdict: &Verdict) -> (Option<PolicyDecision>, Option<&str>) {
+    (verdict.decision, verdict.rule_id.as_deref())
+}
+
+/// One row: a shell command, the mode, the expected decision and rule (by id).
+type Row<'a> = (&'a str, Mode, Option<PolicyDecision>, Option<&'a str>);
+
+fn check_rows(set: &PolicySet, rows: &[Row]) {
+    for (command, mode, decision, rule) in rows {
+        let verdict = shell(set, command, *mode);
+        assert_eq!(said(&verdict), (*decision, *rule), "{command:?} in {mode:?}: {verdict:?}");
+    }
+}
+
+const D: Mode = Mode::Default;
+const Y: Mode = Mode::Yolo;
+
+#[test]
+fn gemini_cli_doc_examples() {
+    // Quick start: `rm -rf` denied; "any git command" asks.
+    let set = set(r#"
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "rm -rf"
+        decision = "deny"
+        priority = 100
+
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "git"
+        decision = "ask_user"
+        priority = 100
+
+        [[rule]]
+        toolName = ["write_file", "replace"]
+        decision = "ask_user"
+        priority = 10
+
+        [[rule]]
+        toolName = "run_shell_command"
+        commandRegex = "npm (install|ci)"
+        decision = "allow"
+        priority = 10
+
+        [[rule]]
+        toolName = "run_shell_command"
+        argsPattern = '"command":"(cargo|make)'
+        decision = "allow"
+        priority = 10
+    "#);
+    check_rows(
+        &set,
+        &[
+            ("rm -rf /", D, Some(Deny), Some("workspace-1")),
+            ("rm -rf /", Y, Some(Deny), Some("workspace-1")),
+            ("rm -rfv x", D, None, None),
+            ("git status", D, Some(AskUser), Some("workspace-2")),
+            ("git status", Y, Some(AskUser), Some("workspace-2")),
+            ("gitk", D, None, None),
+            ("npm install left-pad", D, Some(Allow), Some("workspace-4")),
+            ("npm ci", D, Some(Allow), Some("workspace-4")),
+            ("npm run build", D, None, None),
+            ("cargo test", D, Some(Allow), Some("workspace-5")),
+            ("make", D, Some(Allow), Some("workspace-5")),
+            ("ls", D, None, None),
+        ],
+    );
+    for tool in ["write_file", "replace"] {
+        let verdict = set.evaluate(&ToolCall { name: tool, args: &json!({ "file_path": "a.txt" }) }, D);
+        assert_eq!(said(&verdict), (Some(AskUser), Some("workspace-3")), "{tool}");
+    }
+    let read = set.evaluate(&ToolCall { name: "read_file", args: &json!({ "file_path": "a.txt" }) }, D);
+    assert_eq!(said(&read), (None, None));
+}
+
+#[test]
+fn the_doc_example_command_regex_git_commit_or_push() {
+    let set = set(r#"
+        [[rule]]
+        toolName = "run_shell_command"
+        commandRegex = "git (commit|push)"
+        decision = "ask_user"
+        priority = 10
+        denyMessage = "Deletion is permanent"
+
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "git"
+        decision = "allow"
+        priority = 5
+    "#);
+    check_rows(
+        &set,
+        &[
+            ("git commit -m x", Y, Some(AskUser), Some("workspace-1")),
+            ("git push origin main", D, Some(AskUser), Some("workspace-1")),
+            ("git status", D, Some(Allow), Some("workspace-2")),
+            ("git log && git push", D, Some(AskUser), Some("workspace-1")),
+        ],
+    );
+    assert_eq!(shell(&set, "git push", D).message.as_deref(), Some("Deletion is permanent"));
+}
+
+#[test]
+fn compound_commands_are_allowed_only_when_every_part_is() {
+    let set = set(r#"
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = ["git status", "git log", "ls", "echo", "wc"]
+        decision = "allow"
+        priority = 100
+
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "git push --force"
+        decision = "deny"
+        priority = 100
+        denyMessage = "no force pushes here"
+
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "bash"
+        decision = "allow"
+        priority = 100
+    "#);
+    check_rows(
+        &set,
+        &[
+            ("git status", D, Some(Allow), Some("workspace-1")),
+            ("git status && ls", D, Some(Allow), Some("workspace-1")),
+            ("git status; rm -rf ~", D, None, None),
+            ("git status; rm -rf ~", Y, None, None),
+            ("git status && rm x", D, None, None),
+            ("git status || rm x", D, None, None),
+            ("ls | wc -l", D, Some(Allow), Some("workspace-1")),
+            ("ls | sh", D, None, None),
+            ("ls & rm x", D, None, None),
+            ("git status\nrm x", D, None, None),
+            ("echo $(rm x)", D, None, None),
+            ("echo `rm x`", D, None, None),
+            ("(ls; rm x)", D, None, None),
+            ("echo hi && git push --force origin main", D, Some(Deny), Some("workspace-2")),
+            ("echo hi && git push --force origin main", Y, Some(Deny), Some("workspace-2")),
+            ("ls $(git push --force)", D, Some(Deny), Some("workspace-2")),
+            ("bash -c 'ls'", D, Some(Allow), Some("workspace-3")),
+            ("bash -c 'ls; rm x'", D, None, None),
+            ("bash -c 'git push --force'", D, Some(Deny), Some("workspace-2")),
+            // `sh` has no rule, but what it runs is denied.
+            ("sh -c 'git push --force'", D, Some(Deny), Some("workspace-2")),
+            ("bash -c \"bash -c 'git push --force'\"", D, Some(Deny), Some("workspace-2")),
+            ("bash -c \"$CMD\"", D, None, None),
+            ("FOO=1 git push --force", D, Some(Deny), Some("workspace-2")),
+            ("nohup git push --force", D, Some(Deny), Some("workspace-2")),
+            ("\"git\" push --force", D, Some(Deny), Some("workspace-2")),
+            ("git push\t--force", D, Some(Deny), Some("workspace-2")),
+            ("git push \\\n  --force", D, Some(Deny), Some("workspace-2")),
+            ("sudo -u bob git push --force", D, Some(Deny), Some("workspace-2")),
+        ],
+    );
+    let verdict = shell(&set, "ls; git push --force", D);
+    assert_eq!(verdict.message.as_deref(), Some("no force pushes here"));
+    assert!(verdict.source.as_deref().unwrap().ends_with("workspace.toml, rule 2"));
+}
+
+#[test]
+fn redirections_turn_an_allow_into_a_question_unless_the_rule_allows_them() {
+    let set = set(r#"
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "git status"
+        decision = "allow"
+        priority = 100
+
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "cat"
+        decision = "allow"
+        priority = 100
+        allowRedirection = true
+    "#);
+    check_rows(
+        &set,
+        &[
+            ("git status", D, Some(Allow), Some("workspace-1")),
+            ("git status > out", D, Some(AskUser), None),
+            ("git status >> out", D, Some(AskUser), None),
+            ("git status < in", D, Some(AskUser), None),
+            ("git status <<< x", D, Some(AskUser), None),
+            ("git status &> out", D, Some(AskUser), None),
+            ("git status 2>&1", D, Some(Allow), Some("workspace-1")),
+            ("git status 2>/dev/null", D, Some(Allow), Some("workspace-1")),
+            ("cat < in > out", D, Some(Allow), Some("workspace-2")),
+            ("cat <<EOF\nhi\nEOF", D, Some(Allow), Some("workspace-2")),
+            ("cat x > out && git status > out2", D, Some(AskUser), None),
+            // Gemini CLI does not downgrade for redirection in YOLO; the rule does
+            // not allow it either, so the caller's YOLO default decides.
+            ("git status > out", Y, None, None),
+        ],
+    );
+    let verdict = shell(&set, "git status > ~/.notes", D);
+    let message = verdict.message.unwrap();
+    assert!(message.contains("`git status`") && message.contains("does not allow redirection"), "{message}");
+}
+
+#[test]
+fn tiers_rank_before_priorities() {
+    let mut all = rules(
+        RuleTier::Admin,
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"curl\"\ndecision = \"deny\"\npriority = 0\n",
+    );
+    all.extend(rules(
+        RuleTier::User,
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = [\"curl\", \"wget\"]\ndecision = \"allow\"\npriority = 1\n",
+    ));
+    all.extend(rules(
+        RuleTier::Workspace,
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = [\"wget\", \"make\"]\ndecision = \"deny\"\npriority = 999\n",
+    ));
+    all.extend(rules(
+        RuleTier::Default,
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"make\"\ndecision = \"allow\"\npriority = 999\n",
+    ));
+    all.push(Rule::saved(1, "run_shell_command", Some("make"), 0).unwrap());
+    let set = PolicySet::new(all, Vec::new());
+    check_rows(
+        &set,
+        &[
+            ("curl x", D, Some(Deny), Some("admin-1")),
+            ("wget x", D, Some(Allow), Some("user-1")),
+            // A hub-saved rule (workspace .950) loses to a workspace file's 999.
+            ("make", D, Some(Deny), Some("workspace-1")),
+        ],
+    );
+    let order: Vec<&str> = set.rules().iter().map(|rule| rule.id.as_str()).collect();
+    assert_eq!(order, ["admin-1", "user-1", "workspace-1", "hub-1", "default-1"]);
+}
+
+#[test]
+fn at_equal_priority_deny_beats_ask_beats_allow() {
+    let set = set(r#"
+        [[rule]]
+        toolName = "*"
+        decision = "allow"
+        priority = 50
+
+        [[rule]]
+        toolName = "write_file"
+        decision = "ask_user"
+        priority = 50
+
+        [[rule]]
+        toolName = "write_file"
+        argsPattern = '"file_path":"secret'
+        decision = "deny"
+        priority = 50
+
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "ls"
+        decision = "allow"
+        priority = 70
+
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "ls"
+        decision = "ask_user"
+        priority = 70
+    "#);
+    let file = |path: &str| set.evaluate(&ToolCall { name: "write_file", args: &json!({ "file_path": path }) }, D);
+    assert_eq!(said(&file("secret.txt")), (Some(Deny), Some("workspace-3")));
+    assert_eq!(said(&file("notes.txt")), (Some(AskUser), Some("workspace-2")));
+    let other = set.evaluate(&ToolCall { name: "glob", args: &json!({}) }, D);
+    assert_eq!(said(&other), (Some(Allow), Some("workspace-1")));
+    assert_eq!(said(&shell(&set, "ls", D)), (Some(AskUser), Some("workspace-5")));
+}
+
+#[test]
+fn modes_decide_which_rules_take_part() {
+    let set = set(r#"
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "npm"
+        decision = "allow"
+        priority = 10
+        modes = ["yolo"]
+
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "npm"
+        decision = "deny"
+        priority = 5
+        modes = ["default"]
+
+        [[rule]]
+        toolName = "write_file"
+        decision = "allow"
+        priority = 10
+        modes = ["autoEdit"]
+
+        [[rule]]
+        toolName = "replace"
+        decision = "allow"
+        priority = 10
+        modes = ["autoEdit", "yolo"]
+
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "make"
+        decision = "allow"
+        priority = 10
+        interactive = false
+    "#);
+    check_rows(
+        &set,
+        &[
+            ("npm test", Y, Some(Allow), Some("workspace-1")),
+            ("npm test", D, Some(Deny), Some("workspace-2")),
+            ("make", D, None, None),
+            ("make", Y, None, None),
+        ],
+    );
+    for mode in [D, Y] {
+        let write = set.evaluate(&ToolCall { name: "write_file", args: &json!({}) }, mode);
+        assert_eq!(write.decision, None, "autoEdit rules never apply in the hub ({mode:?})");
+    }
+    let replace = |mode| set.evaluate(&ToolCall { name: "replace", args: &json!({}) }, mode).decision;
+    assert_eq!((replace(D), replace(Y)), (None, Some(Allow)));
+    let views: Vec<bool> = set.rules().iter().map(|rule| rule.view(D).active).collect();
+    assert_eq!(views, [false, false, false, false, true]);
+}
+
+#[test]
+fn commands_that_cannot_be_parsed_fall_back_safely() {
+    let set = set(r#"
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "echo"
+        decision = "allow"
+        priority = 10
+
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "rm"
+        decision = "deny"
+        priority = 10
+    "#);
+    let verdict = shell(&set, "echo 'unterminated", D);
+    assert_eq!(verdict.decision, Some(AskUser));
+    assert!(verdict.message.unwrap().starts_with(UNPARSED_MESSAGE));
+    assert_eq!(shell(&set, "echo 'unterminated", Y).decision, Some(AskUser));
+    assert_eq!(said(&shell(&set, "rm -rf 'x", Y)), (Some(Deny), Some("workspace-2")));
+    assert_eq!(said(&shell(&set, "ls 'x", Y)), (None, None));
+    assert_eq!(shell(&set, "echo ${x@P}", Y).decision, Some(AskUser));
+    // The script `bash` runs does not parse, and a rule would allow it: that asks.
+    assert_eq!(shell(&set, "bash -c 'echo \"oops'", D).decision, Some(AskUser));
+}
+
+#[test]
+fn arguments_are_matched_as_gemini_cli_stringifies_them() {
+    let set = set(r#"
+        [[rule]]
+        toolName = "write_file"
+        argsPattern = '\0"file_path":"[^"]*\.env"\0'
+        decision = "deny"
+        priority = 10
+
+        [[rule]]
+        toolName = "search_file_content"
+        decision = "allow"
+        priority = 10
+
+        [[rule]]
+        toolName = "run_shell_command"
+        argsPattern = '"dir_path":"/tmp'
+        decision = "ask_user"
+        priority = 10
+    "#);
+    let call = |name: &str, args: Value| set.evaluate(&ToolCall { name, args: &args }, D).decision;
+    assert_eq!(call("write_file", json!({ "file_path": "config/.env", "content": "x" })), Some(Deny));
+    assert_eq!(call("write_file", json!({ "file_path": "config/.env.example" })), None);
+    assert_eq!(call("grep_search", json!({ "pattern": "x" })), Some(Allow));
+    assert_eq!(call("run_shell_command", json!({ "command": "ls", "dir_path": "/tmp/x" })), Some(AskUser));
+    assert_eq!(call("run_shell_command", json!({ "command": "ls", "dir_path": "/home" })), None);
+}
+
+proptest! {
+    /// An allow never applies when some part of the command is not allowed: append
+    /// any unallowed command with any operator to allowed ones, and the verdict is
+    /// never Allow.
+    #[test]
+    fn an_allow_never_covers_an_unallowed_part(
+        allowed in prop::sample::select(vec!["git status", "ls -la", "cargo test", "echo hi"]),
+        other in "(rm|curl|python|node|dd)( -[a-z]{1,3})?( [a-z/~.]{1,8})?",
+        op in prop::sample::select(vec![";", "&&", "||", "|", "&", "\n", "; echo $(", "`"]),
+        yolo in any::<bool>(),
+    ) {
+        let set = set(r#"
+            [[rule]]
+            toolName = "run_shell_command"
+            commandPrefix = ["git status", "ls", "cargo test", "echo"]
+            decision = "allow"
+            priority = 500
+        "#);
+        let command = match op {
+            "; echo $(" => format!("{allowed}; echo $({other})"),
+            "`" => format!("{allowed} `{other}`"),
+            _ => format!("{allowed} {op} {other}"),
+        };
+        let verdict = shell(&set, &command, Mode::from_yolo(yolo));
+        prop_assert_ne!(verdict.decision, Some(Allow), "{:?} was allowed", command);
+    }
+}

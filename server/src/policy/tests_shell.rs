@@ -1,0 +1,144 @@
+//! The shell splitter and the proposed prefix.
+
+use proptest::prelude::*;
+
+use super::default_prefix;
+use super::shell::{split, Inner, Unparsed};
+
+fn texts(command: &str) -> Vec<String> {
+    split(command)
+        .unwrap_or_else(|why| panic!("{command:?} did not split: {why:?}"))
+        .into_iter()
+        .map(|p| p.text)
+        .collect()
+}
+
+#[test]
+fn commands_split_into_their_simple_commands() {
+    let table: &[(&str, &[&str])] = &[
+        ("git status", &["git status"]),
+        ("git status; rm -rf ~", &["git status", "rm -rf ~"]),
+        ("a && b || c", &["a", "b", "c"]),
+        ("ls | wc -l", &["ls", "wc -l"]),
+        ("sleep 1 & echo hi", &["sleep 1", "echo hi"]),
+        ("git status\nrm -rf ~", &["git status", "rm -rf ~"]),
+        ("echo $(rm -rf ~)", &["echo $(rm -rf ~)", "rm -rf ~"]),
+        ("echo `id`", &["echo `id`", "id"]),
+        ("(cd x; make)", &["cd x", "make"]),
+        ("diff <(ls a) <(ls b)", &["diff <(ls a) <(ls b)", "ls a", "ls b"]),
+        ("if true; then rm x; fi", &["true", "rm x"]),
+        ("for f in *; do rm \"$f\"; done", &["rm \"$f\""]),
+        ("while read l; do echo $l; done < in", &["read l", "echo $l"]),
+        ("f() { rm x; }; f", &["rm x", "f"]),
+        ("export A=$(whoami)", &["export A=$(whoami)", "whoami"]),
+        ("[ -f x ] && cat x", &["[ -f x ]", "cat x"]),
+        ("unset X", &["unset X"]),
+        ("FOO=1 BAR=2 rm -rf /", &["rm -rf /"]),
+        ("echo \"$(whoami)\"", &["echo \"$(whoami)\"", "whoami"]),
+        ("cat <<EOF\n$(rm -rf ~)\nEOF", &["cat", "rm -rf ~"]),
+    ];
+    for (command, expected) in table {
+        assert_eq!(texts(command), *expected, "{command:?}");
+    }
+}
+
+#[test]
+fn redirections_are_seen_in_the_command_and_around_it() {
+    let table: &[(&str, &[bool])] = &[
+        ("git status > out", &[true]),
+        ("git status >> out", &[true]),
+        ("cat < in", &[true]),
+        ("cat <<EOF\nx\nEOF", &[true]),
+        ("cat <<< x", &[true]),
+        ("ls &> out", &[true]),
+        ("&>out ls", &[true]),
+        ("{ a; b; } > out", &[true, true]),
+        ("a > out; b", &[true, false]),
+        ("ls 2>&1", &[false]),
+        ("ls >&2", &[false]),
+        ("ls 2>/dev/null", &[false]),
+        ("echo $(git log) > out", &[true, false]),
+        ("ls; > file", &[false, true]),
+    ];
+    for (command, expected) in table {
+        let redirected: Vec<bool> = split(command).unwrap().into_iter().map(|p| p.redirected).collect();
+        assert_eq!(redirected, *expected, "{command:?}");
+    }
+}
+
+#[test]
+fn wrappers_and_spellings_of_a_name_become_variants() {
+    let variants = |command: &str| split(command).unwrap().remove(0).variants;
+    assert_eq!(variants("sudo -u bob rm -rf /"), ["-u bob rm -rf /", "rm -rf /"].map(String::from).to_vec()[1..]);
+    assert!(variants("env FOO=1 nohup rm -rf x").contains(&"rm -rf x".to_string()));
+    assert!(variants("env sudo rm x").contains(&"sudo rm x".to_string()));
+    assert_eq!(variants("\"rm\" -rf /"), vec!["rm -rf /".to_string()]);
+    assert_eq!(variants("\\rm -rf /"), vec!["rm -rf /".to_string()]);
+    assert_eq!(variants("/bin/rm -rf /"), vec!["rm -rf /".to_string()]);
+    assert_eq!(variants("timeout 5 git push -f"), vec!["git push -f".to_string()]);
+    assert!(variants("git status").is_empty());
+}
+
+#[test]
+fn scripts_run_by_a_shell_or_eval_are_found() {
+    let inner = |command: &str| split(command).unwrap().remove(0).inner;
+    let script = |text: &str| Some(Inner::Script(text.to_string()));
+    assert_eq!(inner("bash -c 'rm -rf /'"), script("rm -rf /"));
+    assert_eq!(inner("sh -c \"ls \\\"a b\\\"; rm x\""), script("ls \"a b\"; rm x"));
+    assert_eq!(inner("/bin/bash -lc 'ls'"), script("ls"));
+    assert_eq!(inner("bash -e -o pipefail -c 'ls'"), script("ls"));
+    assert_eq!(inner("zsh -c ls"), script("ls"));
+    assert_eq!(inner("env bash -c 'ls'"), script("ls"));
+    assert_eq!(inner("eval \"rm -rf ~\""), script("rm -rf ~"));
+    assert_eq!(inner("bash -c \"$CMD\""), script("$CMD"));
+    assert_eq!(inner("bash script.sh -c x"), None);
+    assert_eq!(inner("bash -c $CMD"), Some(Inner::Dynamic));
+}
+
+#[test]
+fn what_cannot_be_split_says_why() {
+    assert_eq!(split("echo 'unterminated"), Err(Unparsed::Syntax));
+    assert_eq!(split("if then fi"), Err(Unparsed::Syntax));
+    assert_eq!(split("   "), Err(Unparsed::NoCommand));
+    assert_eq!(split("FOO=1"), Err(Unparsed::NoCommand));
+    assert_eq!(split("echo ${x@P}"), Err(Unparsed::PromptTransform));
+}
+
+#[test]
+fn the_proposed_prefix_is_the_program_and_its_subcommand() {
+    let table = [
+        ("git status --short", "git status"),
+        ("cargo test -p x", "cargo test"),
+        ("ls -la", "ls"),
+        ("./run.sh a", "./run.sh"),
+        ("FOO=1 npm run build", "npm run"),
+        ("git status > out.txt", "git status"),
+        ("git status; rm -rf ~", "git status"),
+        ("python script.py", "python"),
+        ("make", "make"),
+        ("echo 'unterminated", "echo"),
+        ("", ""),
+    ];
+    for (command, expected) in table {
+        assert_eq!(default_prefix(command), expected, "{command:?}");
+    }
+}
+
+proptest! {
+    /// Joining commands with any operator never hides one: each simple command of
+    /// each side is found in the whole.
+    #[test]
+    fn joined_commands_keep_every_part(
+        a in "[a-z]{1,6}( [a-z0-9./-]{1,6}){0,2}",
+        b in "[a-z]{1,6}( [a-z0-9./-]{1,6}){0,2}",
+        op in prop::sample::select(vec![";", "&&", "||", "|", "&", "\n"]),
+    ) {
+        let joined = format!("{a} {op} {b}");
+        if let (Ok(left), Ok(right), Ok(both)) = (split(&a), split(&b), split(&joined)) {
+            let both: Vec<String> = both.into_iter().map(|p| p.text).collect();
+            for part in left.into_iter().chain(right) {
+                prop_assert!(both.contains(&part.text), "{:?} lost {:?}", joined, part.text);
+            }
+        }
+    }
+}
