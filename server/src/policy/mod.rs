@@ -11,6 +11,7 @@
 
 mod args;
 mod evaluate;
+mod guard_rails;
 mod prefix;
 mod rule;
 mod shell;
@@ -19,10 +20,13 @@ mod toml_file;
 #[cfg(test)]
 mod tests_eval;
 #[cfg(test)]
+mod tests_guard_rails;
+#[cfg(test)]
 mod tests_shell;
 
 pub use args::stable_stringify;
 pub use evaluate::{PolicySet, ToolCall, Verdict, UNPARSED_MESSAGE};
+pub use guard_rails::guard_rails;
 pub use prefix::default_prefix;
 pub use rule::{Rule, SavedRuleError, ALWAYS_ALLOW_PRIORITY, SAVED_SOURCE, SHELL_TOOL};
 pub use toml_file::parse_policy_file;
