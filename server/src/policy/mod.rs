@@ -7,10 +7,12 @@
 //! equal priority the stricter decision wins; a shell command is allowed only when
 //! every simple command in it is.
 //!
-//! Pure: no files, no clock, no locks.
+//! Pure except `files` (which reads the directories); no clock, no locks elsewhere.
 
 mod args;
 mod evaluate;
+mod export;
+mod files;
 mod guard_rails;
 mod prefix;
 mod rule;
@@ -20,12 +22,16 @@ mod toml_file;
 #[cfg(test)]
 mod tests_eval;
 #[cfg(test)]
+mod tests_files;
+#[cfg(test)]
 mod tests_guard_rails;
 #[cfg(test)]
 mod tests_shell;
 
 pub use args::stable_stringify;
 pub use evaluate::{PolicySet, ToolCall, Verdict, UNPARSED_MESSAGE};
+pub use export::export_toml;
+pub use files::{PolicyDirs, PolicyFiles};
 pub use guard_rails::guard_rails;
 pub use prefix::default_prefix;
 pub use rule::{Rule, SavedRuleError, ALWAYS_ALLOW_PRIORITY, SAVED_SOURCE, SHELL_TOOL};
