@@ -24,6 +24,8 @@ mod tests_eval;
 #[cfg(test)]
 mod tests_files;
 #[cfg(test)]
+mod tests_gemini;
+#[cfg(test)]
 mod tests_guard_rails;
 #[cfg(test)]
 mod tests_shell;
