@@ -17,6 +17,7 @@ use crate::agent::model::{ModelClient, ModelConfig};
 use crate::agent::SessionRuntime;
 use crate::error::{ApiError, ApiResult};
 use crate::folder::canonical_folder;
+use crate::policy::{PolicyDirs, PolicyFiles};
 use crate::registry::{Registry, RegistryError, Session, YoloLocked, YoloState};
 use crate::settings::read_settings;
 use crate::store::{SessionRow, Store, StoreError};
@@ -35,6 +36,8 @@ pub struct HubOptions {
     /// How many sessions' runtimes (event log, conversation) stay in memory
     /// once idle; more are loaded from the store when used (with a store only).
     pub max_resident: usize,
+    /// Where the user's and the admin's policy files are (none: only the folder's own).
+    pub policy_dirs: PolicyDirs,
 }
 
 /// Enough for every session a person has open at once; an idle one beyond
@@ -49,6 +52,8 @@ impl Default for HubOptions {
             store: None,
             acp: None,
             max_resident: MAX_RESIDENT_SESSIONS,
+            // Only the folder's own policy files unless told (tests stay hermetic; main passes the real ones).
+            policy_dirs: PolicyDirs { user: None, admin: None, admin_checked: true },
         }
     }
 }
@@ -63,6 +68,8 @@ pub struct Hub {
     store: Option<Arc<Store>>,
     acp: Option<Arc<AcpAgent>>,
     max_resident: usize,
+    /// The policy files, read again when they change.
+    policies: PolicyFiles,
     /// Counts runtimes handed out: which idle one was used longest ago.
     uses: std::sync::atomic::AtomicU64,
     /// Cancelled when the hub begins to shut down: live streams end on it.
@@ -87,6 +94,7 @@ impl Hub {
                 store: options.store.clone(),
                 acp: options.acp.clone(),
                 max_resident: options.max_resident,
+                policies: PolicyFiles::new(options.policy_dirs.clone()),
                 uses: Default::default(),
                 shutdown: CancellationToken::new(),
             }
@@ -155,6 +163,19 @@ impl Hub {
     /// The ACP agent, when the hub runs one instead of the built-in agent.
     pub fn acp(&self) -> Option<&Arc<AcpAgent>> {
         self.acp.as_ref()
+    }
+
+    pub fn policies(&self) -> &PolicyFiles {
+        &self.policies
+    }
+
+    pub fn store(&self) -> Option<&Arc<Store>> {
+        self.store.as_ref()
+    }
+
+    /// The ids of the folder's sessions.
+    pub fn sessions_in(&self, folder: &Path) -> Vec<String> {
+        self.registry().sessions_in_mut(folder).map(|session| session.id.clone()).collect()
     }
 
     pub fn shell_timeout(&self) -> Duration {

@@ -12,6 +12,7 @@ pub mod gates;
 pub mod hub;
 pub mod policy;
 pub mod registry;
+pub mod rules;
 pub mod settings;
 pub mod shutdown;
 pub mod store;

@@ -86,6 +86,11 @@ async fn run(cli: Cli) -> Result<(), String> {
         store: Some(store.clone()),
         acp,
         max_resident: cli.max_resident,
+        policy_dirs: agent_hub::policy::PolicyDirs {
+            user: cli.user_policies.clone().or_else(|| agent_hub::policy::PolicyDirs::standard().user),
+            admin: Some(cli.admin_policies.clone()),
+            admin_checked: true,
+        },
         ..HubOptions::default()
     });
     // What recovering cut turns wrote is on disk before anyone can ask: a

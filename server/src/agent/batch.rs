@@ -13,6 +13,7 @@ use std::collections::{HashMap, HashSet};
 use app::events::{AgentEvent, ResultStatus, Severity, ToolError, ToolStatus};
 use serde_json::json;
 
+use super::audit::Outcome;
 use super::question;
 use super::{AgentState, PausedTurn, SessionRuntime, TurnEnd, INTERRUPTED_MESSAGE};
 use crate::approval::{BatchError, SkipReason, Step};
@@ -128,6 +129,9 @@ impl SessionRuntime {
                     return Ok(Settled::Run { tool_id, modified_content });
                 }
                 Step::Skip { tool_id, result, reason } => {
+                    if let Some(outcome) = Outcome::of_skip(reason) {
+                        self.audit_outcome(&tool_id, outcome);
+                    }
                     let text = match logged.results.get(&tool_id) {
                         Some(text) => text.clone(),
                         None => {
@@ -186,6 +190,8 @@ impl SessionRuntime {
     /// Reports the result of the call that ran: its event, then the batch and
     /// the conversation saved together.
     pub(crate) fn finish(&self, tool_id: &str, event: AgentEvent, text: String) -> Result<(), BatchError> {
+        let ran = matches!(event, AgentEvent::ToolResult { status: ToolStatus::Success, .. });
+        self.audit_outcome(tool_id, if ran { Outcome::Ran } else { Outcome::Failed });
         let mut state = self.state();
         self.log.push(event);
         if let Some(paused) = state.paused.as_mut() {

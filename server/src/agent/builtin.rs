@@ -14,10 +14,13 @@ use super::batch::{AlreadyLogged, Settled};
 use super::calls::{check, result_event, CallIds, Checked};
 use super::model::{ModelClient, ToolCallRequest};
 use super::question::{self, Answer};
-use super::{busy, not_pending, not_running, AgentState, PausedTurn, PlannedCall, SessionRuntime, Start, TurnEnd};
+use super::{
+    audit, busy, gate, not_pending, not_running, AgentState, PausedTurn, PlannedCall, SessionRuntime, Start, TurnEnd,
+};
 use crate::approval::{ApprovalBatch, BatchError, Decision, DecisionError, Initial, NewCall};
 use crate::error::ApiError;
 use crate::hub::Hub;
+use crate::policy;
 use crate::store::StoreError;
 use crate::tools::{self, Tool, ToolFailure, Workspace};
 
@@ -59,7 +62,7 @@ pub fn begin(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>, start: Start) -> Res
         }
         let after = runtime.log.last_seq();
         match start {
-            Start::Decide { tool_id, decision } => apply_decision(state, &tool_id, decision)?,
+            Start::Decide { tool_id, decision } => apply_decision(runtime, state, &tool_id, decision)?,
             Start::Answer { request_id, response } => apply_answer(state, &request_id, &response)?,
             Start::Prompt(text) => match &state.paused {
                 Some(paused) if paused.batch.asked().is_some() => {
@@ -76,7 +79,7 @@ pub fn begin(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>, start: Start) -> Res
                         ));
                     };
                     let first = paused.batch.pending().into_iter().next().unwrap_or_default();
-                    apply_decision(state, &first, decision)?;
+                    apply_decision(runtime, state, &first, decision)?;
                     runtime.log.push(AgentEvent::Message { role: Role::User, content: text, delta: false });
                 }
                 None => {
@@ -142,15 +145,29 @@ fn stopped(runtime: &SessionRuntime) {
     runtime.close_batch(STOPPED_RESULT);
 }
 
-fn apply_decision(state: &mut AgentState, tool_id: &str, decision: Decision) -> Result<(), ApiError> {
+fn apply_decision(
+    runtime: &SessionRuntime,
+    state: &mut AgentState,
+    tool_id: &str,
+    decision: Decision,
+) -> Result<(), ApiError> {
     let not_pending = || not_pending(format!("Tool call '{tool_id}' is not waiting for a decision."));
     let paused = state.paused.as_mut().ok_or_else(not_pending)?;
-    match paused.batch.decide(tool_id, decision) {
-        Ok(Some(allowed)) => {
-            state.allowed_tools.insert(allowed);
+    let waiting = paused.batch.pending();
+    match paused.batch.decide(tool_id, decision.clone()) {
+        Ok(allowed) => {
+            let still = paused.batch.pending();
+            for id in waiting.iter().filter(|id| !still.contains(id)) {
+                let Some((verdict, by)) = audit::of_user_decision(&decision, id == tool_id) else { continue };
+                if let Some(call) = paused.calls.get(id) {
+                    runtime.audit_decision(id, &call.name, &call.args, verdict, &by);
+                }
+            }
+            if let Some(allowed) = allowed {
+                state.allowed_tools.insert(allowed);
+            }
             Ok(())
         }
-        Ok(None) => Ok(()),
         Err(DecisionError::NotPending(_)) => Err(not_pending()),
         Err(err) => Err(ApiError::bad_request(err.to_string())),
     }
@@ -320,17 +337,17 @@ impl Turn {
         &self,
         state: &AgentState,
         requests: Vec<ToolCallRequest>,
-        checked: Vec<Checked>,
+        checked: Vec<(Checked, policy::Verdict, bool)>,
         completion: usize,
     ) -> Result<(PausedTurn, Vec<AgentEvent>), TurnError> {
-        let yolo = self.hub.session(&self.runtime.id).is_some_and(|session| session.yolo.enabled);
         // The reply itself is the conversation's last message.
         let earlier = &state.messages[..state.messages.len().saturating_sub(1)];
         let mut ids = CallIds::new(earlier, &self.runtime.log, completion);
         let mut calls = HashMap::new();
         let mut new_calls = Vec::new();
         let mut announced = Vec::new();
-        for (request, checked) in requests.into_iter().zip(checked) {
+        let mut decided = Vec::new();
+        for (request, (checked, verdict, yolo)) in requests.into_iter().zip(checked) {
             let (tool_id, model_id) = ids.assign(&request.id);
             if request.name == question::TOOL_NAME {
                 let (mut call, new_call, announce) = self.plan_question(request, tool_id.clone());
@@ -342,41 +359,71 @@ impl Turn {
             }
             let Checked { tool, args, diff, failure } = checked;
             let kind = tool.map_or(ToolKind::Other, Tool::kind);
-            let needs_approval =
-                failure.is_none() && kind != ToolKind::Read && !yolo && !state.allowed_tools.contains(&request.name);
+            let start = gate::start(gate::Facts {
+                refused: failure.is_some(),
+                read_only: kind == ToolKind::Read,
+                granted: state.allowed_tools.contains(&request.name),
+                yolo,
+                verdict: &verdict,
+            });
             announced.push(AgentEvent::ToolUse {
                 tool_name: request.name.clone(),
                 tool_id: tool_id.clone(),
                 parameters: args.clone(),
                 kind,
                 diff,
-                policy: None,
+                policy: start.note,
             });
+            if let Some((how, by)) = start.decided {
+                decided.push((tool_id.clone(), request.name.clone(), args.clone(), how, by));
+            }
             new_calls.push(NewCall {
                 tool_id: tool_id.clone(),
                 tool_name: request.name.clone(),
                 editable: tool.is_some_and(Tool::editable),
-                initial: if needs_approval { Initial::Pending } else { Initial::Cleared },
+                initial: start.initial,
             });
             calls.insert(tool_id, PlannedCall { model_id, tool, name: request.name, args, failure });
         }
-        Ok((PausedTurn { batch: ApprovalBatch::new(new_calls)?, calls }, announced))
+        let batch = ApprovalBatch::new(new_calls)?;
+        for (tool_id, name, args, how, by) in decided {
+            self.runtime.audit_decision(&tool_id, &name, &args, how, &by);
+        }
+        Ok((PausedTurn { batch, calls }, announced))
     }
 
-    /// Each call's arguments and paths checked (an edit's diff made), off the
-    /// async workers: a check may read a file of up to 8 MiB.
-    async fn check_calls(&self, requests: &[ToolCallRequest]) -> Vec<Checked> {
+    /// Each call's arguments and paths checked (an edit's diff made) and judged
+    /// by the folder's rules, off the async workers: a check may read a file of
+    /// up to 8 MiB, and the rules may need their files read again. Each call
+    /// comes with the mode it was judged in.
+    async fn check_calls(&self, requests: &[ToolCallRequest]) -> Vec<(Checked, policy::Verdict, bool)> {
         let workspace = self.workspace.clone();
         let owned = requests.to_vec();
         let count = requests.len();
-        tokio::task::spawn_blocking(move || owned.iter().map(|request| check(&workspace, request)).collect())
-            .await
-            .unwrap_or_else(|err| {
-                let failure = ToolFailure::new("internal", format!("The call could not be checked: {err}"));
-                (0..count)
-                    .map(|_| Checked { tool: None, args: json!({}), diff: None, failure: Some(failure.clone()) })
-                    .collect()
-            })
+        let (hub, folder, session) = (self.hub.clone(), self.runtime.folder.clone(), self.runtime.id.clone());
+        tokio::task::spawn_blocking(move || {
+            let rules = hub.policy_set(&folder);
+            let yolo = hub.session(&session).is_some_and(|session| session.yolo.enabled);
+            let mode = if yolo { policy::Mode::Yolo } else { policy::Mode::Default };
+            owned
+                .iter()
+                .map(|request| {
+                    let checked = check(&workspace, request);
+                    let verdict = rules.evaluate(&policy::ToolCall { name: &request.name, args: &checked.args }, mode);
+                    (checked, verdict, yolo)
+                })
+                .collect()
+        })
+        .await
+        .unwrap_or_else(|err| {
+            let failure = ToolFailure::new("internal", format!("The call could not be checked: {err}"));
+            (0..count)
+                .map(|_| {
+                    let checked = Checked { tool: None, args: json!({}), diff: None, failure: Some(failure.clone()) };
+                    (checked, policy::Verdict::default(), false)
+                })
+                .collect()
+        })
     }
 
     /// A question is announced by its `input_request` when it is asked; only

@@ -3,9 +3,11 @@
 //! neither stops nor corrupts it.
 
 pub mod acp;
+pub(crate) mod audit;
 mod batch;
 pub mod builtin;
 mod calls;
+pub(crate) mod gate;
 pub mod log;
 pub mod model;
 pub mod question;
@@ -474,6 +476,32 @@ impl SessionRuntime {
             error: None,
             diff: None,
         });
+    }
+
+    /// The call waiting on a card under `tool_id`, as the folder's rules see it (name, arguments).
+    pub fn waiting_call(&self, tool_id: &str) -> Option<(String, Value)> {
+        let state = self.state();
+        if let Some(waiting) = state.acp.waiting.as_ref().filter(|waiting| waiting.tool_id == tool_id) {
+            return Some((waiting.call.name.clone(), waiting.call.args.clone()));
+        }
+        let paused = state.paused.as_ref()?;
+        if !paused.batch.pending().iter().any(|id| id == tool_id) {
+            return None;
+        }
+        paused.calls.get(tool_id).map(|call| (call.name.clone(), call.args.clone()))
+    }
+
+    /// The other calls waiting on cards, as the folder's rules see them.
+    pub fn other_waiting_calls(&self, tool_id: &str) -> Vec<(String, String, Value)> {
+        let state = self.state();
+        let Some(paused) = state.paused.as_ref() else { return Vec::new() };
+        paused
+            .batch
+            .pending()
+            .into_iter()
+            .filter(|id| id != tool_id)
+            .filter_map(|id| paused.calls.get(&id).map(|call| (id.clone(), call.name.clone(), call.args.clone())))
+            .collect()
     }
 
     /// Reports an error (with a machine-readable code) as the turn's event.

@@ -45,18 +45,53 @@ pub async fn approve(
         ("approve", None) => Decision::Approve,
         ("reject", None) => Decision::Reject,
         ("approve_session", None) => Decision::ApproveSession,
+        ("approve_always", None) => {
+            let after = approve_always(&hub, &runtime, request.tool_id, request.command_prefix).await?;
+            return respond(&hub, runtime, after, request.stream.unwrap_or(true)).await;
+        }
         ("edit", None) => Decision::Edit { instruction: request.edit_instruction, modified_content: None },
-        ("reject" | "approve_session", Some(_)) => {
+        ("reject" | "approve_session" | "approve_always", Some(_)) => {
             return Err(ApiError::bad_request("modifiedContent goes with decision approve or edit."))
         }
         (other, _) => {
             return Err(ApiError::bad_request(format!(
-                "decision must be approve, reject, approve_session or edit; got '{other}'."
+                "decision must be approve, reject, approve_session, approve_always or edit; got '{other}'."
             )))
         }
     };
     let after = begin(&hub, &runtime, Start::Decide { tool_id: request.tool_id, decision })?;
     respond(&hub, runtime, after, request.stream.unwrap_or(true)).await
+}
+
+/// "Always in this folder": the rule is saved (on disk) first, then the call
+/// is approved, with the other waiting calls the rule allows. A decision that
+/// does not go through takes its rule back.
+async fn approve_always(
+    hub: &Arc<Hub>,
+    runtime: &Arc<SessionRuntime>,
+    tool_id: String,
+    prefix: Option<String>,
+) -> ApiResult<u64> {
+    let saved = hub.save_rule_for(runtime, &tool_id, prefix).await?;
+    let rules = hub.policy_set(&runtime.folder);
+    let yolo = hub.session(&runtime.id).is_some_and(|session| session.yolo.enabled);
+    let mode = if yolo { crate::policy::Mode::Yolo } else { crate::policy::Mode::Default };
+    let also = runtime
+        .other_waiting_calls(&tool_id)
+        .into_iter()
+        .filter(|(_, name, args)| {
+            let verdict = rules.evaluate(&crate::policy::ToolCall { name, args }, mode);
+            verdict.decision == Some(app::types::PolicyDecision::Allow)
+        })
+        .map(|(id, _, _)| id)
+        .collect();
+    match begin(hub, runtime, Start::Decide { tool_id, decision: Decision::ApproveAlways { also } }) {
+        Ok(after) => Ok(after),
+        Err(err) => {
+            hub.forget_rule(saved.id).await;
+            Err(err)
+        }
+    }
 }
 
 pub async fn input(

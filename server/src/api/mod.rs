@@ -1,6 +1,7 @@
 //! `/api/*` handlers for folders, sessions and the YOLO config.
 
 mod chat;
+mod rules;
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use app::types::{ChatConfig, ConfigQuery, ProjectsResponse, SessionDetail, SetCo
 use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use futures::Stream;
 use tokio_stream::wrappers::BroadcastStream;
@@ -33,6 +34,12 @@ pub fn router() -> Router<Arc<Hub>> {
         .route("/sessions/{id}/cancel", post(chat::cancel))
         .route("/sessions/{id}/events", get(chat::events))
         .route("/updates", get(updates))
+        .route("/rules", get(rules::list))
+        .route("/rules/export", get(rules::export))
+        .route("/rules/suggest", get(rules::suggest))
+        .route("/rules/{id}", delete(rules::delete))
+        .route("/sessions/{id}/grants/{tool}", delete(rules::withdraw_grant))
+        .route("/audit", get(rules::audit))
         .fallback(|| async { ApiError::not_found("No such API endpoint.") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "bad_request", "Method not allowed on this endpoint.")

@@ -3,7 +3,7 @@
 //! driver turns the agent's updates into events and pauses the turn at each
 //! permission request until the user decides.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -22,8 +22,10 @@ use tokio::sync::mpsc;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use super::mapping::{self, Mapper};
+use super::permission::{self, Judged};
 use super::process::{keep_last_words, spawn, ProcessGroup};
-use super::{Command, Then, Waiting};
+use super::{Command, Then};
+use crate::agent::audit::Outcome;
 use crate::agent::{SessionRuntime, TurnEnd};
 use crate::hub::Hub;
 
@@ -34,6 +36,8 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(300);
 /// A loaded session's replay is over after this much silence, or this long at most.
 const REPLAY_SILENCE: Duration = Duration::from_millis(250);
 const REPLAY_LIMIT: Duration = Duration::from_secs(10);
+
+mod requests;
 
 /// Why the process could not work: the `error` event's code and message.
 /// Why the agent's process can no longer serve its session; the turn it was
@@ -133,6 +137,7 @@ async fn run(
         mapper: Mapper::new(runtime.folder.clone()),
         asking: None,
         queued: VecDeque::new(),
+        cleared: HashSet::new(),
         next_prompt: None,
         stopping: false,
     };
@@ -228,6 +233,8 @@ struct Driver {
     asking: Option<(String, Responder<RequestPermissionResponse>)>,
     /// Requests that came while another was on the card.
     queued: VecDeque<(RequestPermissionRequest, Responder<RequestPermissionResponse>)>,
+    /// Calls let run (by the user, a rule, a grant or YOLO) whose outcome the audit trail waits for.
+    cleared: HashSet<String>,
     /// The user's feedback, sent as the next prompt once this one has stopped.
     next_prompt: Option<String>,
     /// The user rejected or stopped: this prompt's end is `cancelled`.
@@ -265,12 +272,14 @@ impl Driver {
                         prompt = Some(self.prompt(&cx, &session, text));
                     }
                     Some(Command::Decided { tool_id, answer, then }) => {
+                        if matches!(then, Then::GoOn) {
+                            self.cleared.insert(tool_id.clone());
+                        }
                         self.decided(&cx, &session, &tool_id, answer, then)?;
                         if prompt.is_none() {
                             self.finish(ResultStatus::Cancelled).await;
-                        } else if let Some((request, responder)) = self.queued.pop_front() {
-                            // A request that waited behind this one is next on the card.
-                            self.ask(request, responder).await;
+                        } else {
+                            self.next_queued().await?;
                         }
                     }
                     Some(Command::Cancel) if self.stopping && prompt.is_some() => {
@@ -374,65 +383,39 @@ impl Driver {
             Inbound::Update(notification) => {
                 if notification.session_id == *session {
                     for event in self.mapper.update(notification.update) {
+                        if let AgentEvent::ToolResult { tool_id, status, .. } = &event {
+                            if self.cleared.remove(tool_id) {
+                                let ran = *status == app::events::ToolStatus::Success;
+                                self.runtime.audit_outcome(tool_id, if ran { Outcome::Ran } else { Outcome::Failed });
+                            }
+                        }
                         self.runtime.log.push(event);
                     }
                 }
             }
             Inbound::Permission(request, responder) => {
-                for event in self.mapper.permission(&request) {
-                    self.runtime.log.push(event);
-                }
+                let mut announce = self.mapper.permission(&request);
                 if self.stopping {
+                    self.push_all(announce);
                     responder.respond(mapping::cancelled())?;
-                } else if self.yolo() {
-                    responder.respond(mapping::allow_once(&request.options))?;
-                } else if self.asking.is_some() {
-                    self.queued.push_back((request, responder));
-                } else {
-                    self.ask(request, responder).await;
+                    return Ok(());
+                }
+                let judged = permission::judge(&self.hub, &self.runtime, &request, &mut announce);
+                self.push_all(announce);
+                match judged {
+                    // Judged again when its turn comes: a grant or a rule saved meanwhile may allow it.
+                    Judged::Ask(_) if self.asking.is_some() => self.queued.push_back((request, responder)),
+                    judged => self.act(request, responder, judged).await?,
                 }
             }
         }
         Ok(())
     }
 
-    fn yolo(&self) -> bool {
-        self.hub.session(&self.runtime.id).is_some_and(|session| session.yolo.enabled)
-    }
-
-    /// Puts the request on the card: the turn pauses, `waiting_approval`.
-    async fn ask(&mut self, request: RequestPermissionRequest, responder: Responder<RequestPermissionResponse>) {
-        let tool_id = request.tool_call.tool_call_id.0.to_string();
-        self.runtime.state().acp.waiting = Some(Waiting::new(tool_id.clone(), request.options));
-        self.asking = Some((tool_id.clone(), responder));
-        self.runtime.end_turn(&self.hub, TurnEnd::waiting(vec![tool_id])).await;
-    }
-
-    fn decided(
-        &mut self,
-        cx: &ConnectionTo<Agent>,
-        session: &SessionId,
-        tool_id: &str,
-        answer: RequestPermissionResponse,
-        then: Then,
-    ) -> Result<(), agent_client_protocol::Error> {
-        match self.asking.take() {
-            Some((id, responder)) if id == tool_id => responder.respond(answer)?,
-            other => {
-                tracing::error!(session = %self.runtime.id, "a decision for {tool_id} found no such request");
-                self.asking = other;
-            }
+    fn push_all(&self, events: Vec<AgentEvent>) {
+        for event in events {
+            self.runtime.log.push(event);
         }
-        match then {
-            Then::GoOn => {}
-            Then::EndTurn => self.cancel(cx, session)?,
-            Then::Prompt(feedback) => {
-                // Stopped first, so the agent does nothing more before it reads the feedback.
-                self.cancel(cx, session)?;
-                self.next_prompt = Some(feedback);
-            }
-        }
-        Ok(())
     }
 
     /// `session/cancel`; every request still waiting is answered `cancelled`, as ACP requires.
@@ -441,18 +424,6 @@ impl Driver {
         self.next_prompt = None;
         self.withdraw_requests()?;
         cx.send_notification(CancelNotification::new(session.clone()))
-    }
-
-    /// Answers the request on the card and those queued behind it `cancelled`;
-    /// every one is answered, the first failure is returned.
-    fn withdraw_requests(&mut self) -> Result<(), agent_client_protocol::Error> {
-        let asking = self.asking.take().map(|(_, responder)| responder);
-        let queued = self.queued.drain(..).map(|(_, responder)| responder);
-        asking
-            .into_iter()
-            .chain(queued)
-            .map(|responder| responder.respond(mapping::cancelled()))
-            .fold(Ok(()), Result::and)
     }
 
     /// The prompt is over: a request it left unanswered is answered `cancelled`.

@@ -60,6 +60,11 @@ impl Mapper {
         self.announce(&id, &request.tool_call.fields).into_iter().collect()
     }
 
+    /// The hub reported this call's end itself (a rule denied it): the agent's own report is not shown again.
+    pub fn close(&mut self, id: &str) {
+        self.finished.insert(id.to_string());
+    }
+
     fn tool_call(&mut self, call: ToolCall) -> Vec<AgentEvent> {
         let fields = ToolCallUpdateFields::new()
             .kind(call.kind)

@@ -6,7 +6,9 @@
 
 mod connection;
 pub mod mapping;
+mod permission;
 mod process;
+pub mod rule_call;
 
 use std::sync::Arc;
 
@@ -16,12 +18,14 @@ use app::types::SessionStatus;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
+use super::audit::{Authority, Outcome, Verdict};
 use super::builtin::decision_word;
 use super::builtin::STOPPED_RESULT;
 use super::{busy, not_pending, not_running, AgentState, SessionRuntime, Start};
 use crate::approval::{ApprovalBatch, Decision, DecisionError, Initial, NewCall, SkipReason, Step};
 use crate::error::ApiError;
 use crate::hub::Hub;
+use rule_call::RuleCall;
 
 /// What the hub keeps of an ACP agent's session.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -45,12 +49,14 @@ pub struct AcpState {
 pub struct Waiting {
     pub tool_id: String,
     pub options: Vec<PermissionOption>,
+    /// The request as the folder's rules judge it (and a grant or a saved rule names it).
+    pub call: RuleCall,
     batch: ApprovalBatch,
 }
 
 impl Waiting {
-    pub fn new(tool_id: String, options: Vec<PermissionOption>) -> Self {
-        let call = NewCall {
+    pub fn new(tool_id: String, options: Vec<PermissionOption>, call: RuleCall) -> Self {
+        let new_call = NewCall {
             tool_id: tool_id.clone(),
             tool_name: tool_id.clone(),
             // The agent applies its own edits: the user's version cannot be written.
@@ -58,8 +64,8 @@ impl Waiting {
             initial: Initial::Pending,
         };
         // One call: its id cannot repeat.
-        let batch = ApprovalBatch::new([call]).unwrap_or_default();
-        Self { tool_id, options, batch }
+        let batch = ApprovalBatch::new([new_call]).unwrap_or_default();
+        Self { tool_id, options, call, batch }
     }
 }
 
@@ -227,6 +233,21 @@ fn decide(
             return Err(not_waiting());
         }
     };
+    let call = waiting.call.clone();
+    let (verdict, outcome) = match &decision {
+        Decision::Approve => (Verdict::Approved, None),
+        Decision::ApproveSession => {
+            state.allowed_tools.insert(call.name.clone());
+            (Verdict::ApprovedSession, None)
+        }
+        Decision::ApproveAlways { .. } => (Verdict::ApprovedAlways, None),
+        Decision::Reject => (Verdict::Rejected, Some(Outcome::Rejected)),
+        Decision::Edit { .. } => (Verdict::Feedback, Some(Outcome::Skipped)),
+    };
+    runtime.audit_decision(tool_id, &call.name, &call.args, verdict, &Authority::User);
+    if let Some(outcome) = outcome {
+        runtime.audit_outcome(tool_id, outcome);
+    }
     state.acp.waiting = None;
     Ok(Command::Decided { tool_id: tool_id.to_string(), answer, then })
 }

@@ -1,0 +1,97 @@
+//! An ACP permission request as the tool call the folder's rules judge, under
+//! Gemini CLI's tool names and arguments: a command is `run_shell_command` with
+//! its `command`, an edit is `write_file` (or `replace`) with its `file_path`.
+//! So a rule means the same for every agent, and the same as in Gemini CLI.
+
+use agent_client_protocol::v1::schema::{ToolCallContent, ToolCallUpdateFields, ToolKind as AcpKind};
+use serde_json::{json, Map, Value};
+
+/// The call as rules see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleCall {
+    pub name: String,
+    pub args: Value,
+}
+
+pub fn rule_call(fields: &ToolCallUpdateFields) -> RuleCall {
+    let raw: Map<String, Value> = match &fields.raw_input {
+        Some(Value::Object(map)) => map.clone(),
+        _ => Map::new(),
+    };
+    let text = |key: &str| raw.get(key).and_then(Value::as_str).map(str::to_string);
+    let title = fields.title.clone().unwrap_or_default();
+    match fields.kind {
+        Some(AcpKind::Execute) => {
+            // Gemini CLI titles a shell request with the command itself.
+            let command = text("command").unwrap_or(title);
+            let mut args = json!({ "command": command });
+            if let Some(dir) = text("dir_path").or_else(|| text("cwd")) {
+                args["dir_path"] = json!(dir);
+            }
+            RuleCall { name: "run_shell_command".into(), args }
+        }
+        Some(AcpKind::Edit | AcpKind::Delete | AcpKind::Move) => {
+            let diff_path = fields.content.iter().flatten().find_map(|item| match item {
+                ToolCallContent::Diff(diff) => Some(diff.path.display().to_string()),
+                _ => None,
+            });
+            let location = fields.locations.iter().flatten().next().map(|location| location.path.display().to_string());
+            let path = text("file_path").or_else(|| text("path")).or(diff_path).or(location).unwrap_or_default();
+            let replaces = raw.contains_key("old_string") || raw.contains_key("new_string");
+            let mut args = raw;
+            args.insert("file_path".into(), json!(path));
+            RuleCall { name: if replaces { "replace" } else { "write_file" }.into(), args: Value::Object(args) }
+        }
+        _ => {
+            let name = fields.name.clone().filter(|name| !name.is_empty()).unwrap_or(title);
+            RuleCall { name, args: Value::Object(raw) }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_client_protocol::v1::schema::{Diff, ToolCallLocation};
+
+    #[test]
+    fn a_command_is_judged_by_its_text() {
+        let titled = ToolCallUpdateFields::new().kind(AcpKind::Execute).title("git push --force".to_string());
+        assert_eq!(
+            rule_call(&titled),
+            RuleCall { name: "run_shell_command".into(), args: json!({"command": "git push --force"}) }
+        );
+        let raw = ToolCallUpdateFields::new()
+            .kind(AcpKind::Execute)
+            .title("`ls`".to_string())
+            .raw_input(json!({"command": "ls -la", "cwd": "/p"}));
+        assert_eq!(rule_call(&raw).args, json!({"command": "ls -la", "dir_path": "/p"}), "the raw command wins");
+    }
+
+    #[test]
+    fn an_edit_is_judged_by_its_path() {
+        let diff = ToolCallUpdateFields::new()
+            .kind(AcpKind::Edit)
+            .title("Writing to a.md".to_string())
+            .content(vec![ToolCallContent::Diff(Diff::new("/p/a.md", "# A\n"))]);
+        assert_eq!(rule_call(&diff), RuleCall { name: "write_file".into(), args: json!({"file_path": "/p/a.md"}) });
+        let located = ToolCallUpdateFields::new()
+            .kind(AcpKind::Edit)
+            .locations(vec![ToolCallLocation::new("/p/b.rs")])
+            .raw_input(json!({"old_string": "a", "new_string": "b"}));
+        let call = rule_call(&located);
+        assert_eq!(call.name, "replace");
+        assert_eq!(call.args["file_path"], "/p/b.rs");
+        assert_eq!(call.args["old_string"], "a", "argsPattern sees the other arguments");
+    }
+
+    #[test]
+    fn other_kinds_keep_their_name_and_input() {
+        let fetch = ToolCallUpdateFields::new()
+            .kind(AcpKind::Fetch)
+            .title("Fetch".to_string())
+            .name("web_fetch".to_string())
+            .raw_input(json!({"url": "https://x"}));
+        assert_eq!(rule_call(&fetch), RuleCall { name: "web_fetch".into(), args: json!({"url": "https://x"}) });
+    }
+}

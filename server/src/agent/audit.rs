@@ -1,0 +1,176 @@
+//! What the audit trail records of each call, for both agent kinds: who
+//! decided it and how, when it is decided; what came of it, when that is
+//! known. Rows are appended through the store's writer and never changed.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+use super::SessionRuntime;
+use crate::approval::{Decision, SkipReason};
+use crate::store::{DecisionRecord, OutcomeRecord};
+
+/// Who let a call run, or kept it from running.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Authority {
+    User,
+    /// A policy rule; its source (file and rule number, saved in the hub, guard rail).
+    Rule(String),
+    Yolo,
+    SessionGrant,
+    /// The built-in agent runs read-only tools without asking.
+    ReadOnlyDefault,
+    /// The hub's own checks refused it before any card (a path outside the folder…).
+    Hub,
+}
+
+impl Authority {
+    fn name(&self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Rule(_) => "rule",
+            Self::Yolo => "yolo",
+            Self::SessionGrant => "session_grant",
+            Self::ReadOnlyDefault => "read_only_default",
+            Self::Hub => "hub",
+        }
+    }
+
+    fn rule(&self) -> Option<String> {
+        match self {
+            Self::Rule(source) => Some(source.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// What was decided on a call (the audit row's `decision`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Allowed,
+    Approved,
+    ApprovedEdited,
+    ApprovedSession,
+    ApprovedAlways,
+    Rejected,
+    Feedback,
+    Denied,
+    Refused,
+}
+
+impl Verdict {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Allowed => "allowed",
+            Self::Approved => "approved",
+            Self::ApprovedEdited => "approved_edited",
+            Self::ApprovedSession => "approved_session",
+            Self::ApprovedAlways => "approved_always",
+            Self::Rejected => "rejected",
+            Self::Feedback => "feedback",
+            Self::Denied => "denied",
+            Self::Refused => "refused",
+        }
+    }
+}
+
+/// What came of a call (the audit row's `outcome`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Ran,
+    Failed,
+    Denied,
+    Rejected,
+    Skipped,
+    Interrupted,
+    Stopped,
+}
+
+impl Outcome {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Ran => "ran",
+            Self::Failed => "failed",
+            Self::Denied => "denied",
+            Self::Rejected => "rejected",
+            Self::Skipped => "skipped",
+            Self::Interrupted => "interrupted",
+            Self::Stopped => "stopped",
+        }
+    }
+
+    /// A call that did not run, by why it did not. `None` for a question's answer
+    /// (questions are not tool calls anyone allows).
+    pub fn of_skip(reason: SkipReason) -> Option<Self> {
+        Some(match reason {
+            SkipReason::Rejected => Self::Rejected,
+            SkipReason::Feedback => Self::Skipped,
+            SkipReason::Answered => return None,
+            SkipReason::Interrupted => Self::Interrupted,
+            SkipReason::Stopped | SkipReason::StoppedRunning => Self::Stopped,
+            SkipReason::Denied => Self::Denied,
+        })
+    }
+}
+
+/// How the user's decision on one waiting call decided it (`decided`), or
+/// another call it settled with it: "for this session" allows the tool's other
+/// calls, a saved rule the calls it covers, a rejection or an instruction
+/// answers every call still waiting.
+pub fn of_user_decision(decision: &Decision, decided: bool) -> Option<(Verdict, Authority)> {
+    let verdict = match (decision, decided) {
+        (Decision::Approve, true) => Verdict::Approved,
+        (Decision::ApproveSession, true) => Verdict::ApprovedSession,
+        (Decision::ApproveAlways { .. }, true) => Verdict::ApprovedAlways,
+        (Decision::Edit { modified_content: Some(_), .. }, true) => Verdict::ApprovedEdited,
+        (Decision::ApproveSession, false) => return Some((Verdict::Allowed, Authority::SessionGrant)),
+        (Decision::ApproveAlways { .. }, false) => return Some((Verdict::Allowed, Authority::Rule(SAVED_RULE.into()))),
+        (Decision::Reject, _) => Verdict::Rejected,
+        (Decision::Edit { modified_content: None, .. }, _) => Verdict::Feedback,
+        _ => return None,
+    };
+    Some((verdict, Authority::User))
+}
+
+/// The source a rule saved from a card goes by in the audit trail.
+pub const SAVED_RULE: &str = "saved in the hub";
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_millis() as u64)
+}
+
+impl SessionRuntime {
+    /// Appends a decision on a call to the audit trail.
+    pub(crate) fn audit_decision(
+        &self,
+        tool_id: &str,
+        tool_name: &str,
+        args: &Value,
+        verdict: Verdict,
+        by: &Authority,
+    ) {
+        let Some(store) = &self.store else { return };
+        store.record_decision(DecisionRecord {
+            at_ms: now_ms(),
+            folder: self.folder.display().to_string(),
+            session_id: self.id.clone(),
+            tool_id: tool_id.to_string(),
+            tool_name: tool_name.to_string(),
+            summary: crate::audit::summarize(tool_name, args),
+            decision: verdict.name().to_string(),
+            decided_by: by.name().to_string(),
+            rule: by.rule(),
+        });
+    }
+
+    /// Appends what came of a call to the audit trail.
+    pub(crate) fn audit_outcome(&self, tool_id: &str, outcome: Outcome) {
+        let Some(store) = &self.store else { return };
+        store.record_outcome(OutcomeRecord {
+            at_ms: now_ms(),
+            session_id: self.id.clone(),
+            tool_id: tool_id.to_string(),
+            outcome: outcome.name().to_string(),
+        });
+    }
+}

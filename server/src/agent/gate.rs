@@ -1,0 +1,138 @@
+//! Where a call starts, for both agent kinds: the policy rules first (a deny or
+//! an ask holds even in YOLO and over a session grant), then the session's
+//! grants, YOLO, and the built-in agent's read-only default.
+
+use app::events::PolicyNote;
+use app::types::PolicyDecision;
+
+use super::audit::{Authority, Verdict};
+use crate::approval::Initial;
+use crate::policy;
+
+/// What the hub knows of a call before deciding where it starts.
+#[derive(Debug, Clone, Copy)]
+pub struct Facts<'a> {
+    /// The hub's own checks refused it (bad arguments, a path outside the folder):
+    /// it is reported, never run, so nobody needs to decide.
+    pub refused: bool,
+    /// Runs without asking when nothing else speaks (the built-in agent's read-only tools).
+    pub read_only: bool,
+    /// "Yes, for this session" was given for this tool.
+    pub granted: bool,
+    pub yolo: bool,
+    pub verdict: &'a policy::Verdict,
+}
+
+/// Where a call starts, who decided that (for the audit trail; `None` while it
+/// waits for the user), and the rule to show on its line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Start {
+    pub initial: Initial,
+    pub decided: Option<(Verdict, Authority)>,
+    pub note: Option<PolicyNote>,
+}
+
+/// What the model gets for a call a rule denies.
+pub fn deny_result(message: Option<&str>, source: &str) -> String {
+    let why = message.map(str::trim).filter(|message| !message.is_empty());
+    match why {
+        Some(why) => format!("Denied by policy ({source}): {why}"),
+        None => format!("Denied by policy ({source}). This call was not executed."),
+    }
+}
+
+pub fn start(facts: Facts) -> Start {
+    let source = facts.verdict.source.clone().unwrap_or_else(|| "a policy rule".to_string());
+    let note = |decision| PolicyNote { decision, source: source.clone(), message: facts.verdict.message.clone() };
+    if facts.refused {
+        return Start { initial: Initial::Cleared, decided: Some((Verdict::Refused, Authority::Hub)), note: None };
+    }
+    match facts.verdict.decision {
+        Some(PolicyDecision::Deny) => Start {
+            initial: Initial::Denied(deny_result(facts.verdict.message.as_deref(), &source)),
+            decided: Some((Verdict::Denied, Authority::Rule(source.clone()))),
+            note: Some(note(PolicyDecision::Deny)),
+        },
+        Some(PolicyDecision::AskUser) => {
+            Start { initial: Initial::Pending, decided: None, note: Some(note(PolicyDecision::AskUser)) }
+        }
+        Some(PolicyDecision::Allow) => Start {
+            initial: Initial::Cleared,
+            decided: Some((Verdict::Allowed, Authority::Rule(source.clone()))),
+            note: Some(note(PolicyDecision::Allow)),
+        },
+        None => {
+            let by = if facts.granted {
+                Authority::SessionGrant
+            } else if facts.yolo {
+                Authority::Yolo
+            } else if facts.read_only {
+                Authority::ReadOnlyDefault
+            } else {
+                return Start { initial: Initial::Pending, decided: None, note: None };
+            };
+            Start { initial: Initial::Cleared, decided: Some((Verdict::Allowed, by)), note: None }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdict(decision: Option<PolicyDecision>) -> policy::Verdict {
+        policy::Verdict {
+            decision,
+            rule_id: decision.map(|_| "file-1".into()),
+            source: decision.map(|_| "team.toml, rule 1".into()),
+            message: Some("Not here.".into()),
+        }
+    }
+
+    fn facts(verdict: &policy::Verdict) -> Facts<'_> {
+        Facts { refused: false, read_only: false, granted: false, yolo: false, verdict }
+    }
+
+    #[test]
+    fn a_deny_or_an_ask_holds_in_yolo_and_over_a_grant() {
+        for decision in [PolicyDecision::Deny, PolicyDecision::AskUser] {
+            let verdict = verdict(Some(decision));
+            let start = start(Facts { yolo: true, granted: true, read_only: true, ..facts(&verdict) });
+            assert_ne!(start.initial, Initial::Cleared, "{decision:?}");
+            assert_eq!(start.note.unwrap().decision, decision);
+        }
+        let denied = start(facts(&verdict(Some(PolicyDecision::Deny))));
+        assert_eq!(denied.initial, Initial::Denied("Denied by policy (team.toml, rule 1): Not here.".into()));
+        assert_eq!(denied.decided, Some((Verdict::Denied, Authority::Rule("team.toml, rule 1".into()))));
+    }
+
+    #[test]
+    fn an_allow_runs_without_a_card_and_names_its_rule() {
+        let start = start(facts(&verdict(Some(PolicyDecision::Allow))));
+        assert_eq!(start.initial, Initial::Cleared);
+        assert_eq!(start.decided, Some((Verdict::Allowed, Authority::Rule("team.toml, rule 1".into()))));
+    }
+
+    #[test]
+    fn without_a_rule_grants_then_yolo_then_read_only_then_the_user() {
+        let none = verdict(None);
+        let by = |facts: Facts| start(facts).decided.map(|(_, by)| by);
+        assert_eq!(by(Facts { granted: true, yolo: true, ..facts(&none) }), Some(Authority::SessionGrant));
+        assert_eq!(by(Facts { yolo: true, read_only: true, ..facts(&none) }), Some(Authority::Yolo));
+        assert_eq!(by(Facts { read_only: true, ..facts(&none) }), Some(Authority::ReadOnlyDefault));
+        let asks = start(facts(&none));
+        assert_eq!((asks.initial, asks.decided, asks.note), (Initial::Pending, None, None));
+    }
+
+    #[test]
+    fn a_refused_call_is_reported_whatever_the_rules_say() {
+        let start = start(Facts { refused: true, ..facts(&verdict(Some(PolicyDecision::Deny))) });
+        assert_eq!(start.decided, Some((Verdict::Refused, Authority::Hub)));
+        assert_eq!(start.initial, Initial::Cleared, "it 'runs' to report its failure");
+    }
+
+    #[test]
+    fn a_deny_without_a_message_still_says_it_was_not_run() {
+        assert!(deny_result(Some("  "), "x").contains("not executed"));
+    }
+}

@@ -1,0 +1,105 @@
+//! `/api/rules*`, the session grants and `/api/audit`: the rules that apply in a
+//! folder, the ones saved in the hub, and the trail of every decision.
+
+use std::sync::Arc;
+
+use app::types::{AuditQuery, RulesQuery, RulesResponse};
+use axum::extract::{Path, State};
+use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::error::{ApiError, ApiQuery, ApiResult};
+use crate::folder::canonical_folder;
+use crate::hub::Hub;
+use crate::store::AuditFilter;
+
+pub async fn list(
+    State(hub): State<Arc<Hub>>,
+    ApiQuery(query): ApiQuery<RulesQuery>,
+) -> ApiResult<Json<RulesResponse>> {
+    hub.rules_of(&query.folder_path).map(Json)
+}
+
+pub async fn export(State(hub): State<Arc<Hub>>, ApiQuery(query): ApiQuery<RulesQuery>) -> ApiResult<Response> {
+    let toml = hub.export_rules(&query.folder_path)?;
+    Ok((
+        [
+            (CONTENT_TYPE, "application/toml; charset=utf-8"),
+            (CONTENT_DISPOSITION, "attachment; filename=\"agent-hub-rules.toml\""),
+        ],
+        toml,
+    )
+        .into_response())
+}
+
+#[derive(Deserialize)]
+pub struct SuggestQuery {
+    command: String,
+}
+
+/// What "Always in this folder" proposes for a command: its first words.
+pub async fn suggest(ApiQuery(query): ApiQuery<SuggestQuery>) -> Json<Value> {
+    Json(json!({ "prefix": crate::policy::default_prefix(&query.command) }))
+}
+
+pub async fn delete(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+    hub.delete_rule(&id).await?;
+    Ok(Json(json!({ "deleted": id })))
+}
+
+pub async fn withdraw_grant(
+    State(hub): State<Arc<Hub>>,
+    Path((id, tool_name)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    let runtime = super::chat::session_runtime(&hub, &id)?;
+    hub.withdraw_grant(&runtime, &tool_name)?;
+    Ok(Json(json!({ "withdrawn": tool_name })))
+}
+
+/// `GET /api/audit`: NDJSON (or CSV with `format=csv`), oldest first.
+pub async fn audit(State(hub): State<Arc<Hub>>, ApiQuery(query): ApiQuery<AuditQuery>) -> ApiResult<Response> {
+    let csv = match query.format.as_deref() {
+        None | Some("ndjson") => false,
+        Some("csv") => true,
+        Some(other) => return Err(ApiError::bad_request(format!("format must be ndjson or csv; got '{other}'."))),
+    };
+    let folder = match &query.folder_path {
+        Some(path) => Some(canonical_folder(path)?.to_string_lossy().into_owned()),
+        None => None,
+    };
+    let Some(store) = hub.store() else {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            crate::agent::STORE_FAILED,
+            "The audit trail lives in the hub's database, and this hub runs without one.",
+        ));
+    };
+    // What was decided a moment ago is in the answer.
+    if let Err(err) = store.flush().await {
+        tracing::warn!("the audit read may miss the latest decisions: {err}");
+    }
+    let filter = AuditFilter { folder, session_id: query.session_id, after_ms: query.after, limit: query.limit };
+    let entries = store.audit(&filter).map_err(|err| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            crate::agent::STORE_FAILED,
+            format!("The audit trail could not be read: {err}."),
+        )
+    })?;
+    Ok(if csv {
+        (
+            [
+                (CONTENT_TYPE, "text/csv; charset=utf-8"),
+                (CONTENT_DISPOSITION, "attachment; filename=\"agent-hub-audit.csv\""),
+            ],
+            crate::audit::to_csv(&entries),
+        )
+            .into_response()
+    } else {
+        ([(CONTENT_TYPE, "application/x-ndjson")], crate::audit::to_ndjson(&entries)).into_response()
+    })
+}

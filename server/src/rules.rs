@@ -1,0 +1,206 @@
+//! The rules that apply in a folder: Gemini CLI's policy files (admin, user and
+//! the folder's own `.gemini/policies`), the rules saved in the hub from a card
+//! ("Always in this folder"), and the built-in guard rails; and the session
+//! grants ("Yes, for this session") the Rules panel lists beside them.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use app::types::{PolicyDecision, RulesResponse, SessionGrant};
+use axum::http::StatusCode;
+use serde_json::Value;
+
+use crate::agent::SessionRuntime;
+use crate::error::{ApiError, ApiResult};
+use crate::folder::canonical_folder;
+use crate::hub::{now_ms, Hub};
+use crate::policy::{self, Mode, PolicySet, Rule};
+use crate::store::{NewSavedRule, SavedRule, StoreError};
+
+/// The longest command prefix a card may save.
+const MAX_PREFIX: usize = 500;
+
+impl Hub {
+    /// Every rule that applies in `folder` (canonical) now. Policy files are
+    /// read again only when they changed; a database that cannot be read leaves
+    /// out the saved rules (those only allow: without them, calls ask).
+    pub fn policy_set(&self, folder: &Path) -> PolicySet {
+        self.policies().for_folder(folder, self.saved_rules(folder))
+    }
+
+    fn saved_rules(&self, folder: &Path) -> Vec<Rule> {
+        let Some(store) = self.store() else { return Vec::new() };
+        match store.saved_rules(folder) {
+            Ok(rows) => rows.iter().filter_map(as_rule).collect(),
+            Err(err) => {
+                tracing::error!(folder = %folder.display(), "saved rules could not be read: {err}");
+                Vec::new()
+            }
+        }
+    }
+
+    /// `GET /api/rules`: the folder's rules (highest first), the problems of its
+    /// policy files, and the session grants of its sessions.
+    pub fn rules_of(&self, folder_path: &str) -> ApiResult<RulesResponse> {
+        let config = self.open_session(folder_path, None)?;
+        let folder = canonical_folder(folder_path)?;
+        let mode = if config.yolo_mode { Mode::Yolo } else { Mode::Default };
+        let set = self.policy_set(&folder);
+        let rules: Vec<_> = set.rules().iter().map(|rule| rule.view(mode)).collect();
+        let mut grants = Vec::new();
+        for id in self.sessions_in(&folder) {
+            if let Ok(Some(runtime)) = self.try_runtime(&id) {
+                let mut tools: Vec<String> = runtime.state().allowed_tools.iter().cloned().collect();
+                tools.sort();
+                grants.extend(tools.into_iter().map(|tool_name| SessionGrant { session_id: id.clone(), tool_name }));
+            }
+        }
+        Ok(RulesResponse {
+            folder_path: folder.display().to_string(),
+            mode: mode.as_str().to_string(),
+            guard_rails: rules.iter().any(|rule| rule.origin == app::types::RuleOrigin::BuiltIn),
+            rules,
+            problems: set.problems().to_vec(),
+            grants,
+        })
+    }
+
+    /// Saves "Always in this folder" for the call waiting on `runtime`'s card:
+    /// an allow for its tool, for a command only with `prefix` (by default the
+    /// command's first words). Answered once the rule is on disk.
+    pub async fn save_rule_for(
+        &self,
+        runtime: &SessionRuntime,
+        tool_id: &str,
+        prefix: Option<String>,
+    ) -> ApiResult<SavedRule> {
+        let Some((name, args)) = runtime.waiting_call(tool_id) else {
+            return Err(crate::agent::not_pending(format!("Tool call '{tool_id}' is not waiting for a decision.")));
+        };
+        let command_prefix = rule_prefix(&name, &args, prefix)?;
+        let store = self.store().ok_or_else(|| {
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "store_failed",
+                "Rules are saved in the hub's database, and this hub runs without one.",
+            )
+        })?;
+        let rule = NewSavedRule {
+            folder: runtime.folder.to_string_lossy().into_owned(),
+            tool_name: name,
+            command_prefix,
+            created_at_ms: now_ms(),
+            session_id: runtime.id.clone(),
+            tool_id: tool_id.to_string(),
+        };
+        store.save_rule(rule).await.map_err(|err| store_failed("The rule could not be saved", &err))
+    }
+
+    /// Takes back a rule saved for a decision that did not go through.
+    pub async fn forget_rule(&self, id: i64) {
+        if let Some(store) = self.store() {
+            if let Err(err) = store.delete_rule(id).await {
+                tracing::error!("a rule saved for a decision that failed could not be deleted: {err}");
+            }
+        }
+    }
+
+    /// `DELETE /api/rules/{id}`: only rules saved in the hub; the others live in files the user edits.
+    pub async fn delete_rule(&self, id: &str) -> ApiResult<SavedRule> {
+        let Some(number) = id.strip_prefix("hub-").and_then(|number| number.parse::<i64>().ok()) else {
+            return Err(ApiError::bad_request(format!(
+                "Rule '{id}' is not saved in the hub: edit or delete it in its policy file (or, for a built-in \
+                 guard rail, override it with a rule of your own)."
+            )));
+        };
+        let store = self.store().ok_or_else(|| ApiError::not_found(format!("No rule '{id}'.")))?;
+        match store.delete_rule(number).await {
+            Ok(Some(rule)) => Ok(rule),
+            Ok(None) => Err(ApiError::not_found(format!("No rule '{id}'."))),
+            Err(err) => Err(store_failed("The rule could not be deleted", &err)),
+        }
+    }
+
+    /// `GET /api/rules/export`: the folder's saved rules as a policy file Gemini CLI loads.
+    pub fn export_rules(&self, folder_path: &str) -> ApiResult<String> {
+        let folder = canonical_folder(folder_path)?;
+        Ok(policy::export_toml(&self.saved_rules(&folder)))
+    }
+
+    /// `DELETE /api/sessions/{id}/grants/{tool}`: withdraws "Yes, for this session".
+    pub fn withdraw_grant(&self, runtime: &Arc<SessionRuntime>, tool_name: &str) -> ApiResult<()> {
+        let mut state = runtime.state();
+        if !state.allowed_tools.remove(tool_name) {
+            return Err(ApiError::not_found(format!("Session '{}' has no grant for '{tool_name}'.", runtime.id)));
+        }
+        runtime.save(&state);
+        Ok(())
+    }
+}
+
+fn store_failed(what: &str, err: &StoreError) -> ApiError {
+    ApiError::new(StatusCode::SERVICE_UNAVAILABLE, crate::agent::STORE_FAILED, format!("{what}: {err}."))
+}
+
+fn as_rule(row: &SavedRule) -> Option<Rule> {
+    if row.decision != PolicyDecision::Allow {
+        return None;
+    }
+    Rule::saved(row.id, &row.tool_name, row.command_prefix.as_deref(), row.created_at_ms)
+        .map_err(|err| tracing::error!(rule = row.id, "a saved rule is unusable: {err}"))
+        .ok()
+}
+
+/// The prefix a saved rule allows: for a command, the user's (checked to
+/// start the command, at a word's end) or the command's first words; other
+/// tools take none (the rule allows the tool).
+fn rule_prefix(name: &str, args: &Value, prefix: Option<String>) -> ApiResult<Option<String>> {
+    let command = args.get("command").and_then(Value::as_str).filter(|_| name == "run_shell_command");
+    let Some(command) = command else {
+        return match prefix {
+            Some(_) => Err(ApiError::bad_request("commandPrefix applies to shell commands only.")),
+            None => Ok(None),
+        };
+    };
+    let prefix = match prefix {
+        Some(prefix) => prefix.trim().to_string(),
+        None => policy::default_prefix(command),
+    };
+    if prefix.is_empty() || prefix.len() > MAX_PREFIX || prefix.chars().any(char::is_control) {
+        return Err(ApiError::bad_request(format!(
+            "commandPrefix must be 1–{MAX_PREFIX} characters of one line, e.g. \"git status\"."
+        )));
+    }
+    let command = command.trim_start();
+    let at_word_end = command
+        .strip_prefix(prefix.as_str())
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace) || prefix.ends_with(' '));
+    if !at_word_end {
+        return Err(ApiError::bad_request(format!(
+            "commandPrefix \"{prefix}\" does not begin the command \"{command}\" (at a word's end): the rule would \
+             not allow what the card shows."
+        )));
+    }
+    Ok(Some(prefix))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_prefix_must_begin_the_command_at_a_word_end() {
+        let shell = |command: &str| json!({ "command": command });
+        let prefix =
+            |command: &str, prefix: &str| rule_prefix("run_shell_command", &shell(command), Some(prefix.into()));
+        assert_eq!(prefix("git status --short", "git status").unwrap(), Some("git status".into()));
+        assert_eq!(prefix("git status", " git status ").unwrap(), Some("git status".into()), "trimmed");
+        assert!(prefix("git statusx", "git status").is_err(), "not at a word's end");
+        assert!(prefix("git status", "git push").is_err());
+        assert!(prefix("git status", "").is_err());
+        assert!(prefix("git status", "git\nstatus").is_err());
+        assert!(rule_prefix("write_file", &json!({"file_path": "a"}), Some("x".into())).is_err());
+        assert_eq!(rule_prefix("write_file", &json!({"file_path": "a"}), None).unwrap(), None);
+    }
+}
