@@ -37,6 +37,8 @@ impl HubProcess {
             .arg(data_dir)
             .args(args)
             .env("RUST_LOG", log)
+            // The tester's own ~/.gemini/policies must not decide what a test sees.
+            .env("HUB_USER_POLICIES", "/nonexistent/agent-hub-test-user-policies")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -75,5 +77,23 @@ impl HubProcess {
         assert!(response.status().is_success(), "{method} {path}: {}", response.status());
         let text = response.text().await.unwrap();
         text.lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+    }
+
+    /// A GET answered with text (CSV, TOML).
+    pub async fn text(&self, path: &str) -> String {
+        let (status, text) = self.request("GET", path, None).await;
+        assert!((200..300).contains(&status), "GET {path}: {status} {text}");
+        text
+    }
+
+    /// Any request, answered with its status and body text.
+    pub async fn request(&self, method: &str, path: &str, body: Option<Value>) -> (u16, String) {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let mut request = self.client.request(method, format!("{}{path}", self.base)).bearer_auth(PROCESS_TOKEN);
+        if let Some(body) = body {
+            request = request.header("content-type", "application/json").body(body.to_string());
+        }
+        let response = request.send().await.unwrap();
+        (response.status().as_u16(), response.text().await.unwrap())
     }
 }
