@@ -132,13 +132,13 @@ pub fn audit_decision_label(decision: &str) -> String {
     match decision {
         "allowed" => "allowed".into(),
         "approved" => "approved".into(),
-        "approved_edited" => "approved, edited".into(),
-        "approved_session" => "approved for the session".into(),
-        "approved_always" => "approved always (rule saved)".into(),
+        "approved_edited" => "approved · edited".into(),
+        "approved_session" => "approved · session".into(),
+        "approved_always" => "approved · always".into(),
         "rejected" => "rejected".into(),
         "feedback" => "instruction instead".into(),
         "denied" => "denied".into(),
-        "refused" => "refused by the hub's checks".into(),
+        "refused" => "refused by hub checks".into(),
         other => other.replace('_', " "),
     }
 }
@@ -147,11 +147,11 @@ pub fn audit_decision_label(decision: &str) -> String {
 pub fn decided_by_label(decided_by: &str) -> String {
     match decided_by {
         "user" => "you".into(),
-        "rule" => "a rule".into(),
+        "rule" => "rule".into(),
         "yolo" => "YOLO".into(),
         "session_grant" => "session grant".into(),
         "read_only_default" => "read-only default".into(),
-        "hub" => "the hub".into(),
+        "hub" => "hub checks".into(),
         other => other.replace('_', " "),
     }
 }
@@ -196,8 +196,40 @@ pub fn short_id(id: &str) -> &str {
     }
 }
 
+/// A rule's source for a narrow column: a policy file's name and rule number
+/// without its directory ("team.toml, rule 2"); other sources as they are.
+pub fn short_source(source: &str) -> &str {
+    match source.rfind('/') {
+        Some(slash) if source.starts_with('/') || source.starts_with('~') || source.starts_with('.') => {
+            &source[slash + 1..]
+        }
+        _ => source,
+    }
+}
+
+/// A moment as (year, month, day, hour, minute, second).
+pub type Clock = (i64, u32, u32, u32, u32, u32);
+
+pub fn clock_text((year, month, day, hour, minute, second): Clock) -> String {
+    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02}:{second:02}")
+}
+
+/// Short for a table: the time alone today, else the date and minute.
+pub fn when_text(at: Clock, now: Clock) -> String {
+    let (year, month, day, hour, minute, second) = at;
+    if (year, month, day) == (now.0, now.1, now.2) {
+        format!("{hour:02}:{minute:02}:{second:02}")
+    } else {
+        format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02}")
+    }
+}
+
 /// `YYYY-MM-DD HH:MM:SS` in UTC; the browser shows local time instead.
 pub fn utc_time(ms: u64) -> String {
+    clock_text(utc_clock(ms))
+}
+
+pub fn utc_clock(ms: u64) -> Clock {
     let secs = ms / 1000;
     let (days, rest) = (secs / 86_400, secs % 86_400);
     let (hour, minute, second) = (rest / 3600, rest % 3600 / 60, rest % 60);
@@ -211,20 +243,42 @@ pub fn utc_time(ms: u64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02}:{second:02}")
+    (year, month as u32, day as u32, hour as u32, minute as u32, second as u32)
 }
 
-/// A time for a table: local time in the browser, UTC elsewhere.
-pub fn time_label(ms: u64) -> String {
+/// The moment in the browser's time zone (UTC outside the browser).
+pub fn local_clock(ms: u64) -> Clock {
     #[cfg(feature = "hydrate")]
     {
         let date = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(ms as f64));
-        let text = String::from(date.to_locale_string("default", &wasm_bindgen::JsValue::UNDEFINED));
-        if !text.is_empty() {
-            return text;
-        }
+        (
+            i64::from(date.get_full_year()),
+            date.get_month() + 1,
+            date.get_date(),
+            date.get_hours(),
+            date.get_minutes(),
+            date.get_seconds(),
+        )
     }
-    utc_time(ms)
+    #[cfg(not(feature = "hydrate"))]
+    utc_clock(ms)
+}
+
+fn now_ms() -> u64 {
+    #[cfg(feature = "hydrate")]
+    {
+        js_sys::Date::now() as u64
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+    }
+}
+
+/// A time for a table (short), and in full for its title; local in the browser.
+pub fn time_label(ms: u64) -> (String, String) {
+    let at = local_clock(ms);
+    (when_text(at, local_clock(now_ms())), clock_text(at))
 }
 
 #[cfg(test)]
@@ -351,7 +405,7 @@ mod tests {
 
     #[test]
     fn audit_words() {
-        assert_eq!(audit_decision_label("approved_always"), "approved always (rule saved)");
+        assert_eq!(audit_decision_label("approved_always"), "approved · always");
         assert_eq!(audit_decision_label("something_new"), "something new");
         assert_eq!(decided_by_label("session_grant"), "session grant");
         assert_eq!(decided_by_label("user"), "you");
@@ -370,5 +424,17 @@ mod tests {
         assert_eq!(utc_time(0), "1970-01-01 00:00:00");
         assert_eq!(utc_time(1_795_000_000_000), "2026-11-18 11:06:40");
         assert_eq!(utc_time(951_782_400_000), "2000-02-29 00:00:00");
+        let at = (2026, 11, 23, 13, 32, 16);
+        assert_eq!(when_text(at, (2026, 11, 23, 18, 0, 0)), "13:32:16", "today: the time alone");
+        assert_eq!(when_text(at, (2026, 11, 24, 9, 0, 0)), "2026-11-23 13:32");
+    }
+
+    #[test]
+    fn sources_drop_their_directory_in_narrow_columns() {
+        assert_eq!(short_source("/tmp/p/.gemini/policies/team.toml, rule 2"), "team.toml, rule 2");
+        assert_eq!(short_source("~/.gemini/policies/me.toml, rule 1"), "me.toml, rule 1");
+        assert_eq!(short_source("saved in the hub"), "saved in the hub");
+        assert_eq!(short_source("built-in guard rail: force-push"), "built-in guard rail: force-push");
+        assert_eq!(short_source("built-in guard rail: a/b"), "built-in guard rail: a/b");
     }
 }

@@ -13,7 +13,8 @@ use crate::components::folders::folder_name;
 use crate::components::hub_page::{mark_hydrated, Alert, HubState};
 use crate::components::updates;
 use crate::policy::{
-    audit_decision_label, decided_by_label, decision_tone, outcome_label, outcome_tone, short_id, time_label, Tone,
+    audit_decision_label, decided_by_label, decision_tone, outcome_label, outcome_tone, short_id, short_source,
+    time_label, Tone,
 };
 use crate::types::{AuditEntry, HubUpdate};
 
@@ -200,10 +201,10 @@ fn tone_class(tone: Tone) -> &'static str {
 
 #[component]
 fn AuditTable(rows: Memo<Vec<AuditEntry>>, across: bool, shown: RwSignal<usize>) -> impl IntoView {
-    let th = "px-2 py-1.5 text-xs font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400";
+    let th = "whitespace-nowrap px-2 py-1.5 text-xs font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400";
     view! {
         <div class="overflow-x-auto">
-            <table data-testid="decisions-table" class="w-full border-collapse text-left text-sm">
+            <table data-testid="decisions-table" class="w-full border-collapse text-left text-xs">
                 <caption class="sr-only">"Decisions on tool calls, newest first"</caption>
                 <thead>
                     <tr>
@@ -235,9 +236,13 @@ fn AuditTable(rows: Memo<Vec<AuditEntry>>, across: bool, shown: RwSignal<usize>)
 #[component]
 fn AuditRow(entry: AuditEntry, across: bool) -> impl IntoView {
     let td = "px-2 py-1.5 align-top";
-    let decision_class = format!("rounded-full px-2 py-0.5 text-xs {}", tone_class(decision_tone(&entry.decision)));
+    let badge = "whitespace-nowrap rounded-full px-2 py-0.5 text-xs";
+    let decision_class = format!("{badge} {}", tone_class(decision_tone(&entry.decision)));
     let outcome = entry.outcome.as_deref();
-    let outcome_class = format!("rounded-full px-2 py-0.5 text-xs {}", tone_class(outcome_tone(outcome)));
+    let outcome_class = format!("{badge} {}", tone_class(outcome_tone(outcome)));
+    let (when, full_time) = time_label(entry.at);
+    let rule = entry.rule.clone().unwrap_or_default();
+    let rule_short = if rule.is_empty() { "—".to_string() } else { short_source(&rule).to_string() };
     let outcome_text = outcome_label(outcome);
     let decided_by = decided_by_label(&entry.decided_by);
     view! {
@@ -247,22 +252,26 @@ fn AuditRow(entry: AuditEntry, across: bool) -> impl IntoView {
             data-decision=entry.decision.clone()
             class="border-t border-slate-200 dark:border-slate-800"
         >
-            <td class=format!("{td} whitespace-nowrap text-slate-600 dark:text-slate-400")>{time_label(entry.at)}</td>
+            <td class=format!("{td} whitespace-nowrap text-slate-600 dark:text-slate-400") title=full_time>
+                {when}
+            </td>
             {across
                 .then(|| {
                     view! {
-                        <td class=format!("{td} font-mono") title=entry.folder_path.clone()>
+                        <td class=format!("{td} whitespace-nowrap font-mono") title=entry.folder_path.clone()>
                             {folder_name(&entry.folder_path)}
                         </td>
                     }
                 })}
             <td class=format!("{td} font-mono") title=entry.session_id.clone()>{short_id(&entry.session_id).to_string()}</td>
             <td class=format!("{td} font-mono")>{entry.tool_name.clone()}</td>
-            <td class=format!("{td} max-w-xs truncate font-mono") title=entry.summary.clone()>{entry.summary.clone()}</td>
+            <td class=format!("{td} max-w-[16rem] truncate font-mono") title=entry.summary.clone()>
+                {entry.summary.clone()}
+            </td>
             <td class=td><span class=decision_class>{audit_decision_label(&entry.decision)}</span></td>
             <td class=format!("{td} whitespace-nowrap")>{decided_by}</td>
-            <td class=format!("{td} max-w-[14rem] break-words text-xs text-slate-600 dark:text-slate-400")>
-                {entry.rule.clone().unwrap_or_else(|| "—".to_string())}
+            <td class=format!("{td} max-w-[10rem] break-words text-slate-600 dark:text-slate-400") title=rule>
+                {rule_short}
             </td>
             <td class=td><span class=outcome_class>{outcome_text}</span></td>
         </tr>

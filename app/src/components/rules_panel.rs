@@ -11,6 +11,9 @@ use crate::components::hub_page::{Alert, HubState};
 use crate::policy::{inactive_reason, mode_label, rule_matches, short_id, tier_label, time_label};
 use crate::types::{PolicyDecision, PolicyProblem, RuleOrigin, RuleView, RulesResponse, SessionGrant};
 
+/// Patterns longer than this are folded (the guard rails' regexes run to hundreds of characters).
+const LONG: usize = 48;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Change {
     DeleteRule(String),
@@ -290,20 +293,24 @@ pub fn DecisionBadge(decision: PolicyDecision) -> impl IntoView {
 fn RuleRow(rule: RuleView, mode: String, pending: Signal<bool>, on_delete: Callback<String>) -> impl IntoView {
     let inactive = inactive_reason(&rule, &mode);
     let matches = rule_matches(&rule);
-    // "run_shell_command · command starts with “git status”": the tool, then what else must hold.
-    let headline = matches
-        .iter()
-        .enumerate()
-        .map(|(place, (what, value))| if place == 0 { value.clone() } else { format!("{what} {value}") })
-        .collect::<Vec<_>>()
-        .join(" · ");
+    // "run_shell_command · command starts with “git status”": the tool, then
+    // what else must hold; a long pattern is named here and shown folded below.
+    let (short, long): (Vec<_>, Vec<_>) =
+        matches.into_iter().enumerate().partition(|(place, (_, value))| *place == 0 || value.chars().count() <= LONG);
+    let mut parts: Vec<String> = short
+        .into_iter()
+        .map(|(place, (what, value))| if place == 0 { value } else { format!("{what} {value}") })
+        .collect();
+    parts.extend(long.iter().map(|(_, (what, _))| format!("{what} a pattern")));
+    let headline = parts.join(" · ");
+    let patterns = long.into_iter().map(|(_, pair)| pair).collect::<Vec<_>>();
     let priority = format!("priority {} · effective {:.3}", rule.priority, rule.effective_priority);
     let origin = match rule.origin {
         RuleOrigin::File => "policy file",
         RuleOrigin::Hub => "saved in the hub",
         RuleOrigin::BuiltIn => "built-in",
     };
-    let saved = rule.created_at.map(|at| format!("saved {}", time_label(at)));
+    let saved = rule.created_at.map(|at| format!("saved {}", time_label(at).1));
     let source = [Some(rule.source.clone()), Some(tier_label(rule.tier).to_string()), saved]
         .into_iter()
         .flatten()
@@ -349,9 +356,23 @@ fn RuleRow(rule: RuleView, mode: String, pending: Signal<bool>, on_delete: Callb
                 {delete}
             </div>
             <dl class="grid grid-cols-[max-content_1fr] gap-x-3 gap-y-0.5 text-xs text-slate-600 dark:text-slate-400">
+                {rule.deny_message.map(|message| view! { <dt>"message"</dt><dd>{message}</dd> })}
+                {patterns
+                    .into_iter()
+                    .map(|(what, value)| {
+                        view! {
+                            <dt>"pattern"</dt>
+                            <dd class="min-w-0">
+                                <details>
+                                    <summary class="cursor-pointer text-sky-700 dark:text-sky-400">{format!("{what}: show")}</summary>
+                                    <code class="block break-all font-mono">{value}</code>
+                                </details>
+                            </dd>
+                        }
+                    })
+                    .collect_view()}
                 {modes.map(|modes| view! { <dt>"modes"</dt><dd>{modes}</dd> })}
                 {rule.allow_redirection.then(|| view! { <dt>"redirection"</dt><dd>"allowed (> and < do not make it ask)"</dd> })}
-                {rule.deny_message.map(|message| view! { <dt>"message"</dt><dd>{message}</dd> })}
                 <dt>"source"</dt>
                 <dd data-testid="rule-source" class="min-w-0 break-all">{source}</dd>
             </dl>
