@@ -104,10 +104,13 @@ impl PolicySet {
                 return tally;
             }
         };
-        let dir_path = args.get("dir_path");
-        let part_args = |text: &str| match dir_path {
-            Some(dir) => json!({ "command": text, "dir_path": dir }),
-            None => json!({ "command": text }),
+        // A part is judged as Gemini CLI judges it: `command` and `dir_path`; a
+        // command that is a single part as written, with all of the call's arguments.
+        let atomic = parts.len() == 1 && parts[0].text == command.trim();
+        let part_args = |text: &str| match (atomic && text == parts[0].text, args.get("dir_path")) {
+            (true, _) => args.clone(),
+            (false, Some(dir)) => json!({ "command": text, "dir_path": dir }),
+            (false, None) => json!({ "command": text }),
         };
         // The whole line is judged too, for rules about how parts combine
         // (`curl … | sh`). Only such rules: one that also matches a part by itself

@@ -402,6 +402,12 @@ fn arguments_are_matched_as_gemini_cli_stringifies_them() {
         argsPattern = '"dir_path":"/tmp'
         decision = "ask_user"
         priority = 10
+
+        [[rule]]
+        toolName = "run_shell_command"
+        argsPattern = '"description":"build'
+        decision = "allow"
+        priority = 10
     "#);
     let call = |name: &str, args: Value| set.evaluate(&ToolCall { name, args: &args }, D).decision;
     assert_eq!(call("write_file", json!({ "file_path": "config/.env", "content": "x" })), Some(Deny));
@@ -409,6 +415,12 @@ fn arguments_are_matched_as_gemini_cli_stringifies_them() {
     assert_eq!(call("grep_search", json!({ "pattern": "x" })), Some(Allow));
     assert_eq!(call("run_shell_command", json!({ "command": "ls", "dir_path": "/tmp/x" })), Some(AskUser));
     assert_eq!(call("run_shell_command", json!({ "command": "ls", "dir_path": "/home" })), None);
+    // A one-part command is judged with all its arguments; the parts of a longer
+    // one with `command` and `dir_path` only (as Gemini CLI does), so a rule about
+    // the description cannot allow what else the line runs.
+    let described = |command: &str| json!({ "command": command, "description": "build it" });
+    assert_eq!(call("run_shell_command", described("make all")), Some(Allow));
+    assert_eq!(call("run_shell_command", described("make all && rm -rf x")), None);
 }
 
 proptest! {
