@@ -192,9 +192,9 @@ impl PolicyDecision {
 pub enum RuleTier {
     /// The hub's built-in guard rails (Gemini CLI's own defaults live here too).
     Default,
-    /// `<folder>/.gemini/policies/*.toml`.
+    /// `<folder>/.gemini/policies/*.toml`, and the rules saved in the hub ("Always in this folder", priority 950).
     Workspace,
-    /// `~/.gemini/policies/*.toml`, and the rules saved in the hub ("Always in this folder").
+    /// `~/.gemini/policies/*.toml`.
     User,
     /// `/etc/gemini-cli/policies/*.toml` (root-owned, not writable by others).
     Admin,

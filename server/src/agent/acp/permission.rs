@@ -20,7 +20,7 @@ pub(super) enum Judged {
     /// A rule, a grant or YOLO allowed it: the answer lets it run.
     Allowed(RequestPermissionResponse),
     /// A rule denied it: the answer rejects it, and `result` reports it so.
-    Denied { answer: RequestPermissionResponse, result: AgentEvent },
+    Denied { answer: RequestPermissionResponse, result: Box<AgentEvent> },
     /// It goes on the card.
     Ask(RuleCall),
 }
@@ -56,13 +56,13 @@ pub(super) fn judge(
         Initial::Cleared => Judged::Allowed(mapping::allow_once(&request.options)),
         Initial::Denied(message) => {
             runtime.audit_outcome(&tool_id, Outcome::Denied);
-            let result = AgentEvent::ToolResult {
+            let result = Box::new(AgentEvent::ToolResult {
                 tool_id,
                 status: ToolStatus::Error,
                 output: None,
                 error: Some(ToolError { kind: "denied_by_policy".into(), message }),
                 diff: None,
-            };
+            });
             // A reject the agent offers, else cancelled: either way it does not run.
             let answer = mapping::answer(&Decision::Reject, &request.options).unwrap_or_else(|_| mapping::cancelled());
             Judged::Denied { answer, result }

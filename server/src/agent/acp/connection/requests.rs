@@ -29,7 +29,7 @@ impl Driver {
             Judged::Denied { answer, result } => {
                 // The agent's own report of the rejected call would say it twice.
                 self.mapper.close(&tool_id);
-                self.runtime.log.push(result);
+                self.runtime.log.push(*result);
                 responder.respond(answer)?;
             }
             Judged::Ask(call) => self.ask(request, responder, call).await,
