@@ -1,0 +1,96 @@
+// Rules as a user meets them, in real headless Chromium with the built-in
+// agent and a scripted model: "Always in this folder" from a card (the prefix
+// edited first), the saved rule in the Rules panel, the next call running
+// without a card, the rule deleted, and the call after that asking again; the
+// decisions read back in the Decisions view.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from './expect.mjs';
+import { startHub, launchBrowser, makeFolder, snapshot } from '../hub.mjs';
+import { openChat, sendPrompt } from '../chat-page.mjs';
+import { startFakeModel, call, text } from '../fake-model.mjs';
+
+let hub;
+let model;
+let browser;
+
+before(async () => {
+  model = await startFakeModel();
+  hub = await startHub(['--model-url', model.baseUrl, '--model', 'fake-model']);
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await hub?.stop();
+  await model?.stop();
+});
+
+const shell = (id, command) => call(id, 'run_shell_command', { command });
+
+test('save "always" from a card, see it in Rules, delete it, and the next call asks again', async () => {
+  const folder = makeFolder();
+  const { page, errors } = await openChat(browser, hub, folder);
+  const card = page.getByTestId('approval-card');
+
+  model.script(shell('r1', 'touch first.txt'), text('Wrote first.'));
+  await sendPrompt(page, 'first');
+  await card.waitFor({ timeout: 30000 });
+  await expect(async () => assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'approval-card'));
+  await page.keyboard.press('5');
+  const prefix = page.getByTestId('card-prefix-input');
+  await prefix.waitFor();
+  await expect(async () => assert.equal(await prefix.inputValue(), 'touch'), { timeout: 10000 });
+  await prefix.fill('touch ');  // edited: a trailing space is trimmed
+  await snapshot(page, 'rules-always-step');
+  await page.getByTestId('card-prefix-save').click();
+  await card.waitFor({ state: 'detached' });
+  await expect(async () => assert.match(await page.getByTestId('assistant-message').last().innerText(), /Wrote first\./),
+    { timeout: 30000 });
+  assert.ok(existsSync(join(folder, 'first.txt')));
+
+  // The rule shows in the panel, with where it lives.
+  await page.getByTestId('rules-button').click();
+  const panel = page.getByTestId('rules-panel');
+  await panel.waitFor();
+  const saved = panel.getByTestId('rule-row').filter({ has: page.getByTestId('rule-delete') });
+  await expect(async () => assert.equal(await saved.count(), 1));
+  assert.match(await saved.innerText(), /touch/);
+  assert.match(await saved.innerText(), /saved in the hub/);
+  assert.ok(await panel.getByTestId('rule-row').count() > 1, 'the guard rails are listed too');
+  await snapshot(page, 'rules-panel');
+  await page.getByTestId('rules-close').click();
+
+  // The next touch runs without a card.
+  model.script(shell('r2', 'touch second.txt'), text('Wrote second.'));
+  await sendPrompt(page, 'second');
+  await expect(async () => assert.match(await page.getByTestId('assistant-message').last().innerText(), /Wrote second\./),
+    { timeout: 30000 });
+  assert.equal(await card.count(), 0, 'no card: the saved rule allowed it');
+  assert.ok(existsSync(join(folder, 'second.txt')));
+  await expect(async () => assert.match(await page.getByTestId('tool-policy').last().innerText(), /allowed/i));
+
+  // Deleted, it asks again.
+  await page.getByTestId('rules-button').click();
+  await panel.waitFor();
+  await panel.getByTestId('rule-delete').click();
+  await expect(async () => assert.equal(await panel.getByTestId('rule-delete').count(), 0));
+  await page.getByTestId('rules-close').click();
+  model.script(shell('r3', 'touch third.txt'), text('Wrote third.'));
+  await sendPrompt(page, 'third');
+  await card.waitFor({ timeout: 30000 });
+  assert.equal(existsSync(join(folder, 'third.txt')), false, 'nothing ran before the decision');
+
+  // Every decision is in the trail.
+  await page.getByTestId('decisions-button').click();
+  const view = page.getByTestId('decisions-view');
+  await view.waitFor();
+  await expect(async () => assert.equal(await view.getByTestId('audit-row').count(), 2));
+  const trail = await view.innerText();
+  assert.match(trail, /touch first\.txt/);
+  assert.match(trail, /touch second\.txt/);
+  await snapshot(page, 'rules-decisions');
+  assert.deepEqual(errors, []);
+});
