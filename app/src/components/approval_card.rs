@@ -163,10 +163,13 @@ pub fn ApprovalCard(
     let editor_ref = NodeRef::<leptos::html::Textarea>::new();
     let card_ref = NodeRef::<leptos::html::Section>::new();
     let scoping = RwSignal::new(false);
-    let asks_by_rule = card.call.policy.as_ref().filter(|note| note.decision == PolicyDecision::AskUser).map(|note| {
-        let reason = note.message.as_deref().map(|message| format!(": {message}")).unwrap_or_default();
-        format!("A rule makes this call ask · {}{reason}", note.source)
-    });
+    // Why a card shows even in YOLO: the rule, and its message when it has one.
+    let asks_by_rule = card
+        .call
+        .policy
+        .as_ref()
+        .filter(|note| note.decision == PolicyDecision::AskUser)
+        .map(|note| (format!("A rule makes this call ask · {}", note.source), note.message.clone()));
 
     let send = move |decision: &str| {
         if busy.get_untracked() {
@@ -330,10 +333,11 @@ pub fn ApprovalCard(
                 </span>
             </header>
             {asks_by_rule
-                .map(|text| {
+                .map(|(rule, message)| {
                     view! {
-                        <p data-testid="card-policy" class="mb-2 text-xs text-amber-800 dark:text-amber-300">
-                            {text}
+                        <p data-testid="card-policy" class="mb-2 flex flex-col text-xs text-amber-800 dark:text-amber-300">
+                            <span>{rule}</span>
+                            {message.map(|message| view! { <span class="text-slate-700 dark:text-slate-300">{message}</span> })}
                         </p>
                     }
                 })}
@@ -431,16 +435,21 @@ pub fn ApprovalCard(
     }
 }
 
-/// Keys typed into another text field (the prompt box), or pressed in a part
-/// of the page with keys of its own (`data-own-keys`: the Rules panel), are
-/// not card keys.
+/// The card's keys are pressed in the card, or with the focus nowhere in
+/// particular (on the page itself). A key pressed on another control is that
+/// control's: text typed in the prompt box, Tab moving on from a header button,
+/// Enter pressing it, keys in the Rules panel. So is text typed in the card's
+/// own fields, which handle their keys themselves.
 #[cfg(feature = "hydrate")]
 fn typing_elsewhere(event: &leptos::ev::KeyboardEvent) -> bool {
     use wasm_bindgen::JsCast;
-    event
-        .target()
-        .and_then(|target| target.dyn_into::<web_sys::HtmlElement>().ok())
-        .is_some_and(|e| is_text_field(&e) || e.closest("[data-own-keys]").ok().flatten().is_some())
+    let Some(element) = event.target().and_then(|target| target.dyn_into::<web_sys::HtmlElement>().ok()) else {
+        return false;
+    };
+    if element.closest("[data-testid='approval-card']").ok().flatten().is_some() {
+        return is_text_field(&element);
+    }
+    !matches!(element.tag_name().as_str(), "BODY" | "HTML")
 }
 
 #[cfg(feature = "hydrate")]

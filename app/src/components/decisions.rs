@@ -96,7 +96,6 @@ pub fn DecisionsView(
         <section
             id="decisions-view"
             data-testid="decisions-view"
-            data-own-keys
             node_ref=view_ref
             tabindex="-1"
             aria-labelledby="decisions-title"

@@ -2,7 +2,6 @@
 
 use leptos::prelude::*;
 
-use crate::client;
 use crate::components::hub_page::HubState;
 use crate::types::YoloSource;
 
@@ -11,8 +10,6 @@ const GUARD_RAILS_HELP: &str = "Even with YOLO on, the built-in guard rails keep
 sudo, su and doas; recursive deletes of /, ~ or ..; force pushes; piping a download into a shell; \
 writes to shell startup files and ~/.ssh. Any ask_user rule still asks and any deny rule still blocks. \
 The folder's Rules panel lists them.";
-const NO_GUARD_RAILS_HELP: &str = "The folder's policy files override the built-in guard rails: \
-with YOLO on, only ask_user rules still ask and deny rules still block. The folder's Rules panel lists them.";
 
 #[component]
 pub fn Header() -> impl IntoView {
@@ -56,24 +53,7 @@ fn YoloSwitch() -> impl IntoView {
         })
     };
     let note = move || config.with(|config| config.as_ref().and_then(|config| config.note.clone()).unwrap_or_default());
-    // With YOLO on, whether the guard rails are among the folder's rules (they
-    // are, unless policy files override them all); assumed on until known.
-    let guard_rails = LocalResource::new(move || {
-        let folder = config.with(|config| config.as_ref().filter(|c| c.yolo_mode).map(|c| c.folder_path.clone()));
-        async move {
-            match folder {
-                Some(folder) => client::policy::rules(&folder).await.ok().map(|rules| rules.guard_rails),
-                None => None,
-            }
-        }
-    });
-    let rails = move || guard_rails.get().flatten().unwrap_or(true);
-    let rails_text = move || if rails() { " · guard rails on" } else { " · no guard rails" };
-    let rails_help = move || match (on(), rails()) {
-        (false, _) => "",
-        (true, true) => GUARD_RAILS_HELP,
-        (true, false) => NO_GUARD_RAILS_HELP,
-    };
+    let rails_help = move || if on() { GUARD_RAILS_HELP } else { "" };
     let track = move || {
         if on() {
             "relative inline-flex h-6 w-11 shrink-0 items-center rounded-full bg-amber-500 transition-colors disabled:cursor-not-allowed disabled:opacity-50"
@@ -99,7 +79,7 @@ fn YoloSwitch() -> impl IntoView {
                             class="cursor-help font-normal text-amber-700 underline decoration-dotted underline-offset-2 dark:text-amber-400"
                             title=rails_help
                         >
-                            {rails_text}
+                            " · guard rails on"
                         </span>
                     </Show>
                 </span>

@@ -81,7 +81,6 @@ pub fn RulesPanel(folder_path: String, session_id: String, on_close: Callback<()
         <section
             id="rules-panel"
             data-testid="rules-panel"
-            data-own-keys
             node_ref=panel_ref
             tabindex="-1"
             aria-labelledby="rules-title"
