@@ -72,7 +72,12 @@ pub struct Cli {
 
     /// The admin's policy files, honoured only when the directory is owned by
     /// root and not writable by group or others (as Gemini CLI checks).
-    #[arg(long = "admin-policies", env = "HUB_ADMIN_POLICIES", value_name = "DIR", default_value = "/etc/gemini-cli/policies")]
+    #[arg(
+        long = "admin-policies",
+        env = "HUB_ADMIN_POLICIES",
+        value_name = "DIR",
+        default_value = "/etc/gemini-cli/policies"
+    )]
     pub admin_policies: PathBuf,
 
     /// Open the hub in the default browser once it listens.

@@ -36,7 +36,9 @@ pub enum Decision {
     ApproveSession,
     /// Approve; a rule saved in the hub allows it from now on in this folder, and
     /// allows these other waiting calls of the batch too.
-    ApproveAlways { also: Vec<String> },
+    ApproveAlways {
+        also: Vec<String>,
+    },
     /// Skip the call and tell the model why; or, with `modified_content` on an
     /// edit tool, write the user's content instead of the proposal.
     Edit {

@@ -143,12 +143,7 @@ fn calls_that_need_no_approval_run_straight_away() {
 }
 
 fn question(id: &str) -> NewCall {
-    NewCall {
-        tool_id: id.into(),
-        tool_name: "ask_user".into(),
-        editable: false,
-        initial: Initial::Asking,
-    }
+    NewCall { tool_id: id.into(), tool_name: "ask_user".into(), editable: false, initial: Initial::Asking }
 }
 
 #[test]
