@@ -18,7 +18,23 @@ export async function openChat(browser, hub, folder) {
   return { page, errors };
 }
 
-export async function sendPrompt(page, message) {
-  await page.fill('#prompt-input', message);
-  await page.press('#prompt-input', 'Enter');
+/**
+ * Sends `message` from the prompt box, as a user would: once the box takes it.
+ * While any stream of the chat is open (a turn's own stream runs until its
+ * `result`, a moment after its last answer shows; the log is followed on open
+ * and on every change the hub reports) Send is disabled and Enter does
+ * nothing, the text staying in the box. So this presses Enter when Send is
+ * enabled, until the box has taken the message: it empties (and Enter on an
+ * empty box sends nothing, so a message never goes twice).
+ */
+export async function sendPrompt(page, message, { timeout = 30000 } = {}) {
+  const input = page.locator('#prompt-input');
+  const send = page.getByTestId('prompt-form').locator('button[type=submit]');
+  await input.fill(message);
+  await expect(async () => {
+    if ((await input.inputValue()) === '') return;
+    assert.ok(await send.isEnabled(), `the chat is busy: '${message}' waits in the prompt box`);
+    await input.press('Enter');
+    assert.equal(await input.inputValue(), '', `the prompt box did not take '${message}'`);
+  }, { timeout });
 }

@@ -134,10 +134,16 @@ test('YOLO: the hub allows the call itself and the turn runs through', async () 
   assert.equal(readFileSync(join(folder, 'y.txt'), 'utf8'), 'yolo\n');
 });
 
-// Gemini CLI names a session's file by the minute and the session id, and a
-// process that loads a session within the minute its previous process started
-// may lose it (seen in 0.61.0; a real restart is rarely that quick). So each
-// scenario waits for the next minute before loading, and the two run side by side.
+// Gemini CLI (0.61.0) names a session's file by the UTC minute the session
+// began and its id, and its session/load first starts a fresh recording of the
+// session under the *current* minute's name. Within the minute the session
+// began, that name is the session's own file: the fresh start appended to it
+// hides the conversation, and the load fails with "No previous sessions found
+// for this project." (google-gemini/gemini-cli#28693, #28775; a real restart is
+// rarely that quick, and the hub then says so and starts a new conversation).
+// So each scenario loads only after that minute: it counts from when its first
+// turn was answered, by which time the session's file exists (the agent opens
+// the session before the hub sends the prompt). The two run side by side.
 test('a dead agent is reported and replaced; after a crash or a hub restart the conversation goes on', async () => {
   await Promise.all([agentCrashScenario(), hubRestartScenario()]);
 });
@@ -147,8 +153,8 @@ async function agentCrashScenario() {
   gemini.script('remember kiwi', say('Noted: kiwi.'));
   gemini.script('slow work', hang());
   gemini.script('after the crash', say('Back again.'));
-  const started = Date.now();
   assert.equal(last((await prompt(folder, 'remember kiwi')).events).status, 'success');
+  const sessionBegun = Date.now();
   const stream = prompt(folder, 'slow work');
   const firstAgent = await expect(() => {
     const pids = agentsIn(hub, folder);
@@ -165,7 +171,7 @@ async function agentCrashScenario() {
   const session = crashed.events.find((event) => event.type === 'init').session_id;
   assert.equal((await hub.api(`/api/sessions/${session}`)).body.status, 'error');
 
-  await nextMinute(started);
+  await nextMinute(sessionBegun);
   const after = await prompt(folder, 'after the crash');
   assert.equal(last(after.events).status, 'success', JSON.stringify(after.events));
   assert.ok(!after.events.some((event) => event.type === 'error'), JSON.stringify(after.events));
@@ -183,12 +189,13 @@ async function hubRestartScenario() {
   gemini.script('then touch it', callTool('run_shell_command', { command: 'touch plum.txt' }));
   gemini.script('after the restart', say('Still here.'));
   const own = await startHub(agent.args, agent.env);
-  const started = Date.now();
+  let sessionBegun;
   let agentPid;
   let session;
   try {
     const first = await own.stream('/api/chat/prompt', { folderPath: folder, message: 'remember plum' });
     assert.equal(last(first.events).status, 'success');
+    sessionBegun = Date.now();
     session = first.events.find((event) => event.type === 'init').session_id;
     [agentPid] = agentsIn(own, folder);
     assert.ok(agentPid, 'the agent runs in the folder');
@@ -200,7 +207,7 @@ async function hubRestartScenario() {
   }
   await expect(() => assert.throws(() => process.kill(agentPid, 0), 'the agent died with the hub'), { timeout: 5000 });
 
-  await nextMinute(started);
+  await nextMinute(sessionBegun);
   const restarted = await startHub(agent.args, agent.env, { dataDir: own.dataDir });
   try {
     // The agent's permission request died with it: the turn is closed, nothing runs.
