@@ -13,7 +13,7 @@ use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
 use crate::hub::Hub;
-use crate::settings::SETTINGS_DIR;
+use crate::settings::{SETTINGS_DIR, SETTINGS_FILE};
 
 /// Editors save in bursts (truncate, write, rename); settle before re-reading.
 const SETTLE: Duration = Duration::from_millis(60);
@@ -37,11 +37,13 @@ impl Inner {
         }
     }
 
-    /// The open folder whose settings an event path may concern.
+    /// The open folder whose settings an event path may concern: the `.gemini`
+    /// directory itself, or its `settings.json`. Other files there (the policy
+    /// files the hub reads on every call) are none of the settings' business.
     fn folder_of(&self, path: &Path) -> Option<PathBuf> {
         let candidate = if path.file_name()? == SETTINGS_DIR {
             path.parent()?
-        } else if path.parent()?.file_name()? == SETTINGS_DIR {
+        } else if path.file_name()? == SETTINGS_FILE && path.parent()?.file_name()? == SETTINGS_DIR {
             path.parent()?.parent()?
         } else {
             return None;
@@ -54,6 +56,9 @@ impl SettingsWatcher {
     pub fn start(hub: Weak<Hub>) -> notify::Result<Self> {
         let (tx, rx) = mpsc::unbounded_channel::<PathBuf>();
         let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
+            // Reading a file is no change to it (and the hub reads settings and
+            // policy files itself: reacting would re-derive YOLO over the user's toggle).
+            Ok(event) if event.kind.is_access() => {}
             Ok(event) => event.paths.into_iter().for_each(|path| {
                 let _ = tx.send(path);
             }),

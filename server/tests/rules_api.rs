@@ -333,3 +333,19 @@ async fn always_in_this_folder_survives_a_restart_is_exported_and_revoked_by_del
     assert!(lines[1].contains(",s1,run_shell_command,echo saved one > one.txt,approved_always,user,,ran,"), "{csv}");
     assert!(lines[2].contains(",s2,") && lines[2].contains(",allowed,rule,") && lines[2].contains(",ran,"), "{csv}");
 }
+
+#[tokio::test]
+async fn reading_a_folders_policy_files_leaves_its_yolo_toggle_alone() {
+    let model = FakeModel::start(vec![shell("y1", "echo hi")]).await;
+    let hub = TestHub::with_model(&model);
+    let (_dir, folder) = project(Some(r#"{"security":{}}"#));
+    policy(&folder, "a.toml", "[[rule]]\ncommandPrefix = \"ls\"\ndecision = \"allow\"\npriority = 1\n");
+    assert_eq!(hub.set_yolo(&folder, true).await.json()["yoloMode"], true);
+    for _ in 0..3 {
+        hub.rules(&folder).await;
+        hub.prompt(&folder, "hi").await;
+        tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    }
+    let config = hub.config(&folder).await.json();
+    assert_eq!((config["yoloMode"].as_bool(), config["source"].as_str()), (Some(true), Some("user")), "{config}");
+}
