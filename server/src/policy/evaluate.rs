@@ -140,6 +140,8 @@ impl PolicySet {
             match own {
                 None => tally.no_rule = true,
                 Some(rule) if rule.decision != PolicyDecision::Allow => tally.vote(rule),
+                // An allow matches the command without its assignments: not enough.
+                Some(_) if part.dynamic => tally.no_rule = true,
                 Some(rule) if part.redirected && !rule.allow_redirection => match mode {
                     // Gemini CLI does not downgrade for redirection in YOLO: the call
                     // goes to the caller's YOLO default, not to this rule's credit.

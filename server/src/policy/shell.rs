@@ -17,7 +17,8 @@ const PARSE_TIMEOUT: Duration = Duration::from_secs(1);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Part {
     /// The command's text from its name on: leading `VAR=value` assignments are
-    /// dropped, so `FOO=1 rm -rf /` is judged as `rm -rf /`.
+    /// dropped, so `FOO=1 rm -rf /` is judged as `rm -rf /` (by deny and ask rules:
+    /// such a part is `dynamic`, no rule allows it).
     pub text: String,
     /// The same command seen through wrappers (`env`, `nohup`, `sudo`, `timeout`…)
     /// and with its name unquoted and without a path (`"rm"`, `\rm`, `/bin/rm` → `rm`).
@@ -31,6 +32,10 @@ pub struct Part {
     pub redirected: bool,
     /// The script a shell runs (`bash -c '…'`, `eval …`): judged as a command too.
     pub inner: Option<Inner>,
+    /// No rule can allow it (deny and ask rules still judge it): it sets variables
+    /// for what it runs (`GIT_EXTERNAL_DIFF=x git diff`, `LD_PRELOAD=…`, `PATH=…`),
+    /// which a rule about the command cannot foresee.
+    pub dynamic: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,6 +117,7 @@ pub fn split(command: &str) -> Result<Vec<Part>, Unparsed> {
                     variants: Vec::new(),
                     redirected: own_redirect(node, command) || redirected_around(node, command),
                     inner: None,
+                    dynamic: false,
                 })
             }
             // A redirection with no command (`ls; > file`) still truncates the file.
@@ -123,6 +129,7 @@ pub fn split(command: &str) -> Result<Vec<Part>, Unparsed> {
                     variants: Vec::new(),
                     redirected: true,
                     inner: None,
+                    dynamic: false,
                 })
             }
             "expansion" => prompt_transform |= is_prompt_transform(node, command),
@@ -139,6 +146,12 @@ pub fn split(command: &str) -> Result<Vec<Part>, Unparsed> {
         return Err(Unparsed::NoCommand);
     }
     Ok(parts)
+}
+
+fn has_child(node: Node, kind: &str) -> bool {
+    let mut cursor = node.walk();
+    let found = node.children(&mut cursor).any(|child| child.kind() == kind);
+    found
 }
 
 fn text_of<'s>(node: Node, source: &'s str) -> &'s str {
@@ -185,6 +198,7 @@ fn command_part(node: Node, source: &str) -> Option<Part> {
         words: words.iter().map(|word| text_of(*word, source).to_string()).collect(),
         redirected,
         inner,
+        dynamic: has_child(node, "variable_assignment"),
     })
 }
 

@@ -450,3 +450,36 @@ proptest! {
         prop_assert_ne!(verdict.decision, Some(Allow), "{:?} was allowed", command);
     }
 }
+
+#[test]
+fn leading_assignments_are_never_allowed() {
+    let set = set(r#"
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "git status"
+        decision = "allow"
+        priority = 10
+
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "rm"
+        decision = "deny"
+        priority = 10
+    "#);
+    check_rows(
+        &set,
+        &[
+            ("git status", D, Some(Allow), Some("workspace-1")),
+            (
+                "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch /tmp/pwn' git status",
+                D,
+                None,
+                None,
+            ),
+            ("GIT_EXTERNAL_DIFF=x git status", Y, None, None),
+            ("LD_PRELOAD=/tmp/x.so git status", D, None, None),
+            ("PATH=/tmp git status", D, None, None),
+            ("FOO=1 rm -rf x", D, Some(Deny), Some("workspace-2")),
+        ],
+    );
+}
