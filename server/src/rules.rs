@@ -40,11 +40,15 @@ impl Hub {
     }
 
     /// `GET /api/rules`: the folder's rules (highest first), the problems of its
-    /// policy files, and the session grants of its sessions.
+    /// policy files, and the session grants of its sessions. Changes nothing.
     pub fn rules_of(&self, folder_path: &str) -> ApiResult<RulesResponse> {
-        let config = self.open_session(folder_path, None)?;
         let folder = canonical_folder(folder_path)?;
-        let mode = if config.yolo_mode { Mode::Yolo } else { Mode::Default };
+        // The folder's default session's mode; a folder never opened has its settings' default
+        // (looking at its rules opens no session).
+        let yolo = self
+            .session(&crate::registry::default_session_id(&folder))
+            .map_or_else(|| crate::settings::read_settings(&folder).yolo_mode, |session| session.yolo.enabled);
+        let mode = Mode::from_yolo(yolo);
         let set = self.policy_set(&folder);
         let rules: Vec<_> = set.rules().iter().map(|rule| rule.view(mode)).collect();
         let mut grants = Vec::new();

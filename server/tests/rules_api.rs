@@ -226,6 +226,10 @@ async fn bad_rule_requests_get_clear_errors_and_change_nothing() {
     assert_eq!(format.status, StatusCode::BAD_REQUEST);
     let missing = hub.get("/api/rules?folderPath=%2Fno%2Fsuch%2Ffolder").await;
     assert_eq!(missing.status, StatusCode::BAD_REQUEST);
+    let (_other_dir, other) = project(None);
+    hub.rules(&other).await;
+    let folders = hub.get("/api/projects").await.json();
+    assert_eq!(folders["projects"].as_array().unwrap().len(), 1, "reading rules opens no session: {folders}");
 }
 
 #[tokio::test]
@@ -348,4 +352,23 @@ async fn reading_a_folders_policy_files_leaves_its_yolo_toggle_alone() {
     }
     let config = hub.config(&folder).await.json();
     assert_eq!((config["yoloMode"].as_bool(), config["source"].as_str()), (Some(true), Some("user")), "{config}");
+}
+
+#[tokio::test]
+async fn the_agent_cannot_write_itself_a_rule_even_in_yolo_with_an_allow_for_writes() {
+    let allow_all = "[[rule]]\ntoolName = \"*\"\ndecision = \"allow\"\npriority = 999\n";
+    let model = FakeModel::start(vec![call(
+        "p1",
+        "write_file",
+        json!({"file_path": ".gemini/policies/mine.toml", "content": allow_all}),
+    )])
+    .await;
+    let hub = TestHub::with_model(&model);
+    let (_dir, folder) = project(None);
+    policy(&folder, "writes.toml", "[[rule]]\ntoolName = \"write_file\"\ndecision = \"allow\"\npriority = 900\n");
+    assert_eq!(hub.set_yolo(&folder, true).await.status, StatusCode::OK);
+    let events = hub.prompt(&folder, "loosen up").await.lines();
+    assert_eq!(events.last().unwrap()["status"], "waiting_approval", "{events:?}");
+    assert!(tool_use(&events)["policy"]["source"].as_str().unwrap().contains(".gemini settings"));
+    assert!(!folder.join(".gemini/policies/mine.toml").exists());
 }

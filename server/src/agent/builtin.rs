@@ -348,6 +348,7 @@ impl Turn {
         let mut announced = Vec::new();
         let mut decided = Vec::new();
         for (request, (checked, verdict, yolo)) in requests.into_iter().zip(checked) {
+            let protected = super::protected::touches_settings(&self.runtime.folder, &request.name, &checked.args);
             let (tool_id, model_id) = ids.assign(&request.id);
             if request.name == question::TOOL_NAME {
                 let (mut call, new_call, announce) = self.plan_question(request, tool_id.clone());
@@ -363,6 +364,7 @@ impl Turn {
                 refused: failure.is_some(),
                 read_only: kind == ToolKind::Read,
                 granted: state.allowed_tools.contains(&request.name),
+                protected,
                 yolo,
                 verdict: &verdict,
             });

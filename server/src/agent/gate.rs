@@ -6,6 +6,7 @@ use app::events::PolicyNote;
 use app::types::PolicyDecision;
 
 use super::audit::{Authority, Verdict};
+use super::protected;
 use crate::approval::Initial;
 use crate::policy;
 
@@ -19,6 +20,8 @@ pub struct Facts<'a> {
     pub read_only: bool,
     /// "Yes, for this session" was given for this tool.
     pub granted: bool,
+    /// It may change the folder's `.gemini` (settings, policy files): it asks, unless a rule denies it.
+    pub protected: bool,
     pub yolo: bool,
     pub verdict: &'a policy::Verdict,
 }
@@ -46,6 +49,14 @@ pub fn start(facts: Facts) -> Start {
     let note = |decision| PolicyNote { decision, source: source.clone(), message: facts.verdict.message.clone() };
     if facts.refused {
         return Start { initial: Initial::Cleared, decided: Some((Verdict::Refused, Authority::Hub)), note: None };
+    }
+    if facts.protected && facts.verdict.decision != Some(PolicyDecision::Deny) {
+        let note = PolicyNote {
+            decision: PolicyDecision::AskUser,
+            source: protected::PROTECTED_SOURCE.into(),
+            message: Some(protected::PROTECTED_MESSAGE.into()),
+        };
+        return Start { initial: Initial::Pending, decided: None, note: Some(note) };
     }
     match facts.verdict.decision {
         Some(PolicyDecision::Deny) => Start {
@@ -90,7 +101,7 @@ mod tests {
     }
 
     fn facts(verdict: &policy::Verdict) -> Facts<'_> {
-        Facts { refused: false, read_only: false, granted: false, yolo: false, verdict }
+        Facts { refused: false, read_only: false, granted: false, protected: false, yolo: false, verdict }
     }
 
     #[test]
@@ -129,6 +140,16 @@ mod tests {
         let start = start(Facts { refused: true, ..facts(&verdict(Some(PolicyDecision::Deny))) });
         assert_eq!(start.decided, Some((Verdict::Refused, Authority::Hub)));
         assert_eq!(start.initial, Initial::Cleared, "it 'runs' to report its failure");
+    }
+
+    #[test]
+    fn a_write_to_the_folders_settings_asks_over_allows_grants_and_yolo_but_a_deny_holds() {
+        let allow = verdict(Some(PolicyDecision::Allow));
+        let asks = start(Facts { protected: true, yolo: true, granted: true, ..facts(&allow) });
+        assert_eq!((asks.initial, asks.decided), (Initial::Pending, None));
+        assert_eq!(asks.note.unwrap().source, protected::PROTECTED_SOURCE);
+        let deny = verdict(Some(PolicyDecision::Deny));
+        assert!(matches!(start(Facts { protected: true, ..facts(&deny) }).initial, Initial::Denied(_)));
     }
 
     #[test]

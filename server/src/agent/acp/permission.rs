@@ -10,6 +10,7 @@ use super::mapping;
 use super::rule_call::{rule_call, RuleCall};
 use crate::agent::audit::Outcome;
 use crate::agent::gate::{self, Facts};
+use crate::agent::protected::touches_settings;
 use crate::agent::SessionRuntime;
 use crate::approval::{Decision, Initial};
 use crate::hub::Hub;
@@ -39,7 +40,8 @@ pub(super) fn judge(
         .policy_set(&runtime.folder)
         .evaluate(&ToolCall { name: &call.name, args: &call.args }, Mode::from_yolo(yolo));
     let granted = runtime.state().allowed_tools.contains(&call.name);
-    let start = gate::start(Facts { refused: false, read_only: false, granted, yolo, verdict: &verdict });
+    let protected = touches_settings(&runtime.folder, &call.name, &call.args);
+    let start = gate::start(Facts { refused: false, read_only: false, granted, protected, yolo, verdict: &verdict });
     let tool_id = request.tool_call.tool_call_id.0.to_string();
     for event in announce.iter_mut() {
         if let AgentEvent::ToolUse { tool_id: id, policy, .. } = event {

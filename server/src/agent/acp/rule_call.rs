@@ -22,8 +22,13 @@ pub fn rule_call(fields: &ToolCallUpdateFields) -> RuleCall {
     let title = fields.title.clone().unwrap_or_default();
     match fields.kind {
         Some(AcpKind::Execute) => {
-            // Gemini CLI titles a shell request with the command itself.
-            let command = text("command").unwrap_or(title);
+            // Gemini CLI titles a shell request with the command itself; other
+            // agents send it as words (codex-acp), joined here as a shell would read them.
+            let words = raw.get("command").and_then(Value::as_array).map(|words| {
+                let words: Vec<&str> = words.iter().map(|word| word.as_str().unwrap_or_default()).collect();
+                shell_words::join(words)
+            });
+            let command = text("command").or(words).unwrap_or(title);
             let mut args = json!({ "command": command });
             if let Some(dir) = text("dir_path").or_else(|| text("cwd")) {
                 args["dir_path"] = json!(dir);
@@ -66,6 +71,11 @@ mod tests {
             .title("`ls`".to_string())
             .raw_input(json!({"command": "ls -la", "cwd": "/p"}));
         assert_eq!(rule_call(&raw).args, json!({"command": "ls -la", "dir_path": "/p"}), "the raw command wins");
+        let words = ToolCallUpdateFields::new()
+            .kind(AcpKind::Execute)
+            .title("Run".to_string())
+            .raw_input(json!({"command": ["bash", "-lc", "git push --force"]}));
+        assert_eq!(rule_call(&words).args["command"], "bash -lc 'git push --force'", "words, not the title");
     }
 
     #[test]
