@@ -34,7 +34,9 @@ pub struct Part {
     pub inner: Option<Inner>,
     /// No rule can allow it (deny and ask rules still judge it): it sets variables
     /// for what it runs (`GIT_EXTERNAL_DIFF=x git diff`, `LD_PRELOAD=…`, `PATH=…`),
-    /// which a rule about the command cannot foresee.
+    /// which a rule about the command cannot foresee; or it is a bare assignment
+    /// (`a=…`), or evaluates variables as arithmetic (`$((a))`, `$[a]`, `${x[a]}`,
+    /// `((a))`, `for ((…))`, `[[ a -eq b ]]`), where a value like `x[$(cmd)]` runs cmd.
     pub dynamic: bool,
 }
 
@@ -50,7 +52,7 @@ pub enum Inner {
 pub enum Unparsed {
     /// tree-sitter found a syntax error (or a missing token).
     Syntax,
-    /// No simple command was found (an empty line, only an assignment).
+    /// No simple command was found (an empty line, only a comment).
     NoCommand,
     /// `${var@P}` runs the variable's content as a prompt string: Gemini CLI refuses it.
     PromptTransform,
@@ -103,41 +105,63 @@ pub fn split(command: &str) -> Result<Vec<Part>, Unparsed> {
     if root.has_error() {
         return Err(Unparsed::Syntax);
     }
-    let mut parts = Vec::new();
-    let mut stack = vec![root];
+    let mut parts: Vec<Part> = Vec::new();
+    // Each node with the part it belongs to (the nearest command around it).
+    let mut stack = vec![(root, None)];
     let mut prompt_transform = false;
-    while let Some(node) = stack.pop() {
+    while let Some((node, mut within)) = stack.pop() {
+        let before = parts.len();
         match node.kind() {
             "command" => parts.extend(command_part(node, command)),
             "declaration_command" | "unset_command" | "test_command" => {
-                let text = text_of(node, command).trim().to_string();
-                parts.push(Part {
-                    words: vec![text.clone()],
-                    text,
-                    variants: Vec::new(),
-                    redirected: own_redirect(node, command) || redirected_around(node, command),
-                    inner: None,
-                    dynamic: false,
-                })
+                let mut part = whole_part(node, command);
+                // `[[ a -eq b ]]` evaluates `a` and `b` as arithmetic, like `$((a))`.
+                part.dynamic = node.kind() == "test_command"
+                    && part.text.starts_with("[[")
+                    && part.text.split_whitespace().any(|word| ARITHMETIC_TESTS.contains(&word));
+                parts.push(part);
             }
             // A redirection with no command (`ls; > file`) still truncates the file.
             "redirected_statement" if node.child_by_field_name("body").is_none() => {
-                let text = text_of(node, command).trim().to_string();
-                parts.push(Part {
-                    words: vec![text.clone()],
-                    text,
-                    variants: Vec::new(),
-                    redirected: true,
-                    inner: None,
-                    dynamic: false,
-                })
+                parts.push(Part { redirected: true, ..whole_part(node, command) })
             }
-            "expansion" => prompt_transform |= is_prompt_transform(node, command),
+            // `a=1`, `a=1 b=2` as statements: they set what later commands expand.
+            "variable_assignments" => parts.push(Part { dynamic: true, ..whole_part(node, command) }),
+            "variable_assignment"
+                if node.parent().is_some_and(|parent| {
+                    !matches!(parent.kind(), "command" | "declaration_command" | "variable_assignments")
+                }) =>
+            {
+                parts.push(Part { dynamic: true, ..whole_part(node, command) })
+            }
+            // `((a))` and `for ((…))` evaluate variables as arithmetic.
+            "compound_statement" if text_of(node, command).starts_with("((") => {
+                parts.push(Part { dynamic: true, ..whole_part(node, command) })
+            }
+            "c_style_for_statement" => {
+                let end = node.child_by_field_name("body").map_or(node.end_byte(), |body| body.start_byte());
+                let text = command[node.start_byte()..end].trim().to_string();
+                parts.push(Part { words: vec![text.clone()], text, dynamic: true, ..whole_part(node, command) })
+            }
+            // `$((a))`, `$[a]`, `${x[a]}`: a variable holding `x[$(cmd)]` runs cmd.
+            "arithmetic_expansion" | "expansion" if evaluates_variables(node, command) => match within {
+                Some(index) => {
+                    let part: &mut Part = &mut parts[index];
+                    part.dynamic = true;
+                }
+                None => parts.push(Part { dynamic: true, ..whole_part(node, command) }),
+            },
             _ => {}
+        }
+        if node.kind() == "expansion" {
+            prompt_transform |= is_prompt_transform(node, command);
+        }
+        if parts.len() > before {
+            within = Some(parts.len() - 1);
         }
         let mut cursor = node.walk();
         let children: Vec<Node> = node.children(&mut cursor).collect();
-        stack.extend(children.into_iter().rev());
+        stack.extend(children.into_iter().rev().map(|child| (child, within)));
     }
     if prompt_transform {
         return Err(Unparsed::PromptTransform);
@@ -146,6 +170,42 @@ pub fn split(command: &str) -> Result<Vec<Part>, Unparsed> {
         return Err(Unparsed::NoCommand);
     }
     Ok(parts)
+}
+
+/// The comparisons `[[ ]]` makes between arithmetic expressions.
+const ARITHMETIC_TESTS: [&str; 6] = ["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
+
+/// A part that is its node's whole text.
+fn whole_part(node: Node, source: &str) -> Part {
+    let text = text_of(node, source).trim().to_string();
+    Part {
+        words: vec![text.clone()],
+        text,
+        variants: Vec::new(),
+        redirected: own_redirect(node, source) || redirected_around(node, source),
+        inner: None,
+        dynamic: false,
+    }
+}
+
+/// An arithmetic expansion, or an array subscript (evaluated as arithmetic), that
+/// names a variable or expands something: only digits and operators are known.
+fn evaluates_variables(node: Node, source: &str) -> bool {
+    let arithmetic = |text: &str| text.chars().any(|c| c.is_ascii_alphabetic() || matches!(c, '_' | '$' | '`'));
+    match node.kind() {
+        // After its own `$`.
+        "arithmetic_expansion" => arithmetic(&text_of(node, source)[1..]),
+        _ => {
+            let mut cursor = node.walk();
+            let subscripts: Vec<Node> =
+                node.children(&mut cursor).filter(|child| child.kind() == "subscript").collect();
+            subscripts.into_iter().any(|subscript| {
+                subscript
+                    .child_by_field_name("index")
+                    .is_some_and(|index| arithmetic(text_of(index, source).trim_matches(['@', '*'])))
+            })
+        }
+    }
 }
 
 fn has_child(node: Node, kind: &str) -> bool {

@@ -483,3 +483,25 @@ fn leading_assignments_are_never_allowed() {
         ],
     );
 }
+
+#[test]
+fn assignments_and_arithmetic_cannot_ride_along_an_allow() {
+    let set = set(r#"
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "git status"
+        decision = "allow"
+        priority = 10
+    "#);
+    check_rows(
+        &set,
+        &[
+            ("git status", D, Some(Allow), Some("workspace-1")),
+            ("a='x[$(touch /tmp/pwn)]'; git status $((a))", D, None, None),
+            ("a='x[$(touch /tmp/pwn)]'; ((a)); git status", D, None, None),
+            ("git status $[a]", D, None, None),
+            ("git status ${x[a]}", D, None, None),
+            ("git status $((1+2))", D, Some(Allow), Some("workspace-1")),
+        ],
+    );
+}

@@ -100,7 +100,7 @@ fn what_cannot_be_split_says_why() {
     assert_eq!(split("echo 'unterminated"), Err(Unparsed::Syntax));
     assert_eq!(split("if then fi"), Err(Unparsed::Syntax));
     assert_eq!(split("   "), Err(Unparsed::NoCommand));
-    assert_eq!(split("FOO=1"), Err(Unparsed::NoCommand));
+    assert_eq!(split("# a comment"), Err(Unparsed::NoCommand));
     assert_eq!(split("echo ${x@P}"), Err(Unparsed::PromptTransform));
 }
 
@@ -141,4 +141,28 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn assignments_and_arithmetic_on_variables_are_parts_no_rule_allows() {
+    let parts = |command: &str| -> Vec<(String, bool)> {
+        split(command).unwrap().into_iter().map(|p| (p.text, p.dynamic)).collect()
+    };
+    let own =
+        |pairs: &[(&str, bool)]| -> Vec<(String, bool)> { pairs.iter().map(|(t, d)| (t.to_string(), *d)).collect() };
+    assert_eq!(parts("FOO=1"), own(&[("FOO=1", true)]));
+    assert_eq!(parts("a=1 b=2; ls"), own(&[("a=1 b=2", true), ("ls", false)]));
+    assert_eq!(
+        parts("a='x[$(touch /tmp/pwn)]'; git status $((a))"),
+        own(&[("a='x[$(touch /tmp/pwn)]'", true), ("git status $((a))", true)])
+    );
+    assert_eq!(parts("((a)); git status"), own(&[("((a))", true), ("git status", false)]));
+    assert_eq!(parts("echo $[a]"), own(&[("echo $[a]", true)]));
+    assert_eq!(parts("echo ${x[i]}"), own(&[("echo ${x[i]}", true)]));
+    assert_eq!(parts("echo ${x[1]} ${x[@]} $((1+2))"), own(&[("echo ${x[1]} ${x[@]} $((1+2))", false)]));
+    assert_eq!(parts("[[ $a -eq 1 ]]"), own(&[("[[ $a -eq 1 ]]", true)]));
+    assert_eq!(parts("[[ -f x ]]"), own(&[("[[ -f x ]]", false)]));
+    assert!(parts("for ((i=0; i<n; i++)); do ls; done")
+        .iter()
+        .any(|(text, dynamic)| text.starts_with("for ((i=0; i<n; i++))") && *dynamic));
 }
