@@ -302,7 +302,7 @@ pub struct AuditEntry {
     /// The call's arguments, readable and short (a command, a path).
     pub summary: String,
     /// `allowed`, `approved`, `approved_edited`, `approved_session`, `approved_always`,
-    /// `rejected`, `feedback`, `denied` or `refused` (failed the hub's checks before any card).
+    /// `rejected`, `feedback`, `denied`, `stopped` (Stop withdrew its card) or `refused` (failed the hub's checks before any card).
     pub decision: String,
     /// `user`, `rule`, `yolo`, `session_grant`, `read_only_default` or `hub`.
     pub decided_by: String,

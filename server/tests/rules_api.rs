@@ -372,3 +372,23 @@ async fn the_agent_cannot_write_itself_a_rule_even_in_yolo_with_an_allow_for_wri
     assert!(tool_use(&events)["policy"]["source"].as_str().unwrap().contains(".gemini settings"));
     assert!(!folder.join(".gemini/policies/mine.toml").exists());
 }
+
+#[tokio::test]
+async fn stop_on_a_waiting_card_is_in_the_audit_trail() {
+    let model = FakeModel::start(vec![shell("x1", "echo never > never.txt")]).await;
+    let data = tempfile::tempdir().unwrap();
+    let hub = hub_with_store(&model, &data);
+    let (_dir, folder) = project(None);
+    let waiting = hub.prompt(&folder, "x").await.lines();
+    let session = session_of(&waiting);
+    let stopped = hub.post(&format!("/api/sessions/{session}/cancel"), "").await;
+    assert_eq!(stopped.status, StatusCode::OK);
+    let audit = hub.audit(&folder).await;
+    assert_eq!(audit.len(), 1, "{audit:?}");
+    let row = &audit[0];
+    assert_eq!(
+        (row["toolId"].as_str(), row["decision"].as_str(), row["decidedBy"].as_str(), row["outcome"].as_str()),
+        (Some("x1"), Some("stopped"), Some("user"), Some("stopped"))
+    );
+    assert!(!folder.join("never.txt").exists());
+}

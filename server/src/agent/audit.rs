@@ -56,6 +56,8 @@ pub enum Verdict {
     Feedback,
     Denied,
     Refused,
+    /// The user pressed Stop while it waited on a card.
+    Stopped,
 }
 
 impl Verdict {
@@ -70,6 +72,7 @@ impl Verdict {
             Self::Feedback => "feedback",
             Self::Denied => "denied",
             Self::Refused => "refused",
+            Self::Stopped => "stopped",
         }
     }
 }
@@ -161,6 +164,18 @@ impl SessionRuntime {
             decided_by: by.name().to_string(),
             rule: by.rule(),
         });
+    }
+
+    /// Stop withdrew the cards of the built-in agent's paused turn: each waiting
+    /// call was decided "stopped" by the user (its outcome follows as it is closed).
+    pub(crate) fn audit_stopped_cards(&self) {
+        let state = self.state();
+        let Some(paused) = &state.paused else { return };
+        for id in paused.batch.pending() {
+            if let Some(call) = paused.calls.get(&id) {
+                self.audit_decision(&id, &call.name, &call.args, Verdict::Stopped, &Authority::User);
+            }
+        }
     }
 
     /// Appends what came of a call to the audit trail.

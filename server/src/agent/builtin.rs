@@ -142,6 +142,7 @@ pub async fn cancel(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>) -> Result<u64
 
 /// The turn is over: its calls that did not run are answered as stopped.
 fn stopped(runtime: &SessionRuntime) {
+    runtime.audit_stopped_cards();
     runtime.close_batch(STOPPED_RESULT);
 }
 

@@ -182,6 +182,9 @@ impl AcpAgent {
         };
         let after = runtime.log.last_seq();
         if let Some(waiting) = state.acp.waiting.take() {
+            let call = &waiting.call;
+            runtime.audit_decision(&waiting.tool_id, &call.name, &call.args, Verdict::Stopped, &Authority::User);
+            runtime.audit_outcome(&waiting.tool_id, Outcome::Stopped);
             runtime.report_skipped(waiting.tool_id, STOPPED_RESULT);
         }
         let _ = link.send(Command::Cancel);
