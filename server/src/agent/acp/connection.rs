@@ -429,6 +429,8 @@ impl Driver {
     /// The prompt is over: a request it left unanswered is answered `cancelled`.
     async fn finish(&mut self, result: ResultStatus) {
         self.stopping = false;
+        // A prompt's tool updates come before its end: what did not report by now never will.
+        self.cleared.clear();
         // The connection's failure, if any, shows at its end.
         let _ = self.withdraw_requests();
         self.runtime.state().acp.waiting = None;
