@@ -101,6 +101,20 @@ impl PolicySet {
             Ok(parts) => parts,
             Err(why) => {
                 tally.unparsed(self.best(tool, args, mode, |_| true), command, why);
+                // What tree-sitter did see in it can still be denied.
+                if why == Unparsed::HereDocument {
+                    for part in shell::split_seen(command).unwrap_or_default() {
+                        for text in std::iter::once(&part.text).chain(&part.variants) {
+                            let part_args = match args.get("dir_path") {
+                                Some(dir) => json!({ "command": text, "dir_path": dir }),
+                                None => json!({ "command": text }),
+                            };
+                            if let Some(rule) = self.best(tool, &part_args, mode, |_| true) {
+                                tally.vote(rule);
+                            }
+                        }
+                    }
+                }
                 return tally;
             }
         };
@@ -212,14 +226,16 @@ impl<'r> Tally<'r> {
     /// since its parts cannot be checked; no rule leaves it to the caller.
     fn unparsed(&mut self, best: Option<&'r Rule>, command: &str, why: Unparsed) {
         match best {
-            None => self.no_rule = true,
+            // A here-document that runs commands asks even with no rule.
+            None if why != Unparsed::HereDocument => self.no_rule = true,
             Some(rule) if rule.decision != PolicyDecision::Allow => self.vote(rule),
-            Some(_) => {
+            _ => {
                 let detail = match why {
                     Unparsed::Syntax => "",
                     Unparsed::NoCommand => " (no command found)",
                     Unparsed::PromptTransform => " (it expands a prompt string, ${…@P})",
                     Unparsed::TimedOut => " (parsing took too long)",
+                    Unparsed::HereDocument => " (a here-document runs commands: `…`, $( ) or ${ })",
                 };
                 let shown: String = command.chars().take(80).collect();
                 self.ask_because(format!("{UNPARSED_MESSAGE}{detail}: `{shown}`"));

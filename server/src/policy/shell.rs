@@ -57,6 +57,9 @@ pub enum Unparsed {
     /// `${var@P}` runs the variable's content as a prompt string: Gemini CLI refuses it.
     PromptTransform,
     TimedOut,
+    /// An unquoted here-document expands `` `…` ``, `$( )` or `${ }` in its body, which
+    /// tree-sitter-bash does not reliably parse (backticks not at all): it always asks.
+    HereDocument,
 }
 
 thread_local! {
@@ -97,6 +100,20 @@ fn parse(command: &str) -> Result<Tree, Unparsed> {
 
 /// The simple commands of `command`, in order, or why it cannot be split.
 pub fn split(command: &str) -> Result<Vec<Part>, Unparsed> {
+    match split_parts(command)? {
+        (_, true) => Err(Unparsed::HereDocument),
+        (parts, false) => Ok(parts),
+    }
+}
+
+/// The simple commands tree-sitter found in a command that is `Unparsed::HereDocument`
+/// (for deny and ask rules: what is seen can still be denied).
+pub fn split_seen(command: &str) -> Result<Vec<Part>, Unparsed> {
+    split_parts(command).map(|(parts, _)| parts)
+}
+
+/// The parts, and whether an unquoted here-document expands something.
+fn split_parts(command: &str) -> Result<(Vec<Part>, bool), Unparsed> {
     if command.trim().is_empty() {
         return Err(Unparsed::NoCommand);
     }
@@ -109,6 +126,7 @@ pub fn split(command: &str) -> Result<Vec<Part>, Unparsed> {
     // Each node with the part it belongs to (the nearest command around it).
     let mut stack = vec![(root, None)];
     let mut prompt_transform = false;
+    let mut here_document = false;
     while let Some((node, mut within)) = stack.pop() {
         let before = parts.len();
         match node.kind() {
@@ -153,8 +171,10 @@ pub fn split(command: &str) -> Result<Vec<Part>, Unparsed> {
             },
             _ => {}
         }
-        if node.kind() == "expansion" {
-            prompt_transform |= is_prompt_transform(node, command);
+        match node.kind() {
+            "expansion" => prompt_transform |= is_prompt_transform(node, command),
+            "heredoc_redirect" => here_document |= expands_in_body(node, command),
+            _ => {}
         }
         if parts.len() > before {
             within = Some(parts.len() - 1);
@@ -169,7 +189,23 @@ pub fn split(command: &str) -> Result<Vec<Part>, Unparsed> {
     if parts.is_empty() {
         return Err(Unparsed::NoCommand);
     }
-    Ok(parts)
+    Ok((parts, here_document))
+}
+
+/// An unquoted here-document (`<<EOF`, not `<<'EOF'`, `<<"EOF"` or `<<\EOF`) whose
+/// body has a backtick, `$(` or `${`.
+fn expands_in_body(redirect: Node, source: &str) -> bool {
+    let mut cursor = redirect.walk();
+    let children: Vec<Node> = redirect.children(&mut cursor).collect();
+    let quoted = children
+        .iter()
+        .filter(|child| child.kind() == "heredoc_start")
+        .any(|start| text_of(*start, source).contains(['\'', '"', '\\']));
+    !quoted
+        && children.iter().filter(|child| child.kind() == "heredoc_body").any(|body| {
+            let text = text_of(*body, source);
+            text.contains('`') || text.contains("$(") || text.contains("${")
+        })
 }
 
 /// The comparisons `[[ ]]` makes between arithmetic expressions.

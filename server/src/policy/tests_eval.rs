@@ -505,3 +505,34 @@ fn assignments_and_arithmetic_cannot_ride_along_an_allow() {
         ],
     );
 }
+
+#[test]
+fn an_unquoted_here_document_that_runs_commands_asks() {
+    let set = set(r#"
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "cat"
+        decision = "allow"
+        allowRedirection = true
+        priority = 10
+
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "rm -rf"
+        decision = "deny"
+        priority = 10
+    "#);
+    for mode in [D, Y] {
+        for command in ["cat <<EOF\n`touch /tmp/pwn`\nEOF", "cat <<EOF\n$(touch /tmp/pwn)\nEOF"] {
+            let verdict = shell(&set, command, mode);
+            assert_eq!(verdict.decision, Some(AskUser), "{command:?} {mode:?}");
+            assert!(verdict.message.unwrap().starts_with(UNPARSED_MESSAGE));
+        }
+        let denied = shell(&set, "cat <<EOF\n$(rm -rf ~)\nEOF", mode);
+        assert_eq!(said(&denied), (Some(Deny), Some("workspace-2")));
+        let quoted = shell(&set, "cat <<'EOF'\n`touch /tmp/pwn`\nEOF", mode);
+        assert_eq!(said(&quoted), (Some(Allow), Some("workspace-1")));
+    }
+    let bare = shell(&PolicySet::default(), "cat <<EOF\n`id`\nEOF", Y);
+    assert_eq!(bare.decision, Some(AskUser));
+}

@@ -35,7 +35,7 @@ fn commands_split_into_their_simple_commands() {
         ("unset X", &["unset X"]),
         ("FOO=1 BAR=2 rm -rf /", &["rm -rf /"]),
         ("echo \"$(whoami)\"", &["echo \"$(whoami)\"", "whoami"]),
-        ("cat <<EOF\n$(rm -rf ~)\nEOF", &["cat", "rm -rf ~"]),
+        ("cat <<'EOF'\n$(rm -rf ~)\nEOF", &["cat"]),
     ];
     for (command, expected) in table {
         assert_eq!(texts(command), *expected, "{command:?}");
@@ -102,6 +102,12 @@ fn what_cannot_be_split_says_why() {
     assert_eq!(split("   "), Err(Unparsed::NoCommand));
     assert_eq!(split("# a comment"), Err(Unparsed::NoCommand));
     assert_eq!(split("echo ${x@P}"), Err(Unparsed::PromptTransform));
+    assert_eq!(split("cat <<EOF\n`touch /tmp/pwn`\nEOF"), Err(Unparsed::HereDocument));
+    assert_eq!(split("cat <<EOF\n$(rm -rf ~)\nEOF"), Err(Unparsed::HereDocument));
+    assert_eq!(split("cat <<-EOF\n${x}\nEOF"), Err(Unparsed::HereDocument));
+    assert!(split("cat <<\"EOF\"\n`id`\nEOF").is_ok());
+    assert!(split("cat <<\\EOF\n`id`\nEOF").is_ok());
+    assert!(split("cat <<EOF\n$HOME\nEOF").is_ok());
 }
 
 #[test]
