@@ -21,7 +21,8 @@ pub struct Part {
     /// such a part is `dynamic`, no rule allows it).
     pub text: String,
     /// The same command seen through wrappers (`env`, `nohup`, `sudo`, `timeout`…)
-    /// and with its name unquoted and without a path (`"rm"`, `\rm`, `/bin/rm` → `rm`).
+    /// and with its name unquoted and without a path (`"rm"`, `\rm`, `/bin/rm` → `rm`),
+    /// and with every word unquoted (`git 'push'` → `git push`).
     /// Deny and ask rules judge these too, so a wrapper cannot hide a command.
     pub variants: Vec<String>,
     /// The raw words: the name and its arguments (no assignments, no redirections).
@@ -279,7 +280,15 @@ fn command_part(node: Node, source: &str) -> Option<Part> {
             .chain(words[start + 1..].iter().map(|word| text_of(*word, source).to_string()))
             .collect::<Vec<_>>()
             .join(" ");
-        for variant in [Some(effective), normalized, Some(spaced)].into_iter().flatten() {
+        // Every word's value, quotes and escapes removed: `git 'push'`, `git pu\sh` and
+        // `git pus''h` are `git push` (for deny and ask rules only: the value is what
+        // runs, the allow was given for the text as written).
+        let unquoted = words[start..]
+            .iter()
+            .map(|word| literal(*word, source, true).unwrap_or_else(|| text_of(*word, source).to_string()))
+            .collect::<Vec<_>>()
+            .join(" ");
+        for variant in [Some(effective), normalized, Some(spaced), Some(unquoted)].into_iter().flatten() {
             if variant != text && !variants.contains(&variant) {
                 variants.push(variant);
             }

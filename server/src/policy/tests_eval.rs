@@ -536,3 +536,42 @@ fn an_unquoted_here_document_that_runs_commands_asks() {
     let bare = shell(&PolicySet::default(), "cat <<EOF\n`id`\nEOF", Y);
     assert_eq!(bare.decision, Some(AskUser));
 }
+
+#[test]
+fn quoting_a_word_dodges_no_deny_and_no_guard_rail() {
+    let set = set(r#"
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "git push"
+        decision = "deny"
+        priority = 10
+
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "git"
+        decision = "allow"
+        priority = 5
+    "#);
+    for command in ["git 'push' origin main", "git pu\\sh", "git \"push\" --force", "git pus''h", "sudo git 'push'"] {
+        assert_eq!(said(&shell(&set, command, Y)), (Some(Deny), Some("workspace-1")), "{command:?}");
+    }
+    // The unquoted form never grants an allow.
+    let allow = PolicySet::new(
+        rules(
+            RuleTier::Workspace,
+            r#"
+            [[rule]]
+            toolName = "run_shell_command"
+            commandPrefix = "git status"
+            decision = "allow"
+            priority = 10
+            "#,
+        ),
+        Vec::new(),
+    );
+    assert_eq!(said(&shell(&allow, "git 'status'", D)), (None, None));
+    let rails = PolicySet::new(super::guard_rails(), Vec::new());
+    for command in ["git \"push\" --force", "git 'push' -f origin main", "git pu\\sh --'force'"] {
+        assert_eq!(shell(&rails, command, Y).decision, Some(AskUser), "{command:?}");
+    }
+}
