@@ -6,7 +6,8 @@ use super::shell;
 /// subcommand (`git status --short` → `git status`, `cargo test -p x` → `cargo test`,
 /// `ls -la` → `ls`, `./run.sh a` → `./run.sh`, `FOO=1 npm run build` → `npm run`).
 /// Never a redirection or a second command: the prefix is matched against each
-/// simple command, so it could never allow one anyway.
+/// simple command, so it could never allow one anyway. For a shell or a wrapper
+/// (`bash`, `env`, `sudo`, `eval`…) the whole first simple command.
 pub fn default_prefix(command: &str) -> String {
     let words: Vec<String> = match shell::split(command) {
         Ok(parts) => parts.into_iter().next().map(|part| part.words).unwrap_or_default(),
@@ -20,6 +21,10 @@ pub fn default_prefix(command: &str) -> String {
             .map(str::to_string)
             .collect(),
     };
+    // A shell or a wrapper runs whatever follows: never propose it alone.
+    if words.first().is_some_and(|program| RUNS_ANYTHING.contains(&program.rsplit('/').next().unwrap_or(program))) {
+        return words.join(" ");
+    }
     let mut words = words.into_iter();
     let Some(program) = words.next() else { return String::new() };
     match words.next() {
@@ -27,6 +32,11 @@ pub fn default_prefix(command: &str) -> String {
         _ => program,
     }
 }
+
+const RUNS_ANYTHING: [&str; 21] = [
+    "bash", "sh", "zsh", "dash", "ksh", "ash", "mksh", "env", "sudo", "doas", "eval", "exec", "command", "builtin",
+    "nohup", "setsid", "time", "timeout", "nice", "xargs", "stdbuf",
+];
 
 /// `status`, `run`, `test`, `build:prod`: lowercase word characters, not a flag,
 /// a path or a file name.

@@ -369,24 +369,30 @@ fn inner_script(program: &str, args: &[Node], source: &str) -> Option<Inner> {
     if !matches!(program, "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "mksh") {
         return None;
     }
+    // `-c` anywhere (`bash --rcfile x -c '…'`, `bash script -c …`): when no script is
+    // found after it, what runs is not known.
+    let dashed_c =
+        |word: &str| word.len() > 1 && word.starts_with('-') && !word.starts_with("--") && word[1..].contains('c');
+    let c_anywhere = args.iter().any(|arg| literal(*arg, source, false).is_some_and(|word| dashed_c(&word)));
     let mut seen_c = false;
     let mut i = 0;
-    while let Some(arg) = args.get(i) {
+    let found = loop {
+        let Some(arg) = args.get(i) else { break None };
         let Some(word) = literal(*arg, source, false) else {
-            return seen_c.then(|| script(*arg));
+            break seen_c.then(|| script(*arg));
         };
         if word.starts_with('-') || word.starts_with('+') {
-            if matches!(word.as_str(), "-o" | "+o" | "-O" | "+O") {
+            if matches!(word.as_str(), "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file") {
                 i += 1;
-            } else if !word.starts_with("--") && word.len() > 1 && word[1..].contains('c') {
+            } else if dashed_c(&word) {
                 seen_c = true;
             }
             i += 1;
             continue;
         }
-        return seen_c.then(|| script(*arg));
-    }
-    None
+        break seen_c.then(|| script(*arg));
+    };
+    found.or_else(|| c_anywhere.then_some(Inner::Dynamic))
 }
 
 fn basename(name: &str) -> &str {

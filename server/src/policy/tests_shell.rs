@@ -91,7 +91,11 @@ fn scripts_run_by_a_shell_or_eval_are_found() {
     assert_eq!(inner("env bash -c 'ls'"), script("ls"));
     assert_eq!(inner("eval \"rm -rf ~\""), script("rm -rf ~"));
     assert_eq!(inner("bash -c \"$CMD\""), script("$CMD"));
-    assert_eq!(inner("bash script.sh -c x"), None);
+    assert_eq!(inner("bash script.sh"), None);
+    assert_eq!(inner("bash script.sh -c x"), Some(Inner::Dynamic));
+    assert_eq!(inner("bash --rcfile x -c 'rm -rf /'"), script("rm -rf /"));
+    assert_eq!(inner("bash --init-file x -c 'ls'"), script("ls"));
+    assert_eq!(inner("bash --rcfile x --norc -c"), Some(Inner::Dynamic));
     assert_eq!(inner("bash -c $CMD"), Some(Inner::Dynamic));
 }
 
@@ -122,6 +126,11 @@ fn the_proposed_prefix_is_the_program_and_its_subcommand() {
         ("git status; rm -rf ~", "git status"),
         ("python script.py", "python"),
         ("make", "make"),
+        ("bash -c 'ls'", "bash -c 'ls'"),
+        ("/bin/sh x.sh", "/bin/sh x.sh"),
+        ("env FOO=1 ls", "env FOO=1 ls"),
+        ("sudo apt install x", "sudo apt install x"),
+        ("eval \"ls\"", "eval \"ls\""),
         ("echo 'unterminated", "echo"),
         ("", ""),
     ];
