@@ -7,7 +7,9 @@ use super::shell;
 /// `ls -la` → `ls`, `./run.sh a` → `./run.sh`, `FOO=1 npm run build` → `npm run`).
 /// Never a redirection or a second command: the prefix is matched against each
 /// simple command, so it could never allow one anyway. For a shell or a wrapper
-/// (`bash`, `env`, `sudo`, `eval`…) the whole first simple command.
+/// (`bash`, `env`, `sudo`, `eval`…) the whole first simple command (a script of
+/// several lines: the wrapper and its next word, `bash -c`; the script is judged
+/// by its own rules).
 pub fn default_prefix(command: &str) -> String {
     let words: Vec<String> = match shell::split(command) {
         Ok(parts) => parts.into_iter().next().map(|part| part.words).unwrap_or_default(),
@@ -23,7 +25,18 @@ pub fn default_prefix(command: &str) -> String {
     };
     // A shell or a wrapper runs whatever follows: never propose it alone.
     if words.first().is_some_and(|program| RUNS_ANYTHING.contains(&program.rsplit('/').next().unwrap_or(program))) {
-        return words.join(" ");
+        // The whole command, or (a script of several lines) the wrapper and its next word.
+        let whole = words.join(" ");
+        return match whole.contains(char::is_control) {
+            false => whole,
+            true => words
+                .iter()
+                .take(2)
+                .filter(|word| !word.contains(char::is_control))
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
     }
     let mut words = words.into_iter();
     let Some(program) = words.next() else { return String::new() };

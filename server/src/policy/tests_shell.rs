@@ -128,6 +128,7 @@ fn the_proposed_prefix_is_the_program_and_its_subcommand() {
         ("make", "make"),
         ("bash -c 'ls'", "bash -c 'ls'"),
         ("/bin/sh x.sh", "/bin/sh x.sh"),
+        ("bash -c 'ls\nrm x'", "bash -c"),
         ("env FOO=1 ls", "env FOO=1 ls"),
         ("sudo apt install x", "sudo apt install x"),
         ("eval \"ls\"", "eval \"ls\""),
