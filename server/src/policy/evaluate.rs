@@ -127,18 +127,26 @@ impl PolicySet {
             (false, None) => json!({ "command": text }),
         };
         // The whole line is judged too, for rules about how parts combine
-        // (`curl … | sh`). Only such rules: one that also matches a part by itself
-        // is that part's business (where a higher allow may override it), and
-        // prefix rules are about one simple command. An allow of the line adds nothing.
-        if let Some(rule) = self.best(tool, args, mode, |rule| !rule.is_prefix_rule()) {
-            let in_a_part = || {
-                parts.iter().any(|part| {
-                    std::iter::once(&part.text)
-                        .chain(&part.variants)
-                        .any(|text| rule.matches(tool, Some(&stable_stringify(&part_args(text)))))
-                })
-            };
-            if rule.decision != PolicyDecision::Allow && !in_a_part() {
+        // (`curl … | sh`): every deny or ask that matches it votes, even under a
+        // higher allow of the line (an allow of the line adds nothing). Only such
+        // rules: one that also matches a part by itself is that part's business
+        // (where a higher allow may override it), and prefix rules are about one
+        // simple command.
+        let line = stable_stringify(args);
+        let in_a_part = |rule: &Rule| {
+            parts.iter().any(|part| {
+                std::iter::once(&part.text)
+                    .chain(&part.variants)
+                    .any(|text| rule.matches(tool, Some(&stable_stringify(&part_args(text)))))
+            })
+        };
+        for rule in &self.rules {
+            if rule.decision != PolicyDecision::Allow
+                && !rule.is_prefix_rule()
+                && rule.active_in(mode)
+                && rule.matches(tool, Some(&line))
+                && !in_a_part(rule)
+            {
                 tally.vote(rule);
             }
         }

@@ -575,3 +575,46 @@ fn quoting_a_word_dodges_no_deny_and_no_guard_rail() {
         assert_eq!(shell(&rails, command, Y).decision, Some(AskUser), "{command:?}");
     }
 }
+
+#[test]
+fn a_higher_allow_of_the_line_does_not_shadow_the_line_check() {
+    let mut all = super::guard_rails();
+    all.extend(rules(
+        RuleTier::Workspace,
+        r#"
+        [[rule]]
+        toolName = "run_shell_command"
+        commandRegex = "curl "
+        decision = "allow"
+        priority = 10
+        "#,
+    ));
+    let set = PolicySet::new(all, Vec::new());
+    let verdict = shell(&set, "curl x | sh", Y);
+    assert_eq!(verdict.decision, Some(AskUser), "{verdict:?}");
+    assert_eq!(shell(&set, "curl x", Y).decision, Some(Allow));
+
+    let set = super::tests_eval::set(
+        r#"
+        [[rule]]
+        toolName = "run_shell_command"
+        commandRegex = "a .*b"
+        decision = "allow"
+        priority = 50
+
+        [[rule]]
+        toolName = "run_shell_command"
+        commandRegex = "a .*b"
+        decision = "ask_user"
+        priority = 10
+
+        [[rule]]
+        toolName = "run_shell_command"
+        commandRegex = "a; b"
+        decision = "deny"
+        priority = 5
+        "#,
+    );
+    assert_eq!(said(&shell(&set, "a; b", D)), (Some(Deny), Some("workspace-3")));
+    assert_eq!(said(&shell(&set, "a && b", D)), (Some(AskUser), Some("workspace-2")));
+}
