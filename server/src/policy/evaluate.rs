@@ -234,8 +234,9 @@ impl<'r> Tally<'r> {
     /// since its parts cannot be checked; no rule leaves it to the caller.
     fn unparsed(&mut self, best: Option<&'r Rule>, command: &str, why: Unparsed) {
         match best {
-            // A here-document that runs commands asks even with no rule.
-            None if why != Unparsed::HereDocument => self.no_rule = true,
+            // A here-document that runs commands, or a command too long to check,
+            // asks even with no rule.
+            None if !matches!(why, Unparsed::HereDocument | Unparsed::TooLong) => self.no_rule = true,
             Some(rule) if rule.decision != PolicyDecision::Allow => self.vote(rule),
             _ => {
                 let detail = match why {
@@ -243,6 +244,7 @@ impl<'r> Tally<'r> {
                     Unparsed::NoCommand => " (no command found)",
                     Unparsed::PromptTransform => " (it expands a prompt string, ${…@P})",
                     Unparsed::TimedOut => " (parsing took too long)",
+                    Unparsed::TooLong => " (too long to check, over 16 KiB or 500 commands)",
                     Unparsed::HereDocument => " (a here-document runs commands: `…`, $( ) or ${ })",
                 };
                 let shown: String = command.chars().take(80).collect();

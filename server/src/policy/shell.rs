@@ -58,6 +58,9 @@ pub enum Unparsed {
     /// `${var@P}` runs the variable's content as a prompt string: Gemini CLI refuses it.
     PromptTransform,
     TimedOut,
+    /// Over 16 KiB, or over 500 simple commands: it always asks (its parts are not
+    /// checked, so no deny could speak).
+    TooLong,
     /// An unquoted here-document expands `` `…` ``, `$( )` or `${ }` in its body, which
     /// tree-sitter-bash does not reliably parse (backticks not at all): it always asks.
     HereDocument,
@@ -99,6 +102,21 @@ fn parse(command: &str) -> Result<Tree, Unparsed> {
     })
 }
 
+/// A longer command is not split (it asks): the walk is linear, but a rule's regex
+/// runs on every part, and no one reads such a command before approving it.
+const MAX_LEN: usize = 16 * 1024;
+const MAX_PARTS: usize = 500;
+
+/// A node to visit, with what its ancestors say about it.
+struct Visit<'t> {
+    node: Node<'t>,
+    /// The part it belongs to (the nearest command around it).
+    within: Option<usize>,
+    /// Inside a redirected statement, up to the nearest substitution.
+    around: bool,
+    parent: &'t str,
+}
+
 /// The simple commands of `command`, in order, or why it cannot be split.
 pub fn split(command: &str) -> Result<Vec<Part>, Unparsed> {
     match split_parts(command)? {
@@ -118,6 +136,9 @@ fn split_parts(command: &str) -> Result<(Vec<Part>, bool), Unparsed> {
     if command.trim().is_empty() {
         return Err(Unparsed::NoCommand);
     }
+    if command.len() > MAX_LEN {
+        return Err(Unparsed::TooLong);
+    }
     let tree = parse(command)?;
     let root = tree.root_node();
     if root.has_error() {
@@ -125,15 +146,18 @@ fn split_parts(command: &str) -> Result<(Vec<Part>, bool), Unparsed> {
     }
     let mut parts: Vec<Part> = Vec::new();
     // Each node with the part it belongs to (the nearest command around it).
-    let mut stack = vec![(root, None)];
+    let mut stack = vec![Visit { node: root, within: None, around: false, parent: "" }];
     let mut prompt_transform = false;
     let mut here_document = false;
-    while let Some((node, mut within)) = stack.pop() {
+    while let Some(Visit { node, mut within, around, parent }) = stack.pop() {
+        if parts.len() > MAX_PARTS {
+            return Err(Unparsed::TooLong);
+        }
         let before = parts.len();
         match node.kind() {
-            "command" => parts.extend(command_part(node, command)),
+            "command" => parts.extend(command_part(node, command, around)),
             "declaration_command" | "unset_command" | "test_command" => {
-                let mut part = whole_part(node, command);
+                let mut part = whole_part(node, command, around);
                 // `[[ a -eq b ]]` evaluates `a` and `b` as arithmetic, like `$((a))`.
                 part.dynamic = node.kind() == "test_command"
                     && part.text.starts_with("[[")
@@ -142,25 +166,21 @@ fn split_parts(command: &str) -> Result<(Vec<Part>, bool), Unparsed> {
             }
             // A redirection with no command (`ls; > file`) still truncates the file.
             "redirected_statement" if node.child_by_field_name("body").is_none() => {
-                parts.push(Part { redirected: true, ..whole_part(node, command) })
+                parts.push(Part { redirected: true, ..whole_part(node, command, around) })
             }
             // `a=1`, `a=1 b=2` as statements: they set what later commands expand.
-            "variable_assignments" => parts.push(Part { dynamic: true, ..whole_part(node, command) }),
-            "variable_assignment"
-                if node.parent().is_some_and(|parent| {
-                    !matches!(parent.kind(), "command" | "declaration_command" | "variable_assignments")
-                }) =>
-            {
-                parts.push(Part { dynamic: true, ..whole_part(node, command) })
+            "variable_assignments" => parts.push(Part { dynamic: true, ..whole_part(node, command, around) }),
+            "variable_assignment" if !matches!(parent, "command" | "declaration_command" | "variable_assignments") => {
+                parts.push(Part { dynamic: true, ..whole_part(node, command, around) })
             }
             // `((a))` and `for ((…))` evaluate variables as arithmetic.
             "compound_statement" if text_of(node, command).starts_with("((") => {
-                parts.push(Part { dynamic: true, ..whole_part(node, command) })
+                parts.push(Part { dynamic: true, ..whole_part(node, command, around) })
             }
             "c_style_for_statement" => {
                 let end = node.child_by_field_name("body").map_or(node.end_byte(), |body| body.start_byte());
                 let text = command[node.start_byte()..end].trim().to_string();
-                parts.push(Part { words: vec![text.clone()], text, dynamic: true, ..whole_part(node, command) })
+                parts.push(Part { words: vec![text.clone()], text, dynamic: true, ..whole_part(node, command, around) })
             }
             // `$((a))`, `$[a]`, `${x[a]}`: a variable holding `x[$(cmd)]` runs cmd.
             "arithmetic_expansion" | "expansion" if evaluates_variables(node, command) => match within {
@@ -168,7 +188,7 @@ fn split_parts(command: &str) -> Result<(Vec<Part>, bool), Unparsed> {
                     let part: &mut Part = &mut parts[index];
                     part.dynamic = true;
                 }
-                None => parts.push(Part { dynamic: true, ..whole_part(node, command) }),
+                None => parts.push(Part { dynamic: true, ..whole_part(node, command, around) }),
             },
             _ => {}
         }
@@ -182,7 +202,17 @@ fn split_parts(command: &str) -> Result<(Vec<Part>, bool), Unparsed> {
         }
         let mut cursor = node.walk();
         let children: Vec<Node> = node.children(&mut cursor).collect();
-        stack.extend(children.into_iter().rev().map(|child| (child, within)));
+        // Redirected around: what runs inside `$( )` writes into the substitution.
+        let around = match node.kind() {
+            "command_substitution" | "process_substitution" => false,
+            "redirected_statement" => around || own_redirect(node, command),
+            _ => around,
+        };
+        let parent = node.kind();
+        stack.extend(children.into_iter().rev().map(|child| Visit { node: child, within, around, parent }));
+    }
+    if parts.len() > MAX_PARTS {
+        return Err(Unparsed::TooLong);
     }
     if prompt_transform {
         return Err(Unparsed::PromptTransform);
@@ -213,13 +243,13 @@ fn expands_in_body(redirect: Node, source: &str) -> bool {
 const ARITHMETIC_TESTS: [&str; 6] = ["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
 
 /// A part that is its node's whole text.
-fn whole_part(node: Node, source: &str) -> Part {
+fn whole_part(node: Node, source: &str, around: bool) -> Part {
     let text = text_of(node, source).trim().to_string();
     Part {
         words: vec![text.clone()],
         text,
         variants: Vec::new(),
-        redirected: own_redirect(node, source) || redirected_around(node, source),
+        redirected: around || own_redirect(node, source),
         inner: None,
         dynamic: false,
     }
@@ -255,7 +285,9 @@ fn text_of<'s>(node: Node, source: &'s str) -> &'s str {
     &source[node.start_byte()..node.end_byte()]
 }
 
-fn command_part(node: Node, source: &str) -> Option<Part> {
+/// `around`: in a redirected statement (`{ a; b; } > out`, `while …; done < in`),
+/// up to the nearest substitution.
+fn command_part(node: Node, source: &str, around: bool) -> Option<Part> {
     let name = node.child_by_field_name("name")?;
     let text = source[name.start_byte()..node.end_byte()].trim().to_string();
     // The name and the arguments; not the assignments before, nor redirections.
@@ -263,7 +295,7 @@ fn command_part(node: Node, source: &str) -> Option<Part> {
         .filter(|&i| matches!(node.field_name_for_child(i), Some("name" | "argument")))
         .filter_map(|i| node.child(i))
         .collect();
-    let redirected = own_redirect(node, source) || redirected_around(node, source);
+    let redirected = around || own_redirect(node, source);
     let mut variants = Vec::new();
     let mut inner = None;
     // The command at each level of wrappers: `sudo env rm x` is also `env rm x` and `rm x`.
@@ -496,20 +528,6 @@ fn own_redirect(node: Node, source: &str) -> bool {
     let mut cursor = node.walk();
     let found = node.children(&mut cursor).any(|child| REDIRECTS.contains(&child.kind()) && !harmless(child, source));
     found
-}
-
-/// A redirected statement around the command (`{ a; b; } > out`, `while …; done < in`),
-/// up to the nearest substitution: what runs inside `$( )` writes into the substitution.
-fn redirected_around(node: Node, source: &str) -> bool {
-    let mut current = node;
-    while let Some(parent) = current.parent() {
-        match parent.kind() {
-            "command_substitution" | "process_substitution" => return false,
-            "redirected_statement" if own_redirect(parent, source) => return true,
-            _ => current = parent,
-        }
-    }
-    false
 }
 
 /// `2>&1`, `>&2`, `<&0`, `>&-` and `/dev/null` touch no file.

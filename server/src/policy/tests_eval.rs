@@ -618,3 +618,19 @@ fn a_higher_allow_of_the_line_does_not_shadow_the_line_check() {
     assert_eq!(said(&shell(&set, "a; b", D)), (Some(Deny), Some("workspace-3")));
     assert_eq!(said(&shell(&set, "a && b", D)), (Some(AskUser), Some("workspace-2")));
 }
+
+#[test]
+fn a_command_too_long_to_check_asks() {
+    let set = set(r#"
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "true"
+        decision = "allow"
+        priority = 10
+    "#);
+    let chain = vec!["true"; 2000].join(" && ");
+    for mode in [D, Y] {
+        assert_eq!(shell(&set, &chain, mode).decision, Some(AskUser));
+        assert_eq!(shell(&PolicySet::default(), &format!("{chain} && rm -rf /"), mode).decision, Some(AskUser));
+    }
+}

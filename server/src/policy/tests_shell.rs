@@ -182,3 +182,15 @@ fn assignments_and_arithmetic_on_variables_are_parts_no_rule_allows() {
         .iter()
         .any(|(text, dynamic)| text.starts_with("for ((i=0; i<n; i++))") && *dynamic));
 }
+
+#[test]
+fn long_commands_are_not_split() {
+    let chain = vec!["true"; 2000].join(" && ");
+    assert_eq!(split(&chain), Err(Unparsed::TooLong));
+    assert_eq!(split(&format!("echo {}", "x".repeat(17 * 1024))), Err(Unparsed::TooLong));
+    let chain = vec!["true"; 400].join(" && ");
+    assert_eq!(split(&chain).map(|parts| parts.len()), Ok(400));
+    // Redirection around a long chain reaches every part.
+    let redirected = format!("{{ {}; }} > out", vec!["true"; 400].join(" && "));
+    assert!(split(&redirected).unwrap().iter().all(|part| part.redirected));
+}
