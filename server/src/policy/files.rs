@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::fs;
+use std::io::Read;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -21,6 +22,10 @@ use super::toml_file::parse_policy_file;
 /// A file modified this close to when it was last read may change again within the
 /// same mtime tick with the same length; its content is compared, not its stamp.
 const RACY_WINDOW: Duration = Duration::from_secs(2);
+
+/// A policy file larger than this is not read (a problem says so): a few rules take
+/// a few KiB, and every file is parsed on the call path.
+const MAX_FILE: u64 = 1024 * 1024;
 
 /// Where the user and admin tiers are read.
 #[derive(Debug, Clone)]
@@ -175,6 +180,11 @@ impl PolicyFiles {
             if !meta.is_file() {
                 continue;
             }
+            if meta.len() > MAX_FILE {
+                cache.remove(&path);
+                problems.push(problem(&path, None, too_large(meta.len())));
+                continue;
+            }
             match self.load_file(cache, &path, Stamp::of(&meta), tier) {
                 Ok(cached) => {
                     rules.extend(cached.rules.iter().cloned());
@@ -199,7 +209,12 @@ impl PolicyFiles {
             return Ok(&cache[path]);
         }
         let read_at = SystemTime::now();
-        let bytes = fs::read(path)?;
+        // At most MAX_FILE, should it have grown since it was stat'ed.
+        let mut bytes = Vec::new();
+        fs::File::open(path)?.take(MAX_FILE + 1).read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > MAX_FILE {
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, too_large(bytes.len() as u64)));
+        }
         let digest: [u8; 32] = Sha256::new()
             .chain_update(path.as_os_str().as_encoded_bytes())
             .chain_update([0])
@@ -251,6 +266,10 @@ fn admin_dir_problem(dir: &Path) -> Option<PolicyProblem> {
             format!("admin policies ignored: the directory must be owned by root and not writable by group or others; {why}"),
         )
     })
+}
+
+fn too_large(len: u64) -> String {
+    format!("too large ({len} bytes, over {MAX_FILE}), the file is not read")
 }
 
 fn problem(path: &Path, rule: Option<usize>, message: String) -> PolicyProblem {

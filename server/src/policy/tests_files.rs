@@ -296,3 +296,22 @@ fn exported_rules_load_back_the_same() {
         );
     }
 }
+
+#[test]
+fn a_file_over_one_mib_is_a_problem_and_not_read() {
+    let root = tempfile::tempdir().unwrap();
+    let folder = root.path().join("project");
+    let policies = folder.join(".gemini/policies");
+    let rule =
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"ls\"\ndecision = \"allow\"\npriority = 1\n";
+    write(&policies, "big.toml", &format!("{rule}{}", "# padding\n".repeat(110_000)));
+    let files = PolicyFiles::new(dirs(root.path()));
+    let set = files.for_folder(&folder, Vec::new());
+    assert_eq!(shell(&set, "ls").decision, None);
+    assert_eq!(files.parse_count(), 0);
+    assert_eq!(set.problems().len(), 1, "{:?}", set.problems());
+    assert!(set.problems()[0].message.starts_with("too large"), "{:?}", set.problems());
+    // Shrunk back under the limit, it applies.
+    write(&policies, "big.toml", rule);
+    assert_eq!(shell(&files.for_folder(&folder, Vec::new()), "ls").decision, Some(PolicyDecision::Allow));
+}
