@@ -3,8 +3,9 @@
 //! A non-shell call is decided by its best matching rule, as in Gemini CLI. A shell
 //! command is judged part by part (see `shell`): every simple command must be
 //! allowed for the command to be allowed, any denied part denies it, any asking
-//! part asks, and a part no rule speaks about leaves the call to the caller's own
-//! default (YOLO runs it, otherwise it asks).
+//! part asks, and a part no rule speaks about (or that no rule may allow, see
+//! `Part::dynamic`) leaves the call to the caller's own default (YOLO runs it,
+//! otherwise it asks).
 
 use app::types::{PolicyDecision, PolicyProblem};
 use serde_json::{json, Value};

@@ -5,7 +5,13 @@
 //! Reference: Gemini CLI 0.61 (`packages/core/src/policy/`). Where the hub differs
 //! on purpose, the place says so: a bad rule costs only itself (not its file); at
 //! equal priority the stricter decision wins; a shell command is allowed only when
-//! every simple command in it is.
+//! every simple command in it is, and never when one sets variables for what it runs
+//! (`FOO=1 cmd`), is a bare assignment, or evaluates variables as arithmetic
+//! (`$((a))`, `((a))`), nor when a shell's `-c` script cannot be found; deny and ask
+//! rules also judge each command unwrapped and unquoted (`sudo git 'push'`), and every
+//! one matching the whole line speaks; a command that cannot be checked (an unquoted
+//! here-document that runs commands, over 16 KiB or 500 commands) asks, also in YOLO;
+//! a policy file over 1 MiB is a problem, not read.
 //!
 //! Pure except `files` (which reads the directories); no clock, no locks elsewhere.
 

@@ -2,7 +2,8 @@
 //! the parser Gemini CLI splits with (`collectCommandDetails` in
 //! `packages/core/src/utils/shell-utils.ts`): every `command`, declaration, `unset`
 //! and test command anywhere in the tree, inside `$( )`, backticks, subshells,
-//! process substitutions, compound statements, heredocs and strings.
+//! process substitutions, compound statements, heredocs and strings; and, beyond
+//! Gemini CLI, bare assignments and arithmetic commands (`a=…`, `((…))`, `for ((…))`).
 
 use std::cell::RefCell;
 use std::ops::ControlFlow;
