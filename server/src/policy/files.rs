@@ -8,7 +8,7 @@ use std::io::Read;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
 use app::types::{PolicyProblem, RuleTier};
@@ -60,6 +60,9 @@ pub struct PolicyFiles {
     dirs: PolicyDirs,
     cache: Mutex<HashMap<PathBuf, Cached>>,
     parses: AtomicUsize,
+    /// Set when a file was read with the cache locked (for a test: it never is).
+    #[cfg(test)]
+    pub(super) io_under_lock: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Debug)]
@@ -93,7 +96,13 @@ impl Stamp {
 
 impl PolicyFiles {
     pub fn new(dirs: PolicyDirs) -> Self {
-        PolicyFiles { dirs, cache: Mutex::new(HashMap::new()), parses: AtomicUsize::new(0) }
+        PolicyFiles {
+            dirs,
+            cache: Mutex::new(HashMap::new()),
+            parses: AtomicUsize::new(0),
+            #[cfg(test)]
+            io_under_lock: Default::default(),
+        }
     }
 
     /// Guard rails + admin + user + the folder's `.gemini/policies/*.toml` (+ `extra`:
@@ -104,22 +113,20 @@ impl PolicyFiles {
     pub fn for_folder(&self, folder: &Path, extra: Vec<Rule>) -> PolicySet {
         let mut rules = guard_rails();
         let mut problems = Vec::new();
-        let mut cache = self.cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut seen = Vec::new();
         if let Some(admin) = &self.dirs.admin {
             match self.dirs.admin_checked.then(|| admin_dir_problem(admin)).flatten() {
                 Some(problem) => problems.push(problem),
-                None => self.load_dir(&mut cache, admin, RuleTier::Admin, &mut rules, &mut problems, &mut seen),
+                None => self.load_dir(admin, RuleTier::Admin, &mut rules, &mut problems, &mut seen),
             }
         }
         if let Some(user) = &self.dirs.user {
-            self.load_dir(&mut cache, user, RuleTier::User, &mut rules, &mut problems, &mut seen);
+            self.load_dir(user, RuleTier::User, &mut rules, &mut problems, &mut seen);
         }
         // A folder that is the home directory has the user's directory as its own:
         // Gemini CLI ranks it as the user tier, and it is read once.
         let workspace = folder.join(".gemini").join("policies");
-        self.load_dir(&mut cache, &workspace, RuleTier::Workspace, &mut rules, &mut problems, &mut seen);
-        drop(cache);
+        self.load_dir(&workspace, RuleTier::Workspace, &mut rules, &mut problems, &mut seen);
         rules.extend(extra);
         PolicySet::new(rules, problems)
     }
@@ -129,9 +136,14 @@ impl PolicyFiles {
         self.parses.load(Ordering::Relaxed)
     }
 
+    /// The cache, locked only to look up or store: never across reading a directory
+    /// or a file, or parsing (a slow disk must not stall every other folder's calls).
+    fn cache(&self) -> MutexGuard<'_, HashMap<PathBuf, Cached>> {
+        self.cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
     fn load_dir(
         &self,
-        cache: &mut HashMap<PathBuf, Cached>,
         dir: &Path,
         tier: RuleTier,
         rules: &mut Vec<Rule>,
@@ -146,7 +158,7 @@ impl PolicyFiles {
         let entries = match fs::read_dir(dir) {
             Ok(entries) => entries,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                cache.retain(|path, _| path.parent() != Some(dir));
+                self.cache().retain(|path, _| path.parent() != Some(dir));
                 return;
             }
             Err(err) => {
@@ -159,7 +171,7 @@ impl PolicyFiles {
             .filter(|name| name.ends_with(".toml"))
             .collect();
         names.sort();
-        cache.retain(|path, _| {
+        self.cache().retain(|path, _| {
             path.parent() != Some(dir)
                 || path.file_name().and_then(|n| n.to_str()).is_some_and(|n| names.iter().any(|m| m == n))
         });
@@ -181,33 +193,35 @@ impl PolicyFiles {
                 continue;
             }
             if meta.len() > MAX_FILE {
-                cache.remove(&path);
+                self.cache().remove(&path);
                 problems.push(problem(&path, None, too_large(meta.len())));
                 continue;
             }
-            match self.load_file(cache, &path, Stamp::of(&meta), tier) {
-                Ok(cached) => {
-                    rules.extend(cached.rules.iter().cloned());
-                    problems.extend(cached.problems.iter().cloned());
+            match self.load_file(&path, Stamp::of(&meta), tier) {
+                Ok((file_rules, file_problems)) => {
+                    rules.extend(file_rules);
+                    problems.extend(file_problems);
                 }
                 Err(err) => problems.push(problem(&path, None, format!("the file cannot be read: {err}"))),
             }
         }
     }
 
-    fn load_file<'c>(
-        &self,
-        cache: &'c mut HashMap<PathBuf, Cached>,
-        path: &Path,
-        stamp: Stamp,
-        tier: RuleTier,
-    ) -> std::io::Result<&'c Cached> {
-        let trusted = cache.get(path).is_some_and(|cached| {
-            cached.stamp == stamp && cached.read_at.duration_since(stamp.modified()).is_ok_and(|age| age > RACY_WINDOW)
-        });
-        if trusted {
-            return Ok(&cache[path]);
+    /// The rules and problems of one file, from the cache when it is unchanged.
+    fn load_file(&self, path: &Path, stamp: Stamp, tier: RuleTier) -> std::io::Result<(Vec<Rule>, Vec<PolicyProblem>)> {
+        let of = |cached: &Cached| (cached.rules.clone(), cached.problems.clone());
+        {
+            let cache = self.cache();
+            let trusted = cache.get(path).filter(|cached| {
+                cached.stamp == stamp
+                    && cached.read_at.duration_since(stamp.modified()).is_ok_and(|age| age > RACY_WINDOW)
+            });
+            if let Some(cached) = trusted {
+                return Ok(of(cached));
+            }
         }
+        #[cfg(test)]
+        self.io_under_lock.fetch_or(self.cache.try_lock().is_err(), Ordering::Relaxed);
         let read_at = SystemTime::now();
         // At most MAX_FILE, should it have grown since it was stat'ed.
         let mut bytes = Vec::new();
@@ -221,10 +235,10 @@ impl PolicyFiles {
             .chain_update(&bytes)
             .finalize()
             .into();
-        if let Some(cached) = cache.get_mut(path).filter(|cached| cached.digest == digest) {
+        if let Some(cached) = self.cache().get_mut(path).filter(|cached| cached.digest == digest) {
             cached.stamp = stamp;
             cached.read_at = read_at;
-            return Ok(&cache[path]);
+            return Ok(of(cached));
         }
         let shown = path.display().to_string();
         let (rules, problems) = match String::from_utf8(bytes) {
@@ -235,8 +249,10 @@ impl PolicyFiles {
             }
             Err(_) => (Vec::new(), vec![problem(path, None, "not UTF-8 text, the file is ignored".to_string())]),
         };
-        cache.insert(path.to_path_buf(), Cached { stamp, read_at, digest, rules, problems });
-        Ok(&cache[path])
+        let cached = Cached { stamp, read_at, digest, rules, problems };
+        let found = of(&cached);
+        self.cache().insert(path.to_path_buf(), cached);
+        Ok(found)
     }
 }
 

@@ -315,3 +315,24 @@ fn a_file_over_one_mib_is_a_problem_and_not_read() {
     write(&policies, "big.toml", rule);
     assert_eq!(shell(&files.for_folder(&folder, Vec::new()), "ls").decision, Some(PolicyDecision::Allow));
 }
+
+#[test]
+fn files_are_read_and_parsed_without_the_cache_locked() {
+    let root = tempfile::tempdir().unwrap();
+    let folder = root.path().join("project");
+    let rule =
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"ls\"\ndecision = \"allow\"\npriority = 1\n";
+    write(&folder.join(".gemini/policies"), "p.toml", rule);
+    write(&root.path().join("user"), "u.toml", rule);
+    let files = PolicyFiles::new(dirs(root.path()));
+    assert_eq!(shell(&files.for_folder(&folder, Vec::new()), "ls").decision, Some(PolicyDecision::Allow));
+    assert!(!files.io_under_lock.load(std::sync::atomic::Ordering::Relaxed));
+    // Many folders at once see the same rules.
+    std::thread::scope(|scope| {
+        for _ in 0..8 {
+            scope.spawn(|| {
+                assert_eq!(shell(&files.for_folder(&folder, Vec::new()), "ls").decision, Some(PolicyDecision::Allow))
+            });
+        }
+    });
+}
