@@ -165,6 +165,11 @@ impl Hub {
         self.acp.as_ref()
     }
 
+    /// Whether YOLO is on for the session (an unknown session: off).
+    pub fn yolo(&self, session_id: &str) -> bool {
+        self.session(session_id).is_some_and(|session| session.yolo.enabled)
+    }
+
     pub fn policies(&self) -> &PolicyFiles {
         &self.policies
     }

@@ -406,8 +406,8 @@ impl Turn {
         let (hub, folder, session) = (self.hub.clone(), self.runtime.folder.clone(), self.runtime.id.clone());
         tokio::task::spawn_blocking(move || {
             let rules = hub.policy_set(&folder);
-            let yolo = hub.session(&session).is_some_and(|session| session.yolo.enabled);
-            let mode = if yolo { policy::Mode::Yolo } else { policy::Mode::Default };
+            let yolo = hub.yolo(&session);
+            let mode = policy::Mode::from_yolo(yolo);
             owned
                 .iter()
                 .map(|request| {

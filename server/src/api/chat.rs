@@ -74,8 +74,7 @@ async fn approve_always(
 ) -> ApiResult<u64> {
     let saved = hub.save_rule_for(runtime, &tool_id, prefix).await?;
     let rules = hub.policy_set(&runtime.folder);
-    let yolo = hub.session(&runtime.id).is_some_and(|session| session.yolo.enabled);
-    let mode = if yolo { crate::policy::Mode::Yolo } else { crate::policy::Mode::Default };
+    let mode = crate::policy::Mode::from_yolo(hub.yolo(&runtime.id));
     let also = runtime
         .other_waiting_calls(&tool_id)
         .into_iter()

@@ -35,7 +35,7 @@ pub(super) fn judge(
     announce: &mut [AgentEvent],
 ) -> Judged {
     let call = rule_call(&request.tool_call.fields);
-    let yolo = hub.session(&runtime.id).is_some_and(|session| session.yolo.enabled);
+    let yolo = hub.yolo(&runtime.id);
     let verdict = hub
         .policy_set(&runtime.folder)
         .evaluate(&ToolCall { name: &call.name, args: &call.args }, Mode::from_yolo(yolo));
