@@ -90,12 +90,21 @@ ensure_node_modules() {
 
 # The real Gemini CLI for the ACP end-to-end tests (end2end/gemini-cli, locked).
 # It needs Node.js 20 or newer.
-ensure_gemini_cli() {
-  local dir=end2end/gemini-cli
+ensure_npm_dir() { # dir, what
+  local dir=$1
   if [ ! -f $dir/node_modules/.package-lock.json ] || [ $dir/package-lock.json -nt $dir/node_modules/.package-lock.json ]; then
-    step "installing Gemini CLI (for the ACP tests)"
-    npm install --prefix $dir --no-save --no-audit --no-fund --loglevel=error >&2
+    step "installing $2"
+    npm ci --prefix $dir --no-audit --no-fund --loglevel=error >&2
   fi
+}
+
+ensure_gemini_cli() {
+  ensure_npm_dir end2end/gemini-cli "Gemini CLI (for the ACP tests)"
+}
+
+# Claude Code, Codex and Qwen Code (with the Node.js 22 it needs), pinned in end2end/acp-agents.
+ensure_acp_agents() {
+  ensure_npm_dir end2end/acp-agents "Claude Code, Codex and Qwen Code ACP agents (for the ACP tests)"
 }
 
 build_client() {

@@ -73,6 +73,34 @@ pub struct PolicyNote {
     pub message: Option<String>,
 }
 
+/// One of the answers an ACP agent offers for a permission request, in its own
+/// words; the card's choices are built from them (an addition).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentChoice {
+    /// The agent's `optionId`: `decision: "agent_option"` with `optionId` answers it as it is.
+    pub id: String,
+    /// The agent's label, e.g. "Allow", "Always Allow", "Yes, and don't ask again for this command".
+    pub name: String,
+    pub kind: ChoiceKind,
+}
+
+/// ACP's `PermissionOptionKind`: what the agent does with the answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChoiceKind {
+    AllowOnce,
+    /// The agent remembers it by itself, beyond the hub's view (e.g. codex saves a global rule).
+    AllowAlways,
+    RejectOnce,
+    RejectAlways,
+}
+
+impl ChoiceKind {
+    pub fn allows(self) -> bool {
+        matches!(self, Self::AllowOnce | Self::AllowAlways)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolError {
     #[serde(rename = "type")]
@@ -106,6 +134,20 @@ pub enum AgentEvent {
         /// The rule that decided the call without the user, or made it ask (an addition).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         policy: Option<PolicyNote>,
+    },
+    /// An announced call as it now stands (an addition): the agent told more
+    /// (its command, path or diff came after the first sighting) or asks for
+    /// permission. Replaces the call's name, parameters, kind and diff; `choices`
+    /// are the agent's answers when it asks.
+    ToolUpdate {
+        tool_id: String,
+        tool_name: String,
+        parameters: Value,
+        kind: ToolKind,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diff: Option<FileDiff>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        choices: Option<Vec<AgentChoice>>,
     },
     ToolResult {
         tool_id: String,

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::events::{AgentEvent, FileDiff, InputType, PolicyNote, ResultStatus, Role, SeqEvent, ToolKind, ToolStatus};
+use crate::events::{AgentChoice, AgentEvent, FileDiff, InputType, PolicyNote, ResultStatus, Role, SeqEvent, ToolKind, ToolStatus};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
@@ -19,6 +19,8 @@ pub struct ToolCall {
     pub outcome: Option<ToolOutcome>,
     /// The rule that allowed or denied the call without a card, or made it ask.
     pub policy: Option<PolicyNote>,
+    /// An ACP agent's answers to its permission request, in its own words.
+    pub choices: Option<Vec<AgentChoice>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -150,8 +152,23 @@ impl Transcript {
                         diff: diff.clone(),
                         outcome: None,
                         policy: policy.clone(),
+                        choices: None,
                     }),
                 );
+            }
+            AgentEvent::ToolUpdate { tool_id, tool_name, parameters, kind, diff, choices } => {
+                if let Some(item) = self.tools.get(tool_id).and_then(|&index| self.items.get_mut(index)) {
+                    if let Entry::Tool(call) = &mut item.entry {
+                        call.tool_name.clone_from(tool_name);
+                        call.parameters.clone_from(parameters);
+                        call.kind = *kind;
+                        call.diff.clone_from(diff);
+                        if choices.is_some() {
+                            call.choices.clone_from(choices);
+                        }
+                        item.version = seq;
+                    }
+                }
             }
             AgentEvent::ToolResult { tool_id, status, output, error, diff } => {
                 self.pending.retain(|id| id != tool_id);

@@ -54,6 +54,42 @@ pub struct ChatConfig {
     /// (`modifiedContent`); an ACP agent applies its edits itself.
     #[serde(default = "yes")]
     pub accepts_modified_content: bool,
+    /// The ACP agent's session modes, once its process has said them (an addition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_modes: Option<AgentModes>,
+}
+
+/// An ACP agent's session modes (`session/new`'s `modes`). The hub puts each
+/// session in a mode whose permission requests reach the user; another mode is
+/// only taken when the user picks it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentModes {
+    pub current_mode_id: String,
+    pub modes: Vec<AgentMode>,
+    /// The user picked the current mode (else the hub did).
+    pub chosen_by_user: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentMode {
+    pub id: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Whether the agent asks before it runs a command or writes a file in this
+    /// mode: `Some(false)` for modes known to skip asking (shown like YOLO),
+    /// `None` when the hub does not know this mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asks: Option<bool>,
+}
+
+/// `POST /api/sessions/{id}/mode`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetModeRequest {
+    pub mode_id: String,
 }
 
 fn yes() -> bool {

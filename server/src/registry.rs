@@ -73,6 +73,7 @@ impl Session {
             session_id: self.id.clone(),
             note: self.yolo.settings.note.clone(),
             accepts_modified_content: true,
+            agent_modes: None,
         }
     }
 
