@@ -10,7 +10,7 @@
 // other helper (titles, memory, suggestions) gets a short text.
 import { createServer } from 'node:http';
 import { join } from 'node:path';
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { ROOT } from './hub.mjs';
 
@@ -168,18 +168,23 @@ function completion(request, reply, ids) {
     choices: [{ index: 0, message, finish_reason: reply.calls ? 'tool_calls' : 'stop' }], usage };
 }
 
-/** Qwen Code's settings for the tests: OpenAI auth, nothing sent anywhere but
- * the fake, no background helpers, no bundled skills (they would put half a
- * megabyte of skill text into every `available_commands_update`). */
-export function qwenSettings(extra = {}) {
+/** Qwen Code's settings for the tests: the fake as its one OpenAI-compatible
+ * model (the key from `OPENAI_API_KEY`), nothing sent anywhere else, no
+ * background helpers (memory extraction and next-prompt suggestions would ask
+ * the model after every turn). Its bundled skills stay on, as for a user: they
+ * put half a megabyte of skill text on one line of each
+ * `available_commands_update` (the recordings turn them off with
+ * `{skills: {disabledLevels: ['bundled']}}` to stay small). */
+export function qwenSettings(fake, extra = {}) {
   return {
     security: { auth: { selectedType: 'openai' } },
+    model: { name: 'qwen-fake' },
+    modelProviders: { openai: [{ id: 'qwen-fake', name: 'Qwen Fake', baseUrl: fake.baseUrl, envKey: 'OPENAI_API_KEY' }] },
     general: { enableAutoUpdate: false },
     privacy: { usageStatisticsEnabled: false },
     telemetry: { enabled: false },
     ui: { enableFollowupSuggestions: false },
     memory: { enableManagedAutoMemory: false, enableManagedAutoDream: false, enableAutoSkill: false },
-    skills: { disabledLevels: ['bundled'] },
     ...extra,
   };
 }
@@ -192,24 +197,26 @@ export function qwenCommand() {
 
 /**
  * How the hub starts the real Qwen Code against this fake: the `--acp-command`
- * and the environment (an isolated config dir `QWEN_HOME`, the fake as its
- * OpenAI endpoint). The hub keeps `OPENAI_API_KEY` from what it starts, so it
- * is passed on by `--acp-env`. `options.settings` adds to the settings.
+ * and the environment: an isolated config dir (`QWEN_HOME`) whose settings.json
+ * names the fake as the model's endpoint. Not `OPENAI_BASE_URL`: the hub reads
+ * that one itself (its own `--model-url`) and refuses to start without a model.
+ * The hub keeps `OPENAI_API_KEY` from what it starts, so `--acp-env` passes it
+ * on, as a user's own key would be. `options.settings` adds to the settings.
  */
 export function qwenAgent(fake, options = {}) {
   const home = mkdtempSync(join(tmpdir(), 'qwen-home-'));
-  mkdirSync(home, { recursive: true });
-  writeFileSync(join(home, 'settings.json'), JSON.stringify(qwenSettings(options.settings)));
+  writeFileSync(join(home, 'settings.json'), JSON.stringify(qwenSettings(fake, options.settings)));
   return {
     home,
     args: ['--agent', 'acp', '--acp-command', qwenCommand().join(' '), '--acp-env', 'OPENAI_API_KEY'],
     env: {
       QWEN_HOME: home,
-      OPENAI_BASE_URL: fake.baseUrl,
       OPENAI_API_KEY: 'fake-key',
-      OPENAI_MODEL: 'qwen-fake',
       QWEN_USAGE_STATISTICS_ENABLED: 'false',
       QWEN_TELEMETRY_ENABLED: 'false',
+      // Node's cache of compiled code: each start of the agent costs seconds of
+      // CPU to load its bundle; later starts (every session is a process) reuse it.
+      NODE_COMPILE_CACHE: join(tmpdir(), 'qwen-node-compile-cache'),
     },
   };
 }
