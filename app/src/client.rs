@@ -6,7 +6,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::events::SeqEvent;
-use crate::types::{ApproveRequest, ChatConfig, InputAnswer, ProjectsResponse, PromptRequest, SetConfigRequest};
+use crate::types::{
+    ApproveRequest, ChatConfig, InputAnswer, ProjectsResponse, PromptRequest, SetConfigRequest, SetModeRequest,
+};
 
 /// Rules, session grants and the audit trail (issue 15).
 pub mod policy;
@@ -103,6 +105,12 @@ pub async fn set_yolo(folder_path: &str, session_id: &str, yolo_mode: bool) -> R
     let body =
         SetConfigRequest { folder_path: folder_path.to_string(), session_id: Some(session_id.to_string()), yolo_mode };
     send_json("POST", "/api/chat/config", Some(&body)).await
+}
+
+/// Puts the session's ACP agent in one of its modes; answers the session's config.
+pub async fn set_mode(session_id: &str, mode_id: &str) -> Result<ChatConfig, HubError> {
+    let url = format!("/api/sessions/{}/mode", urlencoding::encode(session_id));
+    send_json("POST", &url, Some(&SetModeRequest { mode_id: mode_id.to_string() })).await
 }
 
 pub async fn get_json<T: DeserializeOwned>(url: &str) -> Result<T, HubError> {

@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use crate::components::tool_call::command_text;
 use crate::events::{PolicyNote, ToolKind};
 use crate::transcript::ToolCall;
 use crate::types::{PolicyDecision, RuleTier, RuleView};
@@ -31,7 +32,10 @@ pub fn shell_command(call: &ToolCall) -> Option<String> {
         return None;
     }
     let text = |key: &str| call.parameters.get(key).and_then(Value::as_str).map(str::to_string);
-    let command = text("command")
+    let command = call
+        .parameters
+        .get("command")
+        .and_then(command_text)
         .or_else(|| text("title"))
         .or_else(|| (call.tool_name != SHELL_TOOL).then(|| call.tool_name.clone()))?;
     let command = command.trim().trim_matches('`').trim().to_string();
@@ -313,6 +317,7 @@ mod tests {
             diff: None,
             outcome: None,
             policy: None,
+            choices: None,
         }
     }
 

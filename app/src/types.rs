@@ -164,8 +164,12 @@ pub struct PromptRequest {
 #[serde(rename_all = "camelCase")]
 pub struct ApproveRequest {
     pub tool_id: String,
-    /// `approve`, `reject`, `approve_session`, `approve_always` or `edit`.
+    /// `approve`, `reject`, `approve_session`, `approve_always`, `edit`, or
+    /// `agent_option` (an ACP agent's own option, `optionId`, answered as it is).
     pub decision: String,
+    /// With `agent_option`: the `AgentChoice.id` the user picked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub option_id: Option<String>,
     /// With `approve_always` on a shell command: the command prefix the saved rule
     /// allows (defaults to the command's first words).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -392,6 +396,7 @@ mod tests {
             session_id: "s".into(),
             note: None,
             accepts_modified_content: false,
+            agent_modes: None,
         };
         let json = serde_json::to_value(&config).unwrap();
         assert_eq!(json["acceptsModifiedContent"], false);

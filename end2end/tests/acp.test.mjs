@@ -239,6 +239,18 @@ test('in the browser: key 1 approves, thinking is folded, an edit card has no ed
   const card = page.getByTestId('approval-card');
   await card.waitFor({ timeout: 30000 });
   assert.equal(await page.getByTestId('card-tool').innerText(), 'echo page > page.txt');
+  // The choices are Gemini CLI's own: its "Allow" and "Reject" on the hub's keys, its
+  // "Allow for this session" (which it remembers itself) apart, in its own words.
+  const approve = page.getByTestId('card-approve');
+  assert.match(await approve.innerText(), /Allow$/);
+  assert.equal(await approve.getAttribute('aria-description'), 'Yes — runs this call once (key 1)');
+  assert.match(await page.getByTestId('card-reject').innerText(), /Reject$/);
+  assert.match(await page.getByTestId('card-approve_session').innerText(), /Yes, for this session$/);
+  const own = page.getByTestId('card-agent-choices');
+  assert.match(await own.innerText(), /The agent's own choices:[\s\S]*Allow for this session/);
+  assert.equal(await own.getByTestId('card-agent-option').getAttribute('data-option-id'), 'proceed_always');
+  assert.match(await page.getByTestId('card-agent-remembers').innerText(), /the hub cannot show or withdraw them/);
+  assert.equal(await page.getByTestId('card-no-details').count(), 0, 'the command is on the card');
   const thought = page.getByTestId('thought');
   assert.equal(await thought.getAttribute('open'), null, 'thinking starts folded');
   assert.match(await thought.innerText(), /Thinking/);
@@ -255,7 +267,7 @@ test('in the browser: key 1 approves, thinking is folded, an edit card has no ed
   await card.waitFor({ timeout: 30000 });
   assert.match(await card.innerText(), /# Draft/);
   assert.equal(await page.getByTestId('card-open_editor').count(), 0, 'no Edit button');
-  assert.match(await page.getByTestId('card-hint').innerText(), /Enter Apply • a Always • d Reject • 4 Instruct/);
+  assert.match(await page.getByTestId('card-hint').innerText(), /Enter Allow • a For this session • d Reject • 4 Instruct/);
   await snapshot(page, 'acp-edit-card');
   await expect(async () => assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'approval-card'));
   await page.keyboard.press('e');
@@ -273,6 +285,29 @@ test('in the browser: key 1 approves, thinking is folded, an edit card has no ed
   await page.getByTestId('stop-button').click();
   await expect(async () => assert.match(await page.getByTestId('notice').last().innerText(), /stopped|cancelled/i), { timeout: 15000 });
   await snapshot(page, 'acp-stopped');
+
+  // Gemini CLI's own modes, in the header: the hub keeps it in Default (it asks); a
+  // mode that skips asking is confirmed first, then shown like YOLO.
+  const select = page.getByLabel('Agent mode');
+  await expect(async () => assert.equal(await select.inputValue(), 'default'), { timeout: 15000 });
+  assert.equal(await page.getByTestId('agent-mode-source').innerText(), 'set by the hub');
+  assert.ok((await select.locator('option').allInnerTexts()).includes('Auto Edit (skips asking)'));
+  await select.selectOption('autoEdit');
+  const confirm = page.getByTestId('agent-mode-confirm');
+  await confirm.waitFor();
+  assert.match(await confirm.innerText(), /skips asking/);
+  await snapshot(page, 'acp-mode-confirm');
+  await page.getByTestId('agent-mode-cancel').click();
+  await confirm.waitFor({ state: 'detached' });
+  assert.equal(await select.inputValue(), 'default', 'kept asking');
+  await select.selectOption('autoEdit');
+  await page.getByRole('button', { name: 'Switch to Auto Edit' }).click();
+  await expect(async () => assert.equal(await page.getByTestId('agent-mode-skips').innerText(), 'Auto Edit: the agent skips asking'));
+  assert.equal(await page.getByTestId('agent-mode-source').innerText(), 'set by you');
+  await snapshot(page, 'acp-mode-skips');
+  await select.selectOption('default');
+  await page.getByTestId('agent-mode-skips').waitFor({ state: 'detached' });
+  assert.equal(await page.getByTestId('agent-mode-confirm').count(), 0, 'a mode that asks needs no confirmation');
   assert.deepEqual(errors, []);
 });
 

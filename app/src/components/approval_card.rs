@@ -7,12 +7,19 @@
 //! folder": the rule to save (a command's prefix, editable; or the tool),
 //! confirmed before it is sent. The card is keyed by its tool call, so a
 //! regenerated call starts fresh.
+//!
+//! An ACP agent's card is built from the options it sent: its "allow once"
+//! and "reject once" on the hub's keys 1 and 2, in its words; the hub's own
+//! scopes (session, folder) only where it can allow once; its persistent
+//! options apart, as "the agent's own choices", answered as they are
+//! (`agent_option`). A card whose call says nothing of what it does says so.
 
 use leptos::prelude::*;
 
 use crate::components::always_step::AlwaysStep;
 use crate::components::diff_view::DiffView;
-use crate::components::tool_call::ParameterList;
+use crate::components::tool_call::{has_details, ParameterList};
+use crate::events::{AgentChoice, ChoiceKind};
 use crate::transcript::Card;
 use crate::types::{ApproveRequest, PolicyDecision};
 
@@ -35,6 +42,14 @@ pub const EDIT_BUTTONS: [(&str, &str); 5] = [
 const OPEN_EDITOR: &str = "open_editor";
 /// Approves and saves an allow rule in the hub for the folder.
 pub const ALWAYS: &str = "approve_always";
+/// Answers an ACP agent's own option as it is (`optionId`).
+pub const AGENT_OPTION: &str = "agent_option";
+
+/// Said under the agent's own persistent choices.
+pub const AGENT_REMEMBERS: &str =
+    "The agent remembers these itself, outside the hub: the hub cannot show or withdraw them.";
+/// Said when a card has nothing to judge the call by.
+pub const NO_DETAILS: &str = "The agent sent no details of this call: no command, path or diff.";
 
 /// What the card decides on, which sets its buttons and keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,9 +69,171 @@ pub fn buttons(kind: CardKind) -> &'static [(&'static str, &'static str)] {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a card button does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ButtonAction {
+    /// A decision the hub answers: `approve`, `reject`, `approve_session`.
+    Decide(&'static str),
+    /// Shows the rule "Always in this folder" would save.
+    OpenAlways,
+    OpenEditor,
+    /// The agent's own option, answered as it is.
+    AgentOption(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardButton {
+    pub label: String,
+    pub action: ButtonAction,
+    /// What it does in the hub's words, when the label is the agent's: the
+    /// button's accessible description and tooltip.
+    pub description: Option<String>,
+}
+
+impl CardButton {
+    fn hub(label: &str, action: ButtonAction) -> Self {
+        Self { label: label.to_string(), action, description: None }
+    }
+
+    pub fn testid(&self) -> String {
+        match &self.action {
+            ButtonAction::Decide(decision) => format!("card-{decision}"),
+            ButtonAction::OpenAlways => format!("card-{ALWAYS}"),
+            ButtonAction::OpenEditor => format!("card-{OPEN_EDITOR}"),
+            ButtonAction::AgentOption(_) => "card-agent-option".to_string(),
+        }
+    }
+}
+
+/// A card's choices, in the order Tab moves through them: the hub's (what it
+/// answers and enforces itself), then the agent's own, shown apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardChoices {
+    pub hub: Vec<CardButton>,
+    pub agent: Vec<CardButton>,
+    /// Built from an ACP agent's options (else the built-in agent's card).
+    pub from_agent: bool,
+}
+
+impl CardChoices {
+    /// How many buttons; the instruction field's place comes after them.
+    pub fn len(&self) -> usize {
+        self.hub.len() + self.agent.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, place: usize) -> Option<&CardButton> {
+        self.hub.iter().chain(&self.agent).nth(place)
+    }
+
+    fn has(&self, action: &ButtonAction) -> bool {
+        self.hub.iter().chain(&self.agent).any(|button| &button.action == action)
+    }
+
+    fn label(&self, action: &ButtonAction) -> Option<&str> {
+        self.hub.iter().find(|button| &button.action == action).map(|button| button.label.as_str())
+    }
+}
+
+/// The card's choices. The built-in agent's are the hub's own. An ACP agent's
+/// options set them: Approve is its `allow_once` (in its words), Reject its
+/// `reject_once`; "for this session" and "Always in this folder", which the
+/// hub enforces itself by answering `allow_once`, only where it offers one.
+/// Without an `allow_once`, the hub approves nothing. Its other options
+/// (`allow_always`, `reject_always`: it remembers them itself) are the
+/// agent's own choices, answered as they are.
+pub fn card_choices(kind: CardKind, options: Option<&[AgentChoice]>) -> CardChoices {
+    let Some(options) = options else {
+        let hub = buttons(kind)
+            .iter()
+            .map(|&(label, decision)| {
+                let action = match decision {
+                    ALWAYS => ButtonAction::OpenAlways,
+                    OPEN_EDITOR => ButtonAction::OpenEditor,
+                    decision => ButtonAction::Decide(decision),
+                };
+                CardButton::hub(label, action)
+            })
+            .collect();
+        return CardChoices { hub, agent: Vec::new(), from_agent: false };
+    };
+    let edit = kind != CardKind::Call;
+    let allow = options.iter().position(|option| option.kind == ChoiceKind::AllowOnce);
+    let reject = options.iter().position(|option| option.kind == ChoiceKind::RejectOnce);
+    let named = |index: Option<usize>, fallback: &str| {
+        index.map(|index| options[index].name.trim()).filter(|name| !name.is_empty()).unwrap_or(fallback).to_string()
+    };
+    let described = |label: String, action: ButtonAction, description: &str| CardButton {
+        label,
+        action,
+        description: Some(description.to_string()),
+    };
+    let mut hub = Vec::new();
+    if allow.is_some() {
+        let (fallback, does) = if edit {
+            ("Apply", "Apply — writes this edit once (key 1)")
+        } else {
+            ("Yes", "Yes — runs this call once (key 1)")
+        };
+        hub.push(described(named(allow, fallback), ButtonAction::Decide("approve"), does));
+    }
+    let (fallback, does) = if edit {
+        ("Reject", "Reject — the edit is not written (key 2)")
+    } else {
+        ("No", "No — the call does not run (key 2)")
+    };
+    hub.push(described(named(reject, fallback), ButtonAction::Decide("reject"), does));
+    if allow.is_some() {
+        hub.push(described(
+            "Yes, for this session".to_string(),
+            ButtonAction::Decide("approve_session"),
+            "The hub runs this tool without a card until the session ends; withdraw it under Rules (key 3)",
+        ));
+        hub.push(described(
+            "Always in this folder".to_string(),
+            ButtonAction::OpenAlways,
+            "Saves an allow rule in the hub for this folder, shown to you first (key 5)",
+        ));
+        if kind == (CardKind::Edit { editor: true }) {
+            hub.push(described("Edit".to_string(), ButtonAction::OpenEditor, "Write your own version (key e)"));
+        }
+    }
+    let agent = options
+        .iter()
+        .enumerate()
+        .filter(|&(index, _)| Some(index) != allow && Some(index) != reject)
+        .map(|(_, option)| {
+            let does = match option.kind {
+                ChoiceKind::AllowAlways | ChoiceKind::RejectAlways => {
+                    "The agent's own choice: the agent remembers it itself; the hub cannot show or withdraw it"
+                }
+                ChoiceKind::AllowOnce | ChoiceKind::RejectOnce => "The agent's own choice, answered as it is",
+            };
+            let label = if option.name.trim().is_empty() { option.id.clone() } else { option.name.trim().to_string() };
+            described(label, ButtonAction::AgentOption(option.id.clone()), does)
+        })
+        .collect();
+    CardChoices { hub, agent, from_agent: true }
+}
+
+/// Whether one of the agent's own choices is remembered by the agent itself.
+pub fn agent_remembers(options: &[AgentChoice], choices: &CardChoices) -> bool {
+    choices.agent.iter().any(|button| {
+        options.iter().any(|option| {
+            button.action == ButtonAction::AgentOption(option.id.clone())
+                && matches!(option.kind, ChoiceKind::AllowAlways | ChoiceKind::RejectAlways)
+        })
+    })
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CardAction {
     Decide(&'static str),
+    /// Answers the agent's own option (its id).
+    AgentOption(String),
     /// Move the ❯ to this place (the place after the buttons focuses the instruction).
     Select(usize),
     OpenEditor,
@@ -64,33 +241,72 @@ pub enum CardAction {
     OpenAlways,
 }
 
-/// What a key does while the buttons have the focus (the input handles its own keys).
-pub fn card_key(key: &str, shift: bool, selected: usize, kind: CardKind) -> Option<CardAction> {
-    let buttons = buttons(kind);
+/// What a key does while the buttons have the focus (the input handles its
+/// own keys). Keys name decisions, not places: 1 approves only where the card
+/// offers approving. The agent's own choices have no key of their own.
+pub fn card_key(key: &str, shift: bool, selected: usize, kind: CardKind, choices: &CardChoices) -> Option<CardAction> {
     let edit_card = kind != CardKind::Call;
-    let input = buttons.len();
+    let input = choices.len();
     let places = input + 1;
     let next = (selected + 1) % places;
     let previous = (selected + places - 1) % places;
+    let decide =
+        |decision: &'static str| choices.has(&ButtonAction::Decide(decision)).then_some(CardAction::Decide(decision));
     Some(match key {
-        "1" | "2" | "3" => CardAction::Decide(buttons[key.parse::<usize>().ok()? - 1].1),
+        "1" => return decide("approve"),
+        "2" => return decide("reject"),
+        "3" => return decide("approve_session"),
         "4" => CardAction::Select(input),
-        "5" => CardAction::OpenAlways,
-        "a" if edit_card => CardAction::Decide("approve_session"),
-        "d" if edit_card => CardAction::Decide("reject"),
-        "e" if kind == (CardKind::Edit { editor: true }) => CardAction::OpenEditor,
+        "5" => return choices.has(&ButtonAction::OpenAlways).then_some(CardAction::OpenAlways),
+        "a" if edit_card => return decide("approve_session"),
+        "d" if edit_card => return decide("reject"),
+        "e" if edit_card => return choices.has(&ButtonAction::OpenEditor).then_some(CardAction::OpenEditor),
         "ArrowRight" => CardAction::Select(next),
         "ArrowLeft" => CardAction::Select(previous),
         "Tab" if shift => CardAction::Select(previous),
         "Tab" => CardAction::Select(next),
-        "Enter" => match buttons.get(selected) {
-            Some((_, OPEN_EDITOR)) => CardAction::OpenEditor,
-            Some((_, ALWAYS)) => CardAction::OpenAlways,
-            Some((_, decision)) => CardAction::Decide(decision),
+        "Enter" => match choices.get(selected).map(|button| &button.action) {
+            Some(ButtonAction::Decide(decision)) => CardAction::Decide(decision),
+            Some(ButtonAction::OpenEditor) => CardAction::OpenEditor,
+            Some(ButtonAction::OpenAlways) => CardAction::OpenAlways,
+            Some(ButtonAction::AgentOption(id)) => CardAction::AgentOption(id.clone()),
             None => CardAction::Select(input),
         },
         _ => return None,
     })
+}
+
+/// The keys the card takes, as its last line says them (while the ❯ is on a button).
+pub fn card_hint(kind: CardKind, choices: &CardChoices) -> String {
+    let approve = choices.label(&ButtonAction::Decide("approve"));
+    let reject = choices.label(&ButtonAction::Decide("reject")).unwrap_or("Reject");
+    let session = choices.has(&ButtonAction::Decide("approve_session"));
+    let always = choices.has(&ButtonAction::OpenAlways);
+    let mut parts: Vec<String> = Vec::new();
+    match kind {
+        CardKind::Call => {
+            parts.push(if approve.is_some() { "1/2/3 Quick Select".to_string() } else { format!("2 {reject}") });
+            parts.push("4 Edit".to_string());
+        }
+        CardKind::Edit { .. } => {
+            if let Some(approve) = approve {
+                parts.push(format!("Enter {approve}"));
+            }
+            if session {
+                parts.push(if choices.from_agent { "a For this session" } else { "a Always" }.to_string());
+            }
+            parts.push(format!("d {reject}"));
+            if choices.has(&ButtonAction::OpenEditor) {
+                parts.push("e Edit".to_string());
+            }
+            parts.push("4 Instruct".to_string());
+        }
+    }
+    parts.push("Tab/←→ Navigate".to_string());
+    if always {
+        parts.push("5 Always in this folder".to_string());
+    }
+    parts.join(" • ")
 }
 
 /// What saving the editor sends: the user's text, or a plain approval when it
@@ -103,6 +319,7 @@ pub fn content_request(tool_id: &str, proposed: &str, content: &str) -> ApproveR
         edit_instruction: None,
         modified_content: changed.then(|| content.to_string()),
         command_prefix: None,
+        option_id: None,
         stream: None,
     }
 }
@@ -119,6 +336,7 @@ pub fn request(tool_id: &str, decision: &str, instruction: &str) -> Option<Appro
         edit_instruction: edit.then(|| instruction.trim().to_string()),
         modified_content: None,
         command_prefix: None,
+        option_id: None,
         stream: None,
     })
 }
@@ -137,8 +355,22 @@ pub fn always_request(tool_id: &str, prefix: Option<&str>) -> Option<ApproveRequ
         command_prefix: prefix,
         edit_instruction: None,
         modified_content: None,
+        option_id: None,
         stream: None,
     })
+}
+
+/// The agent's own option, answered as it is.
+pub fn option_request(tool_id: &str, option_id: &str) -> ApproveRequest {
+    ApproveRequest {
+        tool_id: tool_id.to_string(),
+        decision: AGENT_OPTION.to_string(),
+        option_id: Some(option_id.to_string()),
+        command_prefix: None,
+        edit_instruction: None,
+        modified_content: None,
+        stream: None,
+    }
 }
 
 #[component]
@@ -151,8 +383,12 @@ pub fn ApprovalCard(
 ) -> impl IntoView {
     let diff = card.call.diff.clone();
     let kind = if diff.is_some() { CardKind::Edit { editor } } else { CardKind::Call };
-    let buttons = buttons(kind);
-    let input_place = buttons.len();
+    let options = card.call.choices.clone();
+    let choices = card_choices(kind, options.as_deref());
+    let remembers = options.as_deref().is_some_and(|options| agent_remembers(options, &choices));
+    let input_place = choices.len();
+    let hint_keys = card_hint(kind, &choices);
+    let blind = !has_details(&card.call);
     let selected = RwSignal::new(0usize);
     let instruction = RwSignal::new(String::new());
     let input_ref = NodeRef::<leptos::html::Input>::new();
@@ -177,6 +413,11 @@ pub fn ApprovalCard(
         }
         if let Some(request) = request(&tool_id.get_value(), decision, &instruction.get_untracked()) {
             on_decide.run(request);
+        }
+    };
+    let send_option = move |option_id: &str| {
+        if !busy.get_untracked() {
+            on_decide.run(option_request(&tool_id.get_value(), option_id));
         }
     };
     let select = move |place: usize| {
@@ -240,6 +481,7 @@ pub fn ApprovalCard(
 
     #[cfg(feature = "hydrate")]
     {
+        let choices = StoredValue::new(choices.clone());
         let handle = window_event_listener(leptos::ev::keydown, move |event| {
             if busy.get_untracked()
                 || editing.get_untracked()
@@ -251,8 +493,12 @@ pub fn ApprovalCard(
             {
                 return;
             }
-            match card_key(&event.key(), event.shift_key(), selected.get_untracked(), kind) {
+            let action = choices.with_value(|choices| {
+                card_key(&event.key(), event.shift_key(), selected.get_untracked(), kind, choices)
+            });
+            match action {
                 Some(CardAction::Decide(decision)) => send(decision),
+                Some(CardAction::AgentOption(option_id)) => send_option(&option_id),
                 Some(CardAction::Select(place)) => select(place),
                 Some(CardAction::OpenEditor) => open_editor(),
                 Some(CardAction::OpenAlways) => open_always(),
@@ -293,16 +539,73 @@ pub fn ApprovalCard(
             "rounded-md px-3 py-1.5 font-medium text-slate-700 hover:bg-amber-100 disabled:opacity-50 dark:text-slate-200 dark:hover:bg-amber-900/40"
         }
     };
-    let hint = move || match (selected.get() == input_place, kind) {
-        (true, _) => "Enter Submit • Esc Cancel",
-        (false, CardKind::Edit { editor: true }) => {
-            "Enter Apply • a Always • d Reject • e Edit • 4 Instruct • Tab/←→ Navigate • 5 Always in this folder"
+    let hint = move || {
+        if selected.get() == input_place {
+            "Enter Submit • Esc Cancel".to_string()
+        } else {
+            hint_keys.clone()
         }
-        (false, CardKind::Edit { editor: false }) => {
-            "Enter Apply • a Always • d Reject • 4 Instruct • Tab/←→ Navigate • 5 Always in this folder"
-        }
-        (false, CardKind::Call) => "1/2/3 Quick Select • 4 Edit • Tab/←→ Navigate • 5 Always in this folder",
     };
+    // One button of the card: its place in the Tab order, and what it does.
+    let button_view = move |place: usize, button: CardButton| {
+        let testid = button.testid();
+        let option_id = match &button.action {
+            ButtonAction::AgentOption(id) => Some(id.clone()),
+            _ => None,
+        };
+        let action = StoredValue::new(button.action);
+        let act = move || {
+            action.with_value(|action| match action {
+                ButtonAction::OpenEditor => open_editor(),
+                ButtonAction::OpenAlways => open_always(),
+                ButtonAction::Decide(decision) => send(decision),
+                ButtonAction::AgentOption(option_id) => send_option(option_id),
+            })
+        };
+        view! {
+            <button
+                type="button"
+                data-testid=testid
+                data-option-id=option_id
+                title=button.description.clone()
+                aria-description=button.description
+                class=move || button_class(place)
+                disabled=move || busy.get()
+                on:click=move |_| act()
+            >
+                <span class="mr-1 inline-block w-3" aria-hidden="true">{move || marker(place)}</span>
+                {button.label}
+            </button>
+        }
+    };
+    let first_agent_place = choices.hub.len();
+    let hub_buttons =
+        choices.hub.into_iter().enumerate().map(|(place, button)| button_view(place, button)).collect_view();
+    let agent_buttons = (!choices.agent.is_empty()).then(|| {
+        let buttons = choices
+            .agent
+            .into_iter()
+            .enumerate()
+            .map(|(index, button)| button_view(first_agent_place + index, button))
+            .collect_view();
+        view! {
+            <div
+                role="group"
+                aria-labelledby="card-agent-choices-title"
+                data-testid="card-agent-choices"
+                class="mt-3 flex flex-col gap-1 rounded-lg border border-dashed border-amber-300 px-2 py-1.5 text-sm dark:border-amber-800"
+                class:hidden=move || editing.get() || scoping.get()
+            >
+                <div class="flex flex-wrap items-center gap-1">
+                    <span id="card-agent-choices-title" class="mr-1 text-xs font-medium text-slate-600 dark:text-slate-400">
+                        "The agent's own choices:"
+                    </span>
+                    {buttons}
+                </div>
+                {remembers.then(|| view! { <p data-testid="card-agent-remembers" class="text-xs text-slate-500">{AGENT_REMEMBERS}</p> })}
+            </div>
+        }
+    });
     let parameters = match &diff {
         // The diff says what the content arguments say; the path is in its header.
         Some(_) => None,
@@ -338,6 +641,18 @@ pub fn ApprovalCard(
                         <p data-testid="card-policy" class="mb-2 flex flex-col text-xs text-amber-800 dark:text-amber-300">
                             <span>{rule}</span>
                             {message.map(|message| view! { <span class="text-slate-700 dark:text-slate-300">{message}</span> })}
+                        </p>
+                    }
+                })}
+            {blind
+                .then(|| {
+                    view! {
+                        <p
+                            data-testid="card-no-details"
+                            role="note"
+                            class="mb-2 rounded-md bg-amber-100 px-2 py-1 text-sm font-medium text-amber-900 dark:bg-amber-900/40 dark:text-amber-200"
+                        >
+                            {NO_DETAILS}
                         </p>
                     }
                 })}
@@ -384,30 +699,9 @@ pub fn ApprovalCard(
                 role="group"
                 aria-label="Decision"
             >
-                {buttons
-                    .iter()
-                    .enumerate()
-                    .map(|(place, (label, decision))| {
-                        let act = move || match *decision {
-                            OPEN_EDITOR => open_editor(),
-                            ALWAYS => open_always(),
-                            decision => send(decision),
-                        };
-                        view! {
-                            <button
-                                type="button"
-                                data-testid=format!("card-{decision}")
-                                class=move || button_class(place)
-                                disabled=move || busy.get()
-                                on:click=move |_| act()
-                            >
-                                <span class="mr-1 inline-block w-3">{move || marker(place)}</span>
-                                {*label}
-                            </button>
-                        }
-                    })
-                    .collect_view()}
+                {hub_buttons}
             </div>
+            {agent_buttons}
             <AlwaysStep call open=scoping.into() busy edit=is_edit on_save=save_always on_back=close_always />
             <div class="mt-3 flex items-center gap-2 text-sm" class:hidden=move || editing.get() || scoping.get()>
                 <span class="inline-block w-3 text-amber-600">{move || if selected.get() == input_place { "❯" } else { "│" }}</span>
@@ -481,33 +775,38 @@ fn typing_elsewhere_now() -> bool {
 mod tests {
     use super::*;
 
+    /// The built-in agent's card.
+    fn key(key: &str, shift: bool, selected: usize, kind: CardKind) -> Option<CardAction> {
+        card_key(key, shift, selected, kind, &card_choices(kind, None))
+    }
+
     #[test]
     fn number_keys_decide() {
-        assert_eq!(card_key("1", false, 2, CardKind::Call), Some(CardAction::Decide("approve")));
-        assert_eq!(card_key("2", false, 0, CardKind::Call), Some(CardAction::Decide("reject")));
-        assert_eq!(card_key("3", false, 0, CardKind::Call), Some(CardAction::Decide("approve_session")));
-        assert_eq!(card_key("4", false, 0, CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
-        assert_eq!(card_key("5", false, 0, CardKind::Call), Some(CardAction::OpenAlways), "shows the rule first");
-        assert_eq!(card_key("6", false, 0, CardKind::Call), None);
-        assert_eq!(card_key("a", false, 0, CardKind::Call), None);
+        assert_eq!(key("1", false, 2, CardKind::Call), Some(CardAction::Decide("approve")));
+        assert_eq!(key("2", false, 0, CardKind::Call), Some(CardAction::Decide("reject")));
+        assert_eq!(key("3", false, 0, CardKind::Call), Some(CardAction::Decide("approve_session")));
+        assert_eq!(key("4", false, 0, CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
+        assert_eq!(key("5", false, 0, CardKind::Call), Some(CardAction::OpenAlways), "shows the rule first");
+        assert_eq!(key("6", false, 0, CardKind::Call), None);
+        assert_eq!(key("a", false, 0, CardKind::Call), None);
     }
 
     #[test]
     fn tab_and_arrows_cycle_through_buttons_and_input() {
-        assert_eq!(card_key("ArrowRight", false, 0, CardKind::Call), Some(CardAction::Select(1)));
-        assert_eq!(card_key("Tab", false, 2, CardKind::Call), Some(CardAction::Select(3)), "to Always in this folder");
-        assert_eq!(card_key("Tab", false, 3, CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
-        assert_eq!(card_key("ArrowRight", false, BUTTONS.len(), CardKind::Call), Some(CardAction::Select(0)));
-        assert_eq!(card_key("ArrowLeft", false, 0, CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
-        assert_eq!(card_key("Tab", true, 1, CardKind::Call), Some(CardAction::Select(0)));
+        assert_eq!(key("ArrowRight", false, 0, CardKind::Call), Some(CardAction::Select(1)));
+        assert_eq!(key("Tab", false, 2, CardKind::Call), Some(CardAction::Select(3)), "to Always in this folder");
+        assert_eq!(key("Tab", false, 3, CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
+        assert_eq!(key("ArrowRight", false, BUTTONS.len(), CardKind::Call), Some(CardAction::Select(0)));
+        assert_eq!(key("ArrowLeft", false, 0, CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
+        assert_eq!(key("Tab", true, 1, CardKind::Call), Some(CardAction::Select(0)));
     }
 
     #[test]
     fn enter_acts_on_the_selected_button() {
-        assert_eq!(card_key("Enter", false, 1, CardKind::Call), Some(CardAction::Decide("reject")));
-        assert_eq!(card_key("Enter", false, 2, CardKind::Call), Some(CardAction::Decide("approve_session")));
-        assert_eq!(card_key("Enter", false, 3, CardKind::Call), Some(CardAction::OpenAlways));
-        assert_eq!(card_key("Enter", false, BUTTONS.len(), CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
+        assert_eq!(key("Enter", false, 1, CardKind::Call), Some(CardAction::Decide("reject")));
+        assert_eq!(key("Enter", false, 2, CardKind::Call), Some(CardAction::Decide("approve_session")));
+        assert_eq!(key("Enter", false, 3, CardKind::Call), Some(CardAction::OpenAlways));
+        assert_eq!(key("Enter", false, BUTTONS.len(), CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
     }
 
     #[test]
@@ -541,27 +840,27 @@ mod tests {
     #[test]
     fn an_edit_card_without_the_editor_has_no_edit_button_or_key() {
         let kind = CardKind::Edit { editor: false };
-        assert_eq!(buttons(kind).len(), 4);
-        assert_eq!(card_key("e", false, 0, kind), None);
-        assert_eq!(card_key("a", false, 0, kind), Some(CardAction::Decide("approve_session")));
-        assert_eq!(card_key("5", false, 0, kind), Some(CardAction::OpenAlways));
-        assert_eq!(card_key("Tab", false, 3, kind), Some(CardAction::Select(4)), "past Always to the instruction");
+        assert_eq!(card_choices(kind, None).len(), 4);
+        assert_eq!(key("e", false, 0, kind), None);
+        assert_eq!(key("a", false, 0, kind), Some(CardAction::Decide("approve_session")));
+        assert_eq!(key("5", false, 0, kind), Some(CardAction::OpenAlways));
+        assert_eq!(key("Tab", false, 3, kind), Some(CardAction::Select(4)), "past Always to the instruction");
     }
 
     #[test]
     fn edit_cards_take_the_review_keys_too() {
-        assert_eq!(card_key("Enter", false, 0, EDIT), Some(CardAction::Decide("approve")));
-        assert_eq!(card_key("a", false, 0, EDIT), Some(CardAction::Decide("approve_session")));
-        assert_eq!(card_key("d", false, 0, EDIT), Some(CardAction::Decide("reject")));
-        assert_eq!(card_key("e", false, 0, EDIT), Some(CardAction::OpenEditor));
-        assert_eq!(card_key("Enter", false, 3, EDIT), Some(CardAction::OpenAlways), "Always in this folder");
-        assert_eq!(card_key("Enter", false, 4, EDIT), Some(CardAction::OpenEditor), "the Edit button");
-        assert_eq!(card_key("1", false, 0, EDIT), Some(CardAction::Decide("approve")), "numbers still work");
-        assert_eq!(card_key("4", false, 0, EDIT), Some(CardAction::Select(EDIT_BUTTONS.len())));
-        assert_eq!(card_key("5", false, 0, EDIT), Some(CardAction::OpenAlways));
-        assert_eq!(card_key("Tab", false, 4, EDIT), Some(CardAction::Select(5)), "past Edit to the instruction");
-        for key in ["a", "d", "e"] {
-            assert_eq!(card_key(key, false, 0, CardKind::Call), None, "{key} is only an edit card's key");
+        assert_eq!(key("Enter", false, 0, EDIT), Some(CardAction::Decide("approve")));
+        assert_eq!(key("a", false, 0, EDIT), Some(CardAction::Decide("approve_session")));
+        assert_eq!(key("d", false, 0, EDIT), Some(CardAction::Decide("reject")));
+        assert_eq!(key("e", false, 0, EDIT), Some(CardAction::OpenEditor));
+        assert_eq!(key("Enter", false, 3, EDIT), Some(CardAction::OpenAlways), "Always in this folder");
+        assert_eq!(key("Enter", false, 4, EDIT), Some(CardAction::OpenEditor), "the Edit button");
+        assert_eq!(key("1", false, 0, EDIT), Some(CardAction::Decide("approve")), "numbers still work");
+        assert_eq!(key("4", false, 0, EDIT), Some(CardAction::Select(EDIT_BUTTONS.len())));
+        assert_eq!(key("5", false, 0, EDIT), Some(CardAction::OpenAlways));
+        assert_eq!(key("Tab", false, 4, EDIT), Some(CardAction::Select(5)), "past Edit to the instruction");
+        for letter in ["a", "d", "e"] {
+            assert_eq!(key(letter, false, 0, CardKind::Call), None, "{letter} is only an edit card's key");
         }
     }
 
@@ -574,5 +873,143 @@ mod tests {
         assert_eq!(changed.edit_instruction, None);
         let emptied = content_request("t", "x", "");
         assert_eq!(emptied.modified_content.as_deref(), Some(""), "an emptied file is the user's choice");
+    }
+
+    fn option(id: &str, name: &str, kind: ChoiceKind) -> AgentChoice {
+        AgentChoice { id: id.into(), name: name.into(), kind }
+    }
+
+    /// What Claude Code offers for a command.
+    fn claude() -> Vec<AgentChoice> {
+        vec![
+            option("allow_always", "Always Allow", ChoiceKind::AllowAlways),
+            option("allow", "Allow", ChoiceKind::AllowOnce),
+            option("reject", "Reject", ChoiceKind::RejectOnce),
+        ]
+    }
+
+    fn labels(buttons: &[CardButton]) -> Vec<&str> {
+        buttons.iter().map(|button| button.label.as_str()).collect()
+    }
+
+    #[test]
+    fn the_built_in_agents_card_keeps_the_hubs_buttons() {
+        let call = card_choices(CardKind::Call, None);
+        assert_eq!(labels(&call.hub), ["Yes", "No", "Yes, for this session", "Always in this folder"]);
+        assert!(call.agent.is_empty() && !call.from_agent);
+        assert!(call.hub.iter().all(|button| button.description.is_none()));
+        let testids: Vec<String> = call.hub.iter().map(CardButton::testid).collect();
+        assert_eq!(testids, ["card-approve", "card-reject", "card-approve_session", "card-approve_always"]);
+        let edit = card_choices(EDIT, None);
+        assert_eq!(labels(&edit.hub), ["Apply", "Reject", "Always for this session", "Always in this folder", "Edit"]);
+        assert_eq!(
+            card_hint(CardKind::Call, &call),
+            "1/2/3 Quick Select • 4 Edit • Tab/←→ Navigate • 5 Always in this folder"
+        );
+        assert_eq!(
+            card_hint(EDIT, &edit),
+            "Enter Apply • a Always • d Reject • e Edit • 4 Instruct • Tab/←→ Navigate • 5 Always in this folder"
+        );
+        let no_editor = CardKind::Edit { editor: false };
+        assert_eq!(
+            card_hint(no_editor, &card_choices(no_editor, None)),
+            "Enter Apply • a Always • d Reject • 4 Instruct • Tab/←→ Navigate • 5 Always in this folder"
+        );
+    }
+
+    #[test]
+    fn an_agents_options_label_approve_and_reject_and_its_persistent_ones_stand_apart() {
+        let options = claude();
+        let choices = card_choices(CardKind::Call, Some(&options));
+        assert_eq!(labels(&choices.hub), ["Allow", "Reject", "Yes, for this session", "Always in this folder"]);
+        assert_eq!(choices.hub[0].action, ButtonAction::Decide("approve"));
+        assert_eq!(choices.hub[0].description.as_deref(), Some("Yes — runs this call once (key 1)"));
+        assert_eq!(choices.hub[1].action, ButtonAction::Decide("reject"));
+        assert_eq!(labels(&choices.agent), ["Always Allow"]);
+        assert_eq!(choices.agent[0].action, ButtonAction::AgentOption("allow_always".into()));
+        assert_eq!(choices.agent[0].testid(), "card-agent-option");
+        assert!(agent_remembers(&options, &choices));
+        // Keys name decisions; the agent's own choice has none, Tab and Enter reach it.
+        assert_eq!(card_key("1", false, 0, CardKind::Call, &choices), Some(CardAction::Decide("approve")));
+        assert_eq!(card_key("5", false, 0, CardKind::Call, &choices), Some(CardAction::OpenAlways));
+        assert_eq!(card_key("6", false, 0, CardKind::Call, &choices), None);
+        assert_eq!(card_key("Tab", false, 3, CardKind::Call, &choices), Some(CardAction::Select(4)));
+        assert_eq!(
+            card_key("Enter", false, 4, CardKind::Call, &choices),
+            Some(CardAction::AgentOption("allow_always".into()))
+        );
+        assert_eq!(card_key("4", false, 0, CardKind::Call, &choices), Some(CardAction::Select(5)), "the instruction");
+        assert_eq!(card_key("Tab", false, 5, CardKind::Call, &choices), Some(CardAction::Select(0)));
+    }
+
+    #[test]
+    fn codex_words_and_a_second_allow_once_are_the_agents_own() {
+        let options = vec![
+            option("approved", "Yes, proceed", ChoiceKind::AllowOnce),
+            option("approved-for-session", "Yes, and don't ask again for this command", ChoiceKind::AllowAlways),
+            option("approved-host", "Yes, and allow this host for this session", ChoiceKind::AllowOnce),
+            option("abort", "No, and tell Codex what to do differently", ChoiceKind::RejectOnce),
+        ];
+        let choices = card_choices(CardKind::Call, Some(&options));
+        assert_eq!(labels(&choices.hub)[..2], ["Yes, proceed", "No, and tell Codex what to do differently"]);
+        assert_eq!(
+            labels(&choices.agent),
+            ["Yes, and don't ask again for this command", "Yes, and allow this host for this session"]
+        );
+        assert_eq!(
+            choices.agent[1].description.as_deref(),
+            Some("The agent's own choice, answered as it is"),
+            "a 'once' the agent adds is not said to be remembered"
+        );
+    }
+
+    #[test]
+    fn without_an_allow_once_the_card_has_no_approve_buttons() {
+        let options = vec![
+            option("always", "Always Allow", ChoiceKind::AllowAlways),
+            option("never", "Never", ChoiceKind::RejectAlways),
+        ];
+        let choices = card_choices(CardKind::Call, Some(&options));
+        assert_eq!(labels(&choices.hub), ["No"], "the hub can always turn it down");
+        assert_eq!(labels(&choices.agent), ["Always Allow", "Never"]);
+        for key in ["1", "3", "5"] {
+            assert_eq!(card_key(key, false, 0, CardKind::Call, &choices), None, "{key} approves nothing");
+        }
+        assert_eq!(card_key("2", false, 0, CardKind::Call, &choices), Some(CardAction::Decide("reject")));
+        assert_eq!(card_hint(CardKind::Call, &choices), "2 No • 4 Edit • Tab/←→ Navigate");
+        let edit = card_choices(EDIT, Some(&options));
+        assert_eq!(labels(&edit.hub), ["Reject"], "no editor either");
+        assert_eq!(card_key("a", false, 0, EDIT, &edit), None);
+        assert_eq!(card_key("e", false, 0, EDIT, &edit), None);
+        assert_eq!(card_hint(EDIT, &edit), "d Reject • 4 Instruct • Tab/←→ Navigate");
+    }
+
+    #[test]
+    fn an_agents_edit_card_names_its_keys_in_the_agents_words() {
+        let options = claude();
+        let kind = CardKind::Edit { editor: false };
+        let choices = card_choices(kind, Some(&options));
+        assert_eq!(labels(&choices.hub), ["Allow", "Reject", "Yes, for this session", "Always in this folder"]);
+        assert_eq!(choices.hub[0].description.as_deref(), Some("Apply — writes this edit once (key 1)"));
+        assert_eq!(
+            card_hint(kind, &choices),
+            "Enter Allow • a For this session • d Reject • 4 Instruct • Tab/←→ Navigate • 5 Always in this folder"
+        );
+        assert_eq!(card_key("a", false, 0, kind, &choices), Some(CardAction::Decide("approve_session")));
+        let unnamed = [option("ok", " ", ChoiceKind::AllowOnce), option("x", "", ChoiceKind::AllowAlways)];
+        let choices = card_choices(kind, Some(&unnamed));
+        assert_eq!(labels(&choices.hub)[..2], ["Apply", "Reject"], "the hub's words where the agent gave none");
+        assert_eq!(labels(&choices.agent), ["x"]);
+    }
+
+    #[test]
+    fn the_agents_option_is_sent_as_it_is() {
+        let answer = option_request("t", "allow_always");
+        assert_eq!(
+            serde_json::to_value(&answer).unwrap(),
+            serde_json::json!({"toolId": "t", "decision": "agent_option", "optionId": "allow_always"})
+        );
+        let plain = serde_json::to_value(request("t", "approve", "").unwrap()).unwrap();
+        assert_eq!(plain, serde_json::json!({"toolId": "t", "decision": "approve"}), "no optionId otherwise");
     }
 }

@@ -1,9 +1,10 @@
-//! The header: product name, the open folder and its YOLO switch.
+//! The header: product name, the open folder, the ACP agent's mode and the
+//! YOLO switch.
 
 use leptos::prelude::*;
 
 use crate::components::hub_page::HubState;
-use crate::types::YoloSource;
+use crate::types::{AgentMode, AgentModes, YoloSource};
 
 /// What still asks in YOLO, for the switch's tooltip and its description.
 const GUARD_RAILS_HELP: &str = "Even with YOLO on, the built-in guard rails keep these calls asking: \
@@ -33,8 +34,215 @@ pub fn Header() -> impl IntoView {
             >
                 "All decisions"
             </a>
+            <AgentModePicker />
             <YoloSwitch />
         </header>
+    }
+}
+
+/// A mode as the picker lists it: its name, and what the hub knows of it.
+pub fn mode_option_label(mode: &AgentMode) -> String {
+    match mode.asks {
+        Some(true) => mode.name.clone(),
+        Some(false) => format!("{} (skips asking)", mode.name),
+        None => format!("{} (unknown to the hub)", mode.name),
+    }
+}
+
+/// The amber badge of a mode in which the agent acts without asking, like YOLO.
+pub fn skips_asking_badge(mode: &AgentMode) -> Option<String> {
+    (mode.asks == Some(false)).then(|| format!("{}: the agent skips asking", mode.name))
+}
+
+/// The mode the agent is in now.
+pub fn current_mode(modes: &AgentModes) -> Option<&AgentMode> {
+    modes.modes.iter().find(|mode| mode.id == modes.current_mode_id)
+}
+
+/// Whether picking `mode_id` asks the user first: a mode that skips asking,
+/// and not the one the agent is in already.
+pub fn needs_confirmation(modes: &AgentModes, mode_id: &str) -> bool {
+    mode_id != modes.current_mode_id && modes.modes.iter().any(|mode| mode.id == mode_id && mode.asks == Some(false))
+}
+
+const MODE_HELP: &str = "The agent's own approval mode. The hub keeps the agent in a mode that asks, so its \
+commands and edits come here as cards; in a mode that skips asking, the agent runs them without a card.";
+
+/// The ACP agent's session modes, when it has some: a select of them (a mode
+/// that skips asking is confirmed first and then shown like YOLO).
+#[component]
+fn AgentModePicker() -> impl IntoView {
+    let state = expect_context::<HubState>();
+    let config = state.config;
+    let modes = Memo::new(move |_| config.with(|config| config.as_ref().and_then(|config| config.agent_modes.clone())));
+    // The mode waiting for the user's confirmation, and the one being sent.
+    let confirming = RwSignal::new(None::<String>);
+    let sending = RwSignal::new(None::<String>);
+    let cancel_ref = NodeRef::<leptos::html::Button>::new();
+    let current_id =
+        move || modes.with(|modes| modes.as_ref().map(|modes| modes.current_mode_id.clone()).unwrap_or_default());
+    // What the select shows: the mode asked about or on its way, else the agent's.
+    let shown = move || confirming.get().or_else(|| sending.get()).unwrap_or_else(current_id);
+    let send = move |mode_id: String| {
+        confirming.set(None);
+        sending.set(Some(mode_id.clone()));
+        state.set_agent_mode(mode_id, move |_| {
+            sending.try_set(None);
+        });
+    };
+    let pick = move |mode_id: String| {
+        let confirm =
+            modes.with_untracked(|modes| modes.as_ref().is_some_and(|modes| needs_confirmation(modes, &mode_id)));
+        if confirm {
+            confirming.set(Some(mode_id));
+        } else if mode_id != current_id() {
+            send(mode_id);
+        }
+    };
+    Effect::new(move |_| {
+        if confirming.with(Option::is_some) {
+            if let Some(button) = cancel_ref.get() {
+                let _ = button.focus();
+            }
+        }
+    });
+    let asked = move || {
+        let id = confirming.get()?;
+        modes.with(|modes| modes.as_ref()?.modes.iter().find(|mode| mode.id == id).cloned())
+    };
+    move || {
+        modes.get().map(|agent_modes| {
+            let current = current_mode(&agent_modes).cloned();
+            let badge = current.as_ref().and_then(skips_asking_badge);
+            let unknown = current.as_ref().is_some_and(|mode| mode.asks.is_none());
+            let source = if agent_modes.chosen_by_user { "set by you" } else { "set by the hub" };
+            let help = match current.as_ref().and_then(|mode| mode.description.clone()) {
+                Some(description) => format!("{MODE_HELP} Now: {description}"),
+                None => MODE_HELP.to_string(),
+            };
+            let options = agent_modes
+                .modes
+                .iter()
+                .map(|mode| {
+                    view! {
+                        <option
+                            value=mode.id.clone()
+                            title=mode.description.clone()
+                            selected=mode.id == agent_modes.current_mode_id
+                        >
+                            {mode_option_label(mode)}
+                        </option>
+                    }
+                })
+                .collect_view();
+            view! {
+                <div data-testid="agent-mode" class="flex items-center gap-2 text-sm">
+                    <span class="flex flex-col items-end leading-tight">
+                        <label for="agent-mode-select" class="font-medium">"Agent mode"</label>
+                        <span data-testid="agent-mode-source" class="text-xs text-slate-500 dark:text-slate-400">
+                            {source}
+                        </span>
+                    </span>
+                    <div class="relative">
+                        <select
+                            id="agent-mode-select"
+                            data-testid="agent-mode-select"
+                            aria-describedby="agent-mode-help"
+                            prop:value=shown
+                            disabled=move || sending.with(Option::is_some)
+                            on:change=move |event| pick(event_target_value(&event))
+                            class="rounded-md border border-slate-300 bg-white px-2 py-1 text-sm focus:border-sky-500 focus:outline-none focus:ring-2 focus:ring-sky-500/30 disabled:opacity-50 dark:border-slate-700 dark:bg-slate-900"
+                        >
+                            {options}
+                        </select>
+                        {move || {
+                            asked()
+                                .map(|mode| {
+                                    let id = mode.id.clone();
+                                    let description = mode
+                                        .description
+                                        .clone()
+                                        .filter(|description| !description.trim().is_empty())
+                                        .map(|description| {
+                                            view! {
+                                                <p class="text-xs text-slate-500 dark:text-slate-400">
+                                                    {format!("The agent says: {description}")}
+                                                </p>
+                                            }
+                                        });
+                                    view! {
+                                        <div
+                                            role="alertdialog"
+                                            aria-labelledby="agent-mode-confirm-title"
+                                            aria-describedby="agent-mode-confirm-text"
+                                            data-testid="agent-mode-confirm"
+                                            class="absolute right-0 top-full z-20 mt-2 flex w-80 flex-col gap-2 rounded-lg border border-amber-400 bg-white p-3 text-sm shadow-lg dark:border-amber-700 dark:bg-slate-900"
+                                            on:keydown=move |event| {
+                                                if event.key() == "Escape" {
+                                                    event.prevent_default();
+                                                    confirming.set(None);
+                                                }
+                                            }
+                                        >
+                                            <p id="agent-mode-confirm-title" class="font-medium">
+                                                {format!("Switch the agent to {}?", mode.name)}
+                                            </p>
+                                            <p id="agent-mode-confirm-text" class="text-xs text-slate-600 dark:text-slate-400">
+                                                "In this mode the agent skips asking for some or all of its calls: what it does without asking gets no card, and the hub's rules never see it."
+                                            </p>
+                                            {description}
+                                            <div class="flex justify-end gap-2">
+                                                <button
+                                                    type="button"
+                                                    node_ref=cancel_ref
+                                                    data-testid="agent-mode-cancel"
+                                                    on:click=move |_| confirming.set(None)
+                                                    class="rounded-md px-3 py-1.5 text-slate-700 hover:bg-slate-100 dark:text-slate-200 dark:hover:bg-slate-800"
+                                                >
+                                                    "Keep asking"
+                                                </button>
+                                                <button
+                                                    type="button"
+                                                    data-testid="agent-mode-confirm-button"
+                                                    on:click=move |_| send(id.clone())
+                                                    class="rounded-md bg-amber-500 px-3 py-1.5 font-medium text-white hover:bg-amber-600"
+                                                >
+                                                    {format!("Switch to {}", mode.name)}
+                                                </button>
+                                            </div>
+                                        </div>
+                                    }
+                                })
+                        }}
+                    </div>
+                    {badge
+                        .map(|badge| {
+                            view! {
+                                <span
+                                    data-testid="agent-mode-skips"
+                                    role="status"
+                                    class="rounded-md bg-amber-100 px-2 py-1 text-xs font-medium text-amber-800 dark:bg-amber-900/50 dark:text-amber-300"
+                                >
+                                    {badge}
+                                </span>
+                            }
+                        })}
+                    {unknown
+                        .then(|| {
+                            view! {
+                                <span
+                                    data-testid="agent-mode-unknown"
+                                    title="The hub does not know whether the agent asks before it acts in this mode."
+                                    class="rounded-md bg-slate-100 px-2 py-1 text-xs text-slate-700 dark:bg-slate-800 dark:text-slate-300"
+                                >
+                                    "unknown to the hub"
+                                </span>
+                            }
+                        })}
+                    <span id="agent-mode-help" class="sr-only">{help}</span>
+                </div>
+            }
+        })
     }
 }
 
@@ -113,5 +321,61 @@ fn YoloSwitch() -> impl IntoView {
                 </span>
             </Show>
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(id: &str, asks: Option<bool>) -> AgentMode {
+        AgentMode { id: id.into(), name: format!("{id} name"), description: None, asks }
+    }
+
+    /// Claude Code's modes, the hub having put it in `default`.
+    fn claude() -> AgentModes {
+        AgentModes {
+            current_mode_id: "default".into(),
+            modes: vec![
+                mode("default", Some(true)),
+                mode("acceptEdits", Some(false)),
+                mode("bypassPermissions", Some(false)),
+                mode("plan", None),
+            ],
+            chosen_by_user: false,
+        }
+    }
+
+    #[test]
+    fn modes_read_with_what_the_hub_knows_of_them() {
+        let modes = claude();
+        let labels: Vec<String> = modes.modes.iter().map(mode_option_label).collect();
+        assert_eq!(
+            labels,
+            [
+                "default name",
+                "acceptEdits name (skips asking)",
+                "bypassPermissions name (skips asking)",
+                "plan name (unknown to the hub)"
+            ]
+        );
+        assert_eq!(skips_asking_badge(&modes.modes[0]), None);
+        assert_eq!(
+            skips_asking_badge(&modes.modes[2]).as_deref(),
+            Some("bypassPermissions name: the agent skips asking")
+        );
+        assert_eq!(skips_asking_badge(&modes.modes[3]), None, "an unknown mode is said so, not called safe or not");
+        assert_eq!(current_mode(&modes).map(|mode| mode.id.as_str()), Some("default"));
+    }
+
+    #[test]
+    fn only_a_mode_that_skips_asking_is_confirmed() {
+        let mut modes = claude();
+        assert!(needs_confirmation(&modes, "bypassPermissions"));
+        assert!(!needs_confirmation(&modes, "plan"));
+        assert!(!needs_confirmation(&modes, "default"));
+        assert!(!needs_confirmation(&modes, "nope"));
+        modes.current_mode_id = "acceptEdits".into();
+        assert!(!needs_confirmation(&modes, "acceptEdits"), "already in it");
     }
 }

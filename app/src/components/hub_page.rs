@@ -79,6 +79,26 @@ impl HubState {
         });
     }
 
+    /// Puts the open session's agent in `mode_id`; `done` hears whether it worked.
+    pub fn set_agent_mode(self, mode_id: String, done: impl FnOnce(bool) + 'static) {
+        let Some(Some(config)) = self.config.try_get_untracked() else {
+            done(false);
+            return;
+        };
+        spawn_local(async move {
+            match client::set_mode(&config.session_id, &mode_id).await {
+                Ok(next) => {
+                    self.apply_config(next);
+                    done(true);
+                }
+                Err(error) => {
+                    self.error.try_set(Some(error));
+                    done(false);
+                }
+            }
+        });
+    }
+
     fn apply_config(self, next: ChatConfig) {
         let same_session =
             self.config.try_with_untracked(|current| current.as_ref().is_some_and(|c| c.session_id == next.session_id));

@@ -24,20 +24,125 @@ pub struct ParameterRow {
     pub full: Option<String>,
 }
 
-pub fn parameter_rows(parameters: &Value) -> Vec<ParameterRow> {
+/// A call's arguments as shown: what it does first, then the rest; the
+/// agent's bookkeeping (ids, the decisions it offers, its parse of the
+/// command) under a "details" disclosure.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ParameterRows {
+    pub shown: Vec<ParameterRow>,
+    pub details: Vec<ParameterRow>,
+}
+
+/// Shown first, in this order: what runs, where, on which file, and why.
+const LEADING: [&str; 9] =
+    ["command", "cmd", "cwd", "dir_path", "workdir", "file_path", "path", "paths", "description"];
+
+/// The agent's own bookkeeping, folded under "details" (codex sends its ids,
+/// its parse of the command and the decisions it would take; Claude Code its
+/// timeout). Any other argument is shown: a key the hub does not know may be
+/// what the call does, so it is never hidden.
+const BOOKKEEPING: [&str; 12] = [
+    "turn_id",
+    "call_id",
+    "id",
+    "available_decisions",
+    "parsed_cmd",
+    "reason",
+    "argv",
+    "proposed_execpolicy_amendment",
+    "proposed_network_policy_amendments",
+    "timeout",
+    "timeout_ms",
+    "tool_call_id",
+];
+
+/// Arguments that do not say what a call does: with only these, the agent
+/// sent no details of it.
+const NOT_DETAILS: [&str; 3] = ["description", "cwd", "workdir"];
+
+fn is_bookkeeping(key: &str) -> bool {
+    BOOKKEEPING.contains(&key) || key.starts_with('_')
+}
+
+pub fn parameter_rows(parameters: &Value) -> ParameterRows {
     let Some(object) = parameters.as_object() else {
-        return vec![fold("arguments".into(), parameters.to_string())];
+        return ParameterRows { shown: vec![fold("arguments".into(), parameters.to_string())], details: Vec::new() };
     };
-    object
-        .iter()
-        .map(|(key, value)| {
-            let text = match value {
-                Value::String(text) => text.clone(),
-                other => other.to_string(),
-            };
-            fold(key.clone(), text)
-        })
-        .collect()
+    let row = |key: &str, value: &Value| {
+        let text = match (key, value) {
+            (_, Value::String(text)) => text.clone(),
+            ("command" | "cmd", value) => command_text(value).unwrap_or_else(|| value.to_string()),
+            (_, other) => other.to_string(),
+        };
+        fold(key.to_string(), text)
+    };
+    let mut rows = ParameterRows::default();
+    for key in LEADING {
+        if let Some(value) = object.get(key) {
+            rows.shown.push(row(key, value));
+        }
+    }
+    for (key, value) in object.iter().filter(|(key, _)| !LEADING.contains(&key.as_str())) {
+        let rows = if is_bookkeeping(key) { &mut rows.details } else { &mut rows.shown };
+        rows.push(row(key, value));
+    }
+    rows
+}
+
+/// A command as the line it runs: a string as it is; words (codex sends
+/// `["bash", "-lc", "echo hi"]`) joined as a shell reads them, a shell's
+/// `-c` script as the script.
+pub fn command_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(words) => {
+            let words = words.iter().map(Value::as_str).collect::<Option<Vec<&str>>>()?;
+            Some(match words.as_slice() {
+                [shell, "-c" | "-lc", script] if is_shell(shell) => script.to_string(),
+                words => shell_join(words),
+            })
+        }
+        _ => None,
+    }
+}
+
+fn is_shell(program: &str) -> bool {
+    matches!(program.rsplit('/').next(), Some("bash" | "sh" | "zsh" | "dash"))
+}
+
+/// Words as a POSIX shell line: plain words as they are, others single-quoted.
+pub fn shell_join(words: &[&str]) -> String {
+    let quote = |word: &&str| {
+        let plain = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c));
+        if plain {
+            word.to_string()
+        } else {
+            format!("'{}'", word.replace('\'', r"'\''"))
+        }
+    };
+    words.iter().map(quote).collect::<Vec<_>>().join(" ")
+}
+
+/// Whether the call says what it does: its diff, or an argument other than
+/// a description, a working directory or the agent's bookkeeping, with a
+/// value. Without, the card says the agent sent no details.
+pub fn has_details(call: &ToolCall) -> bool {
+    if call.diff.is_some() {
+        return true;
+    }
+    let says_something = |value: &Value| match value {
+        Value::Null => false,
+        Value::String(text) => !text.trim().is_empty(),
+        Value::Array(items) => !items.is_empty(),
+        Value::Object(map) => !map.is_empty(),
+        _ => true,
+    };
+    match &call.parameters {
+        Value::Object(object) => object
+            .iter()
+            .any(|(key, value)| !NOT_DETAILS.contains(&key.as_str()) && !is_bookkeeping(key) && says_something(value)),
+        other => says_something(other),
+    }
 }
 
 fn fold(key: String, text: String) -> ParameterRow {
@@ -53,13 +158,42 @@ fn fold(key: String, text: String) -> ParameterRow {
     ParameterRow { key, head, full: Some(text) }
 }
 
-/// A one-line summary of a call for the collapsed transcript entry.
+/// A one-line summary of a call for the collapsed transcript entry: what it
+/// runs or touches; else its arguments (without the agent's bookkeeping).
 pub fn summary(call: &ToolCall) -> String {
-    let main = ["command", "file_path", "path", "pattern"]
-        .iter()
-        .find_map(|key| call.parameters.get(*key).and_then(Value::as_str))
-        .map(str::to_string)
-        .unwrap_or_else(|| call.parameters.to_string());
+    let text = |key: &str| {
+        let value = call.parameters.get(key)?;
+        match key {
+            "command" | "cmd" => command_text(value),
+            "paths" => value.as_array().map(|paths| {
+                paths
+                    .iter()
+                    .map(|path| path.as_str().map_or_else(|| path.to_string(), str::to_string))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }),
+            _ => value.as_str().map(str::to_string),
+        }
+    };
+    let main =
+        ["command", "cmd", "file_path", "path", "paths", "dir_path", "pattern", "query", "url", "title", "details"]
+            .iter()
+            .find_map(|key| text(key).filter(|text| !text.trim().is_empty()))
+            .unwrap_or_else(|| match &call.parameters {
+                Value::Object(object) => {
+                    let told: serde_json::Map<String, Value> = object
+                        .iter()
+                        .filter(|(key, _)| !is_bookkeeping(key))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    if told.is_empty() {
+                        String::new()
+                    } else {
+                        Value::Object(told).to_string()
+                    }
+                }
+                other => other.to_string(),
+            });
     let first_line = main.lines().next().unwrap_or_default();
     if first_line.chars().count() > 120 {
         format!("{}…", first_line.chars().take(120).collect::<String>())
@@ -68,41 +202,59 @@ pub fn summary(call: &ToolCall) -> String {
     }
 }
 
-/// `key: value` rows; folded values unfold on click.
+/// `key: value` rows; folded values unfold on click. The agent's bookkeeping
+/// is listed under a closed "details".
 #[component]
 pub fn ParameterList(parameters: Value) -> impl IntoView {
-    let rows = parameter_rows(&parameters);
+    let ParameterRows { shown, details } = parameter_rows(&parameters);
+    let details = (!details.is_empty()).then(|| {
+        let keys = details.iter().map(|row| row.key.as_str()).collect::<Vec<_>>().join(", ");
+        view! {
+            <details data-testid="tool-parameter-details" class="text-sm">
+                <summary class="cursor-pointer select-none text-xs text-slate-500 dark:text-slate-400">
+                    {format!("details ({keys})")}
+                </summary>
+                <dl class="mt-1 grid grid-cols-[max-content_1fr] gap-x-3 gap-y-1 text-slate-600 dark:text-slate-400">
+                    {rows_view(details)}
+                </dl>
+            </details>
+        }
+    });
     view! {
         <dl class="grid grid-cols-[max-content_1fr] gap-x-3 gap-y-1 text-sm" data-testid="tool-parameters">
-            {rows
-                .into_iter()
-                .map(|row| {
-                    let value = match row.full {
-                        None => view! { <pre class="whitespace-pre-wrap break-all font-mono">{row.head}</pre> }.into_any(),
-                        Some(full) => {
-                            let lines = full.lines().count();
-                            view! {
-                                <details>
-                                    <summary class="cursor-pointer list-none">
-                                        <pre class="inline whitespace-pre-wrap break-all font-mono">{row.head}</pre>
-                                        <span class="ml-2 text-xs text-sky-700 dark:text-sky-400">
-                                            {format!("show all ({lines} lines, {} chars)", full.chars().count())}
-                                        </span>
-                                    </summary>
-                                    <pre class="mt-1 max-h-96 overflow-auto whitespace-pre-wrap break-all font-mono">{full}</pre>
-                                </details>
-                            }
-                                .into_any()
-                        }
-                    };
-                    view! {
-                        <dt class="font-mono text-slate-500 dark:text-slate-400">{format!("{}:", row.key)}</dt>
-                        <dd class="min-w-0">{value}</dd>
-                    }
-                })
-                .collect_view()}
+            {rows_view(shown)}
         </dl>
+        {details}
     }
+}
+
+fn rows_view(rows: Vec<ParameterRow>) -> impl IntoView {
+    rows.into_iter()
+        .map(|row| {
+            let value = match row.full {
+                None => view! { <pre class="whitespace-pre-wrap break-all font-mono">{row.head}</pre> }.into_any(),
+                Some(full) => {
+                    let lines = full.lines().count();
+                    view! {
+                        <details>
+                            <summary class="cursor-pointer list-none">
+                                <pre class="inline whitespace-pre-wrap break-all font-mono">{row.head}</pre>
+                                <span class="ml-2 text-xs text-sky-700 dark:text-sky-400">
+                                    {format!("show all ({lines} lines, {} chars)", full.chars().count())}
+                                </span>
+                            </summary>
+                            <pre class="mt-1 max-h-96 overflow-auto whitespace-pre-wrap break-all font-mono">{full}</pre>
+                        </details>
+                    }
+                        .into_any()
+                }
+            };
+            view! {
+                <dt class="font-mono text-slate-500 dark:text-slate-400">{format!("{}:", row.key)}</dt>
+                <dd class="min-w-0">{value}</dd>
+            }
+        })
+        .collect_view()
 }
 
 /// A tool call in the transcript: one line, expandable to its arguments and result.
@@ -209,29 +361,11 @@ pub fn QuestionEntry(question: Question) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::ToolKind;
+    use crate::events::{FileDiff, ToolKind};
     use serde_json::json;
 
-    #[test]
-    fn rows_show_strings_plainly_and_other_values_as_json() {
-        let rows = parameter_rows(&json!({"command": "rm -rf cache", "timeout": 30}));
-        assert_eq!(rows[0], ParameterRow { key: "command".into(), head: "rm -rf cache".into(), full: None });
-        assert_eq!(rows[1].head, "30");
-    }
-
-    #[test]
-    fn long_values_are_folded_with_the_whole_kept() {
-        let content = (1..=50).map(|i| format!("line {i}")).collect::<Vec<_>>().join("\n");
-        let rows = parameter_rows(&json!({"content": content}));
-        assert!(rows[0].head.starts_with("line 1\n") && rows[0].head.ends_with("line 8…"), "{}", rows[0].head);
-        assert_eq!(rows[0].full.as_deref(), Some(content.as_str()));
-        let wide = "x".repeat(1000);
-        assert_eq!(parameter_rows(&json!({"a": wide}))[0].head.chars().count(), FOLD_CHARS + 1);
-    }
-
-    #[test]
-    fn summaries_prefer_the_command_or_path() {
-        let call = |parameters| ToolCall {
+    fn call(parameters: Value) -> ToolCall {
+        ToolCall {
             tool_id: "t".into(),
             tool_name: "x".into(),
             kind: ToolKind::Other,
@@ -239,9 +373,94 @@ mod tests {
             diff: None,
             outcome: None,
             policy: None,
-        };
+            choices: None,
+        }
+    }
+
+    fn keys(rows: &[ParameterRow]) -> Vec<&str> {
+        rows.iter().map(|row| row.key.as_str()).collect()
+    }
+
+    #[test]
+    fn rows_show_strings_plainly_and_other_values_as_json() {
+        let rows = parameter_rows(&json!({"command": "rm -rf cache", "timeout_s": 30})).shown;
+        assert_eq!(rows[0], ParameterRow { key: "command".into(), head: "rm -rf cache".into(), full: None });
+        assert_eq!(rows[1].head, "30");
+    }
+
+    #[test]
+    fn the_command_where_and_why_come_first_and_bookkeeping_goes_under_details() {
+        // What codex sends for a shell call.
+        let codex = json!({
+            "call_id": "call_1", "turn_id": "7", "reason": "needs to write",
+            "command": ["bash", "-lc", "echo hi > a.txt"], "cwd": "/tmp/p",
+            "parsed_cmd": [{"type": "unknown", "cmd": "echo hi > a.txt"}],
+            "available_decisions": ["approved", "abort"], "_meta": {"x": 1}
+        });
+        let rows = parameter_rows(&codex);
+        assert_eq!(keys(&rows.shown), ["command", "cwd"]);
+        assert_eq!(rows.shown[0].head, "echo hi > a.txt", "the shell's script, not its words");
+        let mut details = keys(&rows.details);
+        details.sort_unstable();
+        assert_eq!(details, ["_meta", "available_decisions", "call_id", "parsed_cmd", "reason", "turn_id"]);
+        let claude =
+            json!({"description": "Say hi", "command": "echo hi", "timeout": 1000, "dangerouslyDisableSandbox": true});
+        let rows = parameter_rows(&claude);
+        assert_eq!(
+            keys(&rows.shown),
+            ["command", "description", "dangerouslyDisableSandbox"],
+            "an unknown key is shown"
+        );
+        assert_eq!(keys(&rows.details), ["timeout"]);
+        let edit = json!({"new_string": "b", "file_path": "src/a.rs", "old_string": "a", "dir_path": "src"});
+        assert_eq!(keys(&parameter_rows(&edit).shown), ["dir_path", "file_path", "new_string", "old_string"]);
+        assert_eq!(parameter_rows(&json!("plain")).shown[0].key, "arguments");
+    }
+
+    #[test]
+    fn command_words_read_as_a_shell_line() {
+        assert_eq!(command_text(&json!(["ls", "-la", "my dir", "it's"])).unwrap(), r"ls -la 'my dir' 'it'\''s'");
+        assert_eq!(command_text(&json!(["/bin/sh", "-c", "a && b"])).unwrap(), "a && b");
+        assert_eq!(command_text(&json!(["git", ""])).unwrap(), "git ''");
+        assert_eq!(command_text(&json!("echo hi")).unwrap(), "echo hi");
+        assert_eq!(command_text(&json!([1, 2])), None);
+        assert_eq!(parameter_rows(&json!({"command": ["rm", "-rf", "a b"]})).shown[0].head, "rm -rf 'a b'");
+    }
+
+    #[test]
+    fn long_values_are_folded_with_the_whole_kept() {
+        let content = (1..=50).map(|i| format!("line {i}")).collect::<Vec<_>>().join("\n");
+        let rows = parameter_rows(&json!({"content": content})).shown;
+        assert!(rows[0].head.starts_with("line 1\n") && rows[0].head.ends_with("line 8…"), "{}", rows[0].head);
+        assert_eq!(rows[0].full.as_deref(), Some(content.as_str()));
+        let wide = "x".repeat(1000);
+        assert_eq!(parameter_rows(&json!({"a": wide})).shown[0].head.chars().count(), FOLD_CHARS + 1);
+    }
+
+    #[test]
+    fn summaries_prefer_the_command_or_path() {
         assert_eq!(summary(&call(json!({"description": "d", "command": "ls\npwd"}))), "ls");
         assert_eq!(summary(&call(json!({"file_path": "src/a.rs", "content": "…"}))), "src/a.rs");
+        assert_eq!(summary(&call(json!({"command": ["bash", "-lc", "make"], "turn_id": "1"}))), "make");
+        assert_eq!(summary(&call(json!({"paths": ["a.md", "b.md"]}))), "a.md, b.md");
         assert_eq!(summary(&call(json!({"n": 1}))), "{\"n\":1}");
+        assert_eq!(summary(&call(json!({"call_id": "c", "turn_id": "t"}))), "", "no bookkeeping on the line");
+    }
+
+    #[test]
+    fn a_call_without_command_path_or_diff_has_no_details() {
+        assert!(!has_details(&call(json!({}))));
+        assert!(!has_details(&call(json!({"description": "Run it", "cwd": "/p", "turn_id": "1", "command": ""}))));
+        assert!(!has_details(&call(Value::Null)));
+        assert!(has_details(&call(json!({"command": "ls"}))));
+        assert!(
+            has_details(&call(json!({"details": "[current working directory /p] (write)"}))),
+            "Gemini CLI's shell call"
+        );
+        assert!(has_details(&call(json!({"paths": ["a.md"]}))));
+        assert!(has_details(&call(json!({"issue": 5}))), "an unknown tool's arguments are its details");
+        let mut edit = call(json!({}));
+        edit.diff = Some(FileDiff { path: "a".into(), old_text: String::new(), new_text: "x".into() });
+        assert!(has_details(&edit));
     }
 }
