@@ -148,6 +148,9 @@ pub enum AgentEvent {
         diff: Option<FileDiff>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         choices: Option<Vec<AgentChoice>>,
+        /// As on `tool_use`; a later update without it keeps the note shown.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        policy: Option<PolicyNote>,
     },
     ToolResult {
         tool_id: String,

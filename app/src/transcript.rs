@@ -156,7 +156,7 @@ impl Transcript {
                     }),
                 );
             }
-            AgentEvent::ToolUpdate { tool_id, tool_name, parameters, kind, diff, choices } => {
+            AgentEvent::ToolUpdate { tool_id, tool_name, parameters, kind, diff, choices, policy } => {
                 if let Some(item) = self.tools.get(tool_id).and_then(|&index| self.items.get_mut(index)) {
                     if let Entry::Tool(call) = &mut item.entry {
                         call.tool_name.clone_from(tool_name);
@@ -165,6 +165,9 @@ impl Transcript {
                         call.diff.clone_from(diff);
                         if choices.is_some() {
                             call.choices.clone_from(choices);
+                        }
+                        if policy.is_some() {
+                            call.policy.clone_from(policy);
                         }
                         item.version = seq;
                     }
@@ -356,6 +359,7 @@ mod tests {
                     written: None,
                 }),
                 policy: None,
+                choices: None,
             })
         );
         // A regenerated call after feedback is a new batch of its own.

@@ -354,7 +354,21 @@ impl Hub {
 
     /// A session's config as the page sees it, with what the hub's agent can do.
     fn config_of(&self, session: &Session) -> ChatConfig {
-        ChatConfig { accepts_modified_content: self.acp.is_none(), ..session.config() }
+        let agent_modes = self.runtimes().get(&session.id).and_then(|runtime| runtime.agent_modes());
+        ChatConfig { accepts_modified_content: self.acp.is_none(), agent_modes, ..session.config() }
+    }
+
+    /// A session's config changed outside the registry (its agent's modes): open pages are told.
+    pub fn config_changed(&self, session_id: &str) {
+        let config = self.registry().get(session_id).map(|session| self.config_of(session));
+        if let Some(config) = config {
+            self.publish(HubUpdate::Config(config));
+        }
+    }
+
+    /// A session's config as the page sees it.
+    pub fn config(&self, session_id: &str) -> Option<ChatConfig> {
+        self.registry().get(session_id).map(|session| self.config_of(session))
     }
 
     pub fn projects(&self) -> ProjectsResponse {

@@ -58,6 +58,9 @@ pub enum Verdict {
     Refused,
     /// The user pressed Stop while it waited on a card.
     Stopped,
+    /// The user picked the ACP agent's own "always" option: the agent keeps it, not the hub.
+    ApprovedAgentAlways,
+    RejectedAgentAlways,
 }
 
 impl Verdict {
@@ -73,6 +76,8 @@ impl Verdict {
             Self::Denied => "denied",
             Self::Refused => "refused",
             Self::Stopped => "stopped",
+            Self::ApprovedAgentAlways => "approved_agent_always",
+            Self::RejectedAgentAlways => "rejected_agent_always",
         }
     }
 }

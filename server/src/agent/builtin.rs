@@ -64,6 +64,12 @@ pub fn begin(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>, start: Start) -> Res
         match start {
             Start::Decide { tool_id, decision } => apply_decision(runtime, state, &tool_id, decision)?,
             Start::Answer { request_id, response } => apply_answer(state, &request_id, &response)?,
+            Start::AgentOption { .. } => {
+                return Err(ApiError::bad_request(
+                    "decision agent_option answers an ACP agent's own option; the built-in agent has none: use \
+                     approve, reject, approve_session, approve_always or edit.",
+                ))
+            }
             Start::Prompt(text) => match &state.paused {
                 Some(paused) if paused.batch.asked().is_some() => {
                     return Err(busy(

@@ -86,8 +86,19 @@ pub struct AgentState {
 /// to the agent's question.
 pub enum Start {
     Prompt(String),
-    Decide { tool_id: String, decision: crate::approval::Decision },
-    Answer { request_id: String, response: Value },
+    Decide {
+        tool_id: String,
+        decision: crate::approval::Decision,
+    },
+    /// One of an ACP agent's own options for its permission request, answered as it is.
+    AgentOption {
+        tool_id: String,
+        option_id: String,
+    },
+    Answer {
+        request_id: String,
+        response: Value,
+    },
 }
 
 /// Starts or resumes a turn with the hub's agent. Returns the last seq before
@@ -258,6 +269,9 @@ pub struct SessionRuntime {
     saved: AtomicU64,
     /// When the hub last handed this runtime out (its clock of uses).
     pub(crate) last_used: AtomicU64,
+    /// An ACP agent's session modes while its process runs. A lock of its own,
+    /// taken alone: the page's config reads it under the registry's lock.
+    agent_modes: Mutex<Option<app::types::AgentModes>>,
 }
 
 impl SessionRuntime {
@@ -299,7 +313,16 @@ impl SessionRuntime {
             store,
             saved: AtomicU64::new(0),
             last_used: AtomicU64::new(0),
+            agent_modes: Mutex::new(None),
         }
+    }
+
+    pub fn agent_modes(&self) -> Option<app::types::AgentModes> {
+        self.agent_modes.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+
+    pub fn set_agent_modes(&self, modes: Option<app::types::AgentModes>) {
+        *self.agent_modes.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = modes;
     }
 
     pub fn state(&self) -> MutexGuard<'_, AgentState> {

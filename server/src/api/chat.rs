@@ -50,13 +50,20 @@ pub async fn approve(
             return respond(&hub, runtime, after, request.stream.unwrap_or(true)).await;
         }
         ("edit", None) => Decision::Edit { instruction: request.edit_instruction, modified_content: None },
-        ("reject" | "approve_session" | "approve_always", Some(_)) => {
+        ("agent_option", None) => {
+            let Some(option_id) = request.option_id.filter(|id| !id.is_empty()) else {
+                return Err(ApiError::bad_request("decision agent_option needs optionId: one of the card's choices."));
+            };
+            let after = begin(&hub, &runtime, Start::AgentOption { tool_id: request.tool_id, option_id })?;
+            return respond(&hub, runtime, after, request.stream.unwrap_or(true)).await;
+        }
+        ("reject" | "approve_session" | "approve_always" | "agent_option", Some(_)) => {
             return Err(ApiError::bad_request("modifiedContent goes with decision approve or edit."))
         }
         (other, _) => {
             return Err(ApiError::bad_request(format!(
-                "decision must be approve, reject, approve_session, approve_always or edit; got '{other}'."
-            )))
+            "decision must be approve, reject, approve_session, approve_always, edit or agent_option; got '{other}'."
+        )))
         }
     };
     let after = begin(&hub, &runtime, Start::Decide { tool_id: request.tool_id, decision })?;
@@ -181,6 +188,24 @@ async fn respond(hub: &Hub, runtime: Arc<SessionRuntime>, after: u64, stream: bo
 }
 
 /// The runtime of an existing session, or 404.
+/// `POST /api/sessions/{id}/mode`: puts the session's ACP agent in one of its
+/// modes; answers the session's config with the modes as they now are.
+pub async fn set_mode(
+    State(hub): State<Arc<Hub>>,
+    Path(id): Path<String>,
+    ApiJson(request): ApiJson<app::types::SetModeRequest>,
+) -> ApiResult<Json<app::types::ChatConfig>> {
+    let runtime = session_runtime(&hub, &id)?;
+    let Some(agent) = hub.acp() else {
+        return Err(ApiError::bad_request("The built-in agent has no modes: YOLO is its only switch."));
+    };
+    if request.mode_id.trim().is_empty() {
+        return Err(ApiError::bad_request("modeId must name one of the agent's modes."));
+    }
+    agent.set_mode(&runtime, request.mode_id).await?;
+    hub.config(&id).map(Json).ok_or_else(|| ApiError::not_found(format!("No session with id '{id}'.")))
+}
+
 pub fn session_runtime(hub: &Hub, id: &str) -> ApiResult<Arc<SessionRuntime>> {
     match hub.try_runtime(id) {
         Ok(Some(runtime)) => Ok(runtime),

@@ -32,6 +32,7 @@ pub fn router() -> Router<Arc<Hub>> {
         .route("/sessions/{id}/approve", post(chat::approve))
         .route("/sessions/{id}/input", post(chat::input))
         .route("/sessions/{id}/cancel", post(chat::cancel))
+        .route("/sessions/{id}/mode", post(chat::set_mode))
         .route("/sessions/{id}/events", get(chat::events))
         .route("/updates", get(updates))
         .route("/rules", get(rules::list))

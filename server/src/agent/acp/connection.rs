@@ -9,20 +9,17 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ContentBlock, Implementation, InitializeRequest, LoadSessionRequest, NewSessionRequest,
-    PromptRequest, PromptResponse, RequestPermissionRequest, RequestPermissionResponse, SessionId, SessionNotification,
-    TextContent,
+    CancelNotification, ContentBlock, PromptRequest, PromptResponse, RequestPermissionRequest,
+    RequestPermissionResponse, SessionId, SessionNotification, SessionUpdate, TextContent,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, ByteStreams, Client};
-use app::events::{AgentEvent, ResultStatus, Severity};
+use app::events::{AgentEvent, ResultStatus};
 use tokio::sync::mpsc;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use super::mapping::{self, Mapper};
-use super::permission::{self, Judged};
 use super::process::{keep_last_words, spawn, ProcessGroup};
 use super::{Command, Then};
 use crate::agent::audit::Outcome;
@@ -36,8 +33,26 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(300);
 /// A loaded session's replay is over after this much silence, or this long at most.
 const REPLAY_SILENCE: Duration = Duration::from_millis(250);
 const REPLAY_LIMIT: Duration = Duration::from_secs(10);
+/// After a reject the agent ends its turn by itself (as it does for Zed);
+/// `session/cancel` follows only if it has not within this grace. Cancelling at
+/// once made Claude Code record two results and call its model again on its own.
+const REJECT_GRACE: Duration = Duration::from_secs(3);
 
 mod requests;
+mod session;
+
+/// The agent's last stderr lines, to say why it failed.
+type LastWords = Arc<Mutex<VecDeque<String>>>;
+
+/// " Its last output: a / b" (empty when it said nothing).
+fn last_output(words: &LastWords) -> String {
+    let words: Vec<String> = words.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect();
+    if words.is_empty() {
+        String::new()
+    } else {
+        format!(" Its last output: {}", words.join(" / "))
+    }
+}
 
 /// Why the process could not work: the `error` event's code and message.
 /// Why the agent's process can no longer serve its session; the turn it was
@@ -125,7 +140,7 @@ async fn run(
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Some(Failure::Unavailable("The agent's stdio could not be connected.".into()));
     };
-    let last_words = Arc::new(Mutex::new(VecDeque::new()));
+    let last_words: LastWords = Arc::new(Mutex::new(VecDeque::new()));
     let stderr_read =
         child.stderr.take().map(|stderr| tokio::spawn(keep_last_words(stderr, last_words.clone(), runtime.id.clone())));
 
@@ -140,6 +155,11 @@ async fn run(
         cleared: HashSet::new(),
         next_prompt: None,
         stopping: false,
+        cancel_sent: false,
+        cancel_at: None,
+        last_words: last_words.clone(),
+        modes: None,
+        mode_picked: None,
     };
     let connection = Client
         .v1()
@@ -191,9 +211,7 @@ async fn run(
                 // Its last words are still in the pipe until the reader reaches the end.
                 let _ = tokio::time::timeout(Duration::from_millis(500), reading).await;
             }
-            let words: Vec<String> = last_words.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect();
-            let tail =
-                if words.is_empty() { String::new() } else { format!(" Its last output: {}", words.join(" / ")) };
+            let tail = last_output(&last_words);
             Some(Failure::Crashed(format!("The agent process `{line}` {how}.{tail} Send a prompt to start it again.")))
         }
     }
@@ -239,6 +257,17 @@ struct Driver {
     next_prompt: Option<String>,
     /// The user rejected or stopped: this prompt's end is `cancelled`.
     stopping: bool,
+    /// `session/cancel` was sent for this prompt (a second Stop ends the process).
+    cancel_sent: bool,
+    /// After a reject: when `session/cancel` follows if the turn has not ended.
+    cancel_at: Option<tokio::time::Instant>,
+    last_words: LastWords,
+    /// The agent's session modes, as it last said them.
+    modes: Option<agent_client_protocol::v1::schema::SessionModeState>,
+    /// The user answered a card with an option named after a mode (Claude
+    /// Code's "Yes, and auto-accept edits" on leaving plan mode is `acceptEdits`):
+    /// the agent's switch to that mode is the user's choice.
+    mode_picked: Option<String>,
 }
 
 impl Driver {
@@ -251,38 +280,62 @@ impl Driver {
         let session = match tokio::time::timeout(START_TIMEOUT, self.open_session(&cx, &mut inbound)).await {
             Ok(Ok(session)) => session,
             Ok(Err(err)) if agent_client_protocol::is_incoming_transport_closed(&err) => return Err(err),
-            Ok(Err(err)) => return Ok(Err(Failure::Unavailable(format!("The agent did not start a session: {err}")))),
+            Ok(Err(err)) => {
+                let said = last_output(&self.last_words);
+                tracing::warn!(session = %self.runtime.id, "the agent did not start a session: {}.{said}", describe(&err));
+                return Ok(Err(Failure::Unavailable(format!(
+                    "The agent did not start a session: {}.{said}",
+                    describe(&err)
+                ))));
+            }
             Err(_) => {
                 return Ok(Err(Failure::Unavailable(format!(
-                    "The agent did not answer initialize and session/new within {} s.",
-                    START_TIMEOUT.as_secs()
+                    "The agent did not answer initialize and session/new within {} s.{}",
+                    START_TIMEOUT.as_secs(),
+                    last_output(&self.last_words)
                 ))))
             }
         };
+        self.apply_mode(&cx, &session).await;
         let mut prompt: Option<PromptFuture> = None;
         loop {
             tokio::select! {
                 // Updates first: all of a prompt's updates are in before its response.
                 biased;
-                Some(message) = inbound.recv() => self.inbound(&session, message).await?,
+                Some(message) = inbound.recv() => self.inbound(&cx, &session, message, prompt.is_none()).await?,
                 command = commands.recv() => match command {
                     None => return Ok(Ok(())),
                     Some(Command::Prompt(text)) => {
                         self.stopping = false;
+                        self.cancel_sent = false;
                         prompt = Some(self.prompt(&cx, &session, text));
                     }
                     Some(Command::Decided { tool_id, answer, then }) => {
-                        if matches!(then, Then::GoOn) {
+                        let approved = matches!(then, Then::GoOn);
+                        if approved {
                             self.cleared.insert(tool_id.clone());
-                        }
-                        self.decided(&cx, &session, &tool_id, answer, then)?;
-                        if prompt.is_none() {
-                            self.finish(ResultStatus::Cancelled).await;
                         } else {
+                            // The hub reported it skipped: the agent's own "failed" would say it twice.
+                            self.mapper.close(&tool_id);
+                        }
+                        self.note_mode_pick(&answer);
+                        self.decided(&tool_id, answer, then)?;
+                        if prompt.is_some() {
                             self.next_queued().await?;
+                        } else if let Some(feedback) = self.next_prompt.take() {
+                            // The agent asked outside a prompt; the user's instruction is the next one.
+                            self.stopping = false;
+                            self.cancel_at = None;
+                            prompt = Some(self.prompt(&cx, &session, feedback));
+                        } else {
+                            // The agent asked outside a prompt: that card was the whole turn.
+                            self.finish(if approved { ResultStatus::Success } else { ResultStatus::Cancelled }).await;
                         }
                     }
-                    Some(Command::Cancel) if self.stopping && prompt.is_some() => {
+                    Some(Command::SetMode { mode_id, done }) => {
+                        let _ = done.send(self.set_mode(&cx, &session, &mode_id).await);
+                    }
+                    Some(Command::Cancel) if self.cancel_sent && prompt.is_some() => {
                         // Asked to stop twice and still going: the process ends here.
                         return Ok(Err(Failure::Killed(
                             "The agent did not stop when asked, so the hub ended its process. Send a prompt to \
@@ -291,17 +344,34 @@ impl Driver {
                         )));
                     }
                     Some(Command::Cancel) => {
+                        if let Some((id, _)) = &self.asking {
+                            self.mapper.close(id);
+                        }
                         self.cancel(&cx, &session)?;
                         if prompt.is_none() {
                             self.finish(ResultStatus::Cancelled).await;
                         }
                     }
                 },
+                () = sleep_until(self.cancel_at) => {
+                    // The rejected call's turn did not end by itself.
+                    self.cancel_at = None;
+                    if prompt.is_some() {
+                        self.cancel(&cx, &session)?;
+                    }
+                }
                 response = wait(&mut prompt) => {
+                    // Updates the agent sent just before its answer may still be on their way in.
+                    tokio::task::yield_now().await;
+                    while let Ok(message) = inbound.try_recv() {
+                        self.inbound(&cx, &session, message, false).await?;
+                    }
                     prompt = None;
+                    self.cancel_at = None;
                     match (response, self.next_prompt.take()) {
                         (Ok(_), Some(feedback)) => {
                             self.stopping = false;
+                            self.cancel_sent = false;
                             prompt = Some(self.prompt(&cx, &session, feedback));
                         }
                         (Ok(response), None) => {
@@ -323,91 +393,37 @@ impl Driver {
         }
     }
 
-    /// `initialize`, then `session/load` of the stored session where the agent
-    /// offers it (its replayed history is already in the log), else `session/new`.
-    async fn open_session(
-        &mut self,
-        cx: &ConnectionTo<Agent>,
-        inbound: &mut mpsc::UnboundedReceiver<Inbound>,
-    ) -> Result<SessionId, agent_client_protocol::Error> {
-        let hello = InitializeRequest::new(ProtocolVersion::V1)
-            .client_info(Implementation::new("agent-hub", env!("CARGO_PKG_VERSION")).title("Agent Hub".to_string()));
-        let init = cx.send_request(hello).block_task().await?;
-        let name = init.agent_info.map(|info| {
-            let title = info.title.unwrap_or(info.name);
-            format!("{title} {}", info.version)
-        });
-        let stored = {
-            let mut state = self.runtime.state();
-            state.acp.agent_name = name;
-            state.acp.session_id.clone()
-        };
-        let folder = self.runtime.folder.clone();
-        let mut session = None;
-        if let Some(id) = stored.filter(|_| init.agent_capabilities.load_session) {
-            let load = LoadSessionRequest::new(SessionId::new(id.clone()), folder.clone());
-            match cx.send_request(load).block_task().await {
-                Ok(_) => session = Some(SessionId::new(id)),
-                Err(err) => {
-                    self.runtime.log.push(AgentEvent::Error {
-                        severity: Severity::Warning,
-                        message: format!(
-                            "The agent could not load its earlier conversation ({}); it starts a new one.",
-                            describe(&err)
-                        ),
-                        code: Some("session_not_loaded".into()),
-                    });
-                }
-            }
-            if session.is_some() {
-                skip_replay(inbound).await;
-            }
-        }
-        let session = match session {
-            Some(session) => session,
-            None => cx.send_request(NewSessionRequest::new(folder)).block_task().await?.session_id,
-        };
-        let mut state = self.runtime.state();
-        state.acp.session_id = Some(session.0.to_string());
-        self.runtime.save(&state);
-        Ok(session)
-    }
-
     fn prompt(&self, cx: &ConnectionTo<Agent>, session: &SessionId, text: String) -> PromptFuture {
         let request = PromptRequest::new(session.clone(), vec![ContentBlock::Text(TextContent::new(text))]);
         Box::pin(cx.send_request(request).block_task())
     }
 
-    async fn inbound(&mut self, session: &SessionId, message: Inbound) -> Result<(), agent_client_protocol::Error> {
+    async fn inbound(
+        &mut self,
+        cx: &ConnectionTo<Agent>,
+        session: &SessionId,
+        message: Inbound,
+        idle: bool,
+    ) -> Result<(), agent_client_protocol::Error> {
         match message {
             Inbound::Update(notification) => {
-                if notification.session_id == *session {
-                    for event in self.mapper.update(notification.update) {
-                        if let AgentEvent::ToolResult { tool_id, status, .. } = &event {
-                            if self.cleared.remove(tool_id) {
-                                let ran = *status == app::events::ToolStatus::Success;
-                                self.runtime.audit_outcome(tool_id, if ran { Outcome::Ran } else { Outcome::Failed });
-                            }
-                        }
-                        self.runtime.log.push(event);
-                    }
-                }
-            }
-            Inbound::Permission(request, responder) => {
-                let mut announce = self.mapper.permission(&request);
-                if self.stopping {
-                    self.push_all(announce);
-                    responder.respond(mapping::cancelled())?;
+                if notification.session_id != *session {
                     return Ok(());
                 }
-                let judged = permission::judge(&self.hub, &self.runtime, &request, &mut announce);
-                self.push_all(announce);
-                match judged {
-                    // Judged again when its turn comes: a grant or a rule saved meanwhile may allow it.
-                    Judged::Ask(_) if self.asking.is_some() => self.queued.push_back((request, responder)),
-                    judged => self.act(request, responder, judged).await?,
+                if let SessionUpdate::CurrentModeUpdate(update) = &notification.update {
+                    self.mode_changed(cx, session, &update.current_mode_id.0).await;
+                }
+                for event in self.mapper.update(notification.update) {
+                    if let AgentEvent::ToolResult { tool_id, status, .. } = &event {
+                        if self.cleared.remove(tool_id) {
+                            let ran = *status == app::events::ToolStatus::Success;
+                            self.runtime.audit_outcome(tool_id, if ran { Outcome::Ran } else { Outcome::Failed });
+                        }
+                    }
+                    self.runtime.log.push(event);
                 }
             }
+            Inbound::Permission(request, responder) => self.permission(request, responder, idle).await?,
         }
         Ok(())
     }
@@ -421,6 +437,8 @@ impl Driver {
     /// `session/cancel`; every request still waiting is answered `cancelled`, as ACP requires.
     fn cancel(&mut self, cx: &ConnectionTo<Agent>, session: &SessionId) -> Result<(), agent_client_protocol::Error> {
         self.stopping = true;
+        self.cancel_sent = true;
+        self.cancel_at = None;
         self.next_prompt = None;
         self.withdraw_requests()?;
         cx.send_notification(CancelNotification::new(session.clone()))
@@ -429,12 +447,21 @@ impl Driver {
     /// The prompt is over: a request it left unanswered is answered `cancelled`.
     async fn finish(&mut self, result: ResultStatus) {
         self.stopping = false;
+        self.cancel_sent = false;
+        self.cancel_at = None;
         // A prompt's tool updates come before its end: what did not report by now never will.
         self.cleared.clear();
         // The connection's failure, if any, shows at its end.
         let _ = self.withdraw_requests();
         self.runtime.state().acp.waiting = None;
         self.runtime.end_turn(&self.hub, TurnEnd::ended(result)).await;
+    }
+}
+
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
     }
 }
 

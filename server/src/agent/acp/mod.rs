@@ -6,15 +6,16 @@
 
 mod connection;
 pub mod mapping;
+mod modes;
 mod permission;
 mod process;
 pub mod rule_call;
 
 use std::sync::Arc;
 
-use agent_client_protocol::v1::schema::PermissionOption;
-use app::events::{AgentEvent, Role};
-use app::types::SessionStatus;
+use agent_client_protocol::v1::schema::{PermissionOption, PermissionOptionId};
+use app::events::{AgentChoice, AgentEvent, ChoiceKind, Role};
+use app::types::{AgentModes, SessionStatus};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
@@ -34,6 +35,9 @@ pub struct AcpState {
     pub session_id: Option<String>,
     /// The agent's name and version, as it said at `initialize`.
     pub agent_name: Option<String>,
+    /// The session mode the user picked (else the hub picks one that asks).
+    #[serde(default)]
+    pub chosen_mode: Option<String>,
     /// The permission request shown on the card (gone with the process).
     #[serde(skip)]
     pub waiting: Option<Waiting>,
@@ -80,13 +84,18 @@ enum Command {
         then: Then,
     },
     Cancel,
+    /// The user picked one of the agent's session modes.
+    SetMode {
+        mode_id: String,
+        done: tokio::sync::oneshot::Sender<Result<AgentModes, String>>,
+    },
 }
 
 /// What follows a decision.
 #[derive(Debug)]
 enum Then {
     GoOn,
-    /// Rejected: the turn ends (`session/cancel`).
+    /// Rejected: the agent ends its turn (`session/cancel` after a grace).
     EndTurn,
     /// Edit: the turn ends and the instruction is the next prompt.
     Prompt(String),
@@ -136,7 +145,23 @@ impl AcpAgent {
             Start::Answer { request_id, .. } => {
                 return Err(not_pending(format!("Question '{request_id}' is not waiting for an answer.")))
             }
-            Start::Decide { tool_id, decision } => decide(runtime, &mut state, &tool_id, decision)?,
+            Start::Decide { tool_id, decision } => decide(runtime, &mut state, &tool_id, decision, None)?,
+            Start::AgentOption { tool_id, option_id } => {
+                let waiting = state.acp.waiting.as_ref().filter(|waiting| waiting.tool_id == tool_id);
+                let Some(option) =
+                    waiting.and_then(|waiting| waiting.options.iter().find(|o| *o.option_id.0 == *option_id))
+                else {
+                    return Err(match waiting {
+                        Some(_) => ApiError::bad_request(format!(
+                            "The agent offers no option '{option_id}' for tool call '{tool_id}'."
+                        )),
+                        None => not_pending(format!("Tool call '{tool_id}' is not waiting for a decision.")),
+                    });
+                };
+                let chosen = mapping::choice(option);
+                let decision = if chosen.kind.allows() { Decision::Approve } else { Decision::Reject };
+                decide(runtime, &mut state, &tool_id, decision, Some(chosen))?
+            }
             Start::Prompt(text) => match state.acp.waiting.clone() {
                 Some(waiting) => {
                     let Some(decision) = decision_word(&text) else {
@@ -145,7 +170,7 @@ impl AcpAgent {
                              (or answer yes, no or approve all) before sending a new prompt.",
                         ));
                     };
-                    let command = decide(runtime, &mut state, &waiting.tool_id, decision)?;
+                    let command = decide(runtime, &mut state, &waiting.tool_id, decision, None)?;
                     runtime.log.push(AgentEvent::Message { role: Role::User, content: text, delta: false });
                     command
                 }
@@ -194,12 +219,41 @@ impl AcpAgent {
     }
 }
 
-/// The command for the user's decision on the waiting request; nothing changes on error.
+impl AcpAgent {
+    /// Puts the session's agent in the user's mode; answers the modes as they now are.
+    pub async fn set_mode(&self, runtime: &SessionRuntime, mode_id: String) -> Result<AgentModes, ApiError> {
+        let link = runtime.state().acp.link.clone().filter(|link| !link.is_closed());
+        let not_started = || {
+            ApiError::new(
+                axum::http::StatusCode::CONFLICT,
+                "agent_not_started",
+                "The agent has not said its modes yet: send a prompt to start it, then pick a mode.",
+            )
+        };
+        let (Some(link), Some(_)) = (link, runtime.agent_modes()) else { return Err(not_started()) };
+        let (done, answer) = tokio::sync::oneshot::channel();
+        link.send(Command::SetMode { mode_id, done }).map_err(|_| not_started())?;
+        match tokio::time::timeout(std::time::Duration::from_secs(15), answer).await {
+            Ok(Ok(Ok(modes))) => Ok(modes),
+            Ok(Ok(Err(message))) => Err(ApiError::bad_request(message)),
+            Ok(Err(_)) => Err(not_started()),
+            Err(_) => Err(ApiError::new(
+                axum::http::StatusCode::GATEWAY_TIMEOUT,
+                "agent_timeout",
+                "The agent did not answer session/set_mode within 15 s.",
+            )),
+        }
+    }
+}
+
+/// The command for the user's decision on the waiting request (`option`: one
+/// of the agent's own options, answered as it is); nothing changes on error.
 fn decide(
     runtime: &SessionRuntime,
     state: &mut AgentState,
     tool_id: &str,
     decision: Decision,
+    option: Option<AgentChoice>,
 ) -> Result<Command, ApiError> {
     if state.acp.link.as_ref().is_none_or(|link| link.is_closed()) {
         // Its end is being recorded; the request died with the process.
@@ -219,7 +273,10 @@ fn decide(
         ),
         DecisionError::BlankInstruction => ApiError::bad_request(err.to_string()),
     })?;
-    let answer = mapping::answer(&decision, &waiting.options).map_err(ApiError::bad_request)?;
+    let answer = match &option {
+        Some(option) => mapping::selected(PermissionOptionId::new(option.id.clone())),
+        None => mapping::answer(&decision, &waiting.options).map_err(ApiError::bad_request)?,
+    };
     let then = match batch.step() {
         Ok(Step::Run { .. }) => Then::GoOn,
         // The agent reports nothing for a call it did not run; the hub says why.
@@ -237,15 +294,17 @@ fn decide(
         }
     };
     let call = waiting.call.clone();
-    let (verdict, outcome) = match &decision {
-        Decision::Approve => (Verdict::Approved, None),
-        Decision::ApproveSession => {
+    let (verdict, outcome) = match (&decision, option.map(|option| option.kind)) {
+        (_, Some(ChoiceKind::AllowAlways)) => (Verdict::ApprovedAgentAlways, None),
+        (_, Some(ChoiceKind::RejectAlways)) => (Verdict::RejectedAgentAlways, Some(Outcome::Rejected)),
+        (Decision::Approve, _) => (Verdict::Approved, None),
+        (Decision::ApproveSession, _) => {
             state.allowed_tools.insert(call.name.clone());
             (Verdict::ApprovedSession, None)
         }
-        Decision::ApproveAlways { .. } => (Verdict::ApprovedAlways, None),
-        Decision::Reject => (Verdict::Rejected, Some(Outcome::Rejected)),
-        Decision::Edit { .. } => (Verdict::Feedback, Some(Outcome::Skipped)),
+        (Decision::ApproveAlways { .. }, _) => (Verdict::ApprovedAlways, None),
+        (Decision::Reject, _) => (Verdict::Rejected, Some(Outcome::Rejected)),
+        (Decision::Edit { .. }, _) => (Verdict::Feedback, Some(Outcome::Skipped)),
     };
     runtime.audit_decision(tool_id, &call.name, &call.args, verdict, &Authority::User);
     if let Some(outcome) = outcome {

@@ -3,8 +3,8 @@
 //! session's grants and YOLO. What the hub answers by itself is recorded in the
 //! audit trail and shown on the call's line.
 
-use agent_client_protocol::v1::schema::{RequestPermissionRequest, RequestPermissionResponse};
-use app::events::{AgentEvent, ToolError, ToolStatus};
+use agent_client_protocol::v1::schema::{PermissionOption, RequestPermissionResponse, ToolCallUpdateFields};
+use app::events::{AgentEvent, PolicyNote, ToolError, ToolStatus};
 
 use super::mapping;
 use super::rule_call::{rule_call, RuleCall};
@@ -26,15 +26,17 @@ pub(super) enum Judged {
     Ask(RuleCall),
 }
 
-/// Judges the request; the events that announce it (from the mapper) get the
-/// rule that decided it. A request answered here is recorded in the audit trail.
+/// Judges the call `tool_id` as the agent has described it so far (`fields`,
+/// every sighting merged), with the rule that decided it or made it ask, for
+/// the call's line. A request answered here is recorded in the audit trail.
 pub(super) fn judge(
     hub: &Hub,
     runtime: &SessionRuntime,
-    request: &RequestPermissionRequest,
-    announce: &mut [AgentEvent],
-) -> Judged {
-    let call = rule_call(&request.tool_call.fields);
+    tool_id: &str,
+    fields: &ToolCallUpdateFields,
+    options: &[PermissionOption],
+) -> (Judged, Option<PolicyNote>) {
+    let call = rule_call(fields);
     let yolo = hub.yolo(&runtime.id);
     let verdict = hub
         .policy_set(&runtime.folder)
@@ -42,32 +44,34 @@ pub(super) fn judge(
     let granted = runtime.state().allowed_tools.contains(&call.name);
     let protected = touches_settings(&runtime.folder, &call.name, &call.args);
     let start = gate::start(Facts { refused: false, read_only: false, granted, protected, yolo, verdict: &verdict });
-    let tool_id = request.tool_call.tool_call_id.0.to_string();
-    for event in announce.iter_mut() {
-        if let AgentEvent::ToolUse { tool_id: id, policy, .. } = event {
-            if *id == tool_id {
-                policy.clone_from(&start.note);
-            }
-        }
-    }
+    let note = start.note;
+    let allowed = match start.initial {
+        Initial::Pending | Initial::Asking => return (Judged::Ask(call), note),
+        // Without an "allow once" the only allow would be one the agent keeps by itself: the user decides.
+        Initial::Cleared => match mapping::allow_once(options) {
+            Some(answer) => Some(answer),
+            None => return (Judged::Ask(call), note),
+        },
+        Initial::Denied(_) => None,
+    };
     if let Some((how, by)) = &start.decided {
-        runtime.audit_decision(&tool_id, &call.name, &call.args, *how, by);
+        runtime.audit_decision(tool_id, &call.name, &call.args, *how, by);
     }
-    match start.initial {
-        Initial::Pending | Initial::Asking => Judged::Ask(call),
-        Initial::Cleared => Judged::Allowed(mapping::allow_once(&request.options)),
-        Initial::Denied(message) => {
-            runtime.audit_outcome(&tool_id, Outcome::Denied);
+    match (start.initial, allowed) {
+        (Initial::Denied(message), _) => {
+            runtime.audit_outcome(tool_id, Outcome::Denied);
             let result = Box::new(AgentEvent::ToolResult {
-                tool_id,
+                tool_id: tool_id.to_string(),
                 status: ToolStatus::Error,
                 output: None,
                 error: Some(ToolError { kind: "denied_by_policy".into(), message }),
                 diff: None,
             });
             // A reject the agent offers, else cancelled: either way it does not run.
-            let answer = mapping::answer(&Decision::Reject, &request.options).unwrap_or_else(|_| mapping::cancelled());
-            Judged::Denied { answer, result }
+            let answer = mapping::answer(&Decision::Reject, options).unwrap_or_else(|_| mapping::cancelled());
+            (Judged::Denied { answer, result }, note)
         }
+        (_, Some(answer)) => (Judged::Allowed(answer), note),
+        (_, None) => (Judged::Ask(call), note),
     }
 }

@@ -1,26 +1,68 @@
 //! The permission requests a driver holds: judged by the folder's rules, on the
 //! card, queued behind it, answered by the user's decision or withdrawn.
 
-use agent_client_protocol::v1::schema::{RequestPermissionRequest, RequestPermissionResponse, SessionId};
-use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::Agent;
+use agent_client_protocol::v1::schema::{RequestPermissionRequest, RequestPermissionResponse};
+use agent_client_protocol::v1::Responder;
+use app::events::{AgentEvent, PolicyNote, Severity};
 
 use super::super::mapping;
 use super::super::permission::{self, Judged};
 use super::super::rule_call::RuleCall;
 use super::super::{Then, Waiting};
-use super::Driver;
+use super::{Driver, REJECT_GRACE};
 use crate::agent::TurnEnd;
 
 impl Driver {
+    /// A permission request: shown (with the agent's choices), judged on all
+    /// the agent said about the call, then answered or put on the card. One
+    /// that comes while no prompt runs is a turn of its own, said as such.
+    pub(super) async fn permission(
+        &mut self,
+        request: RequestPermissionRequest,
+        responder: Responder<RequestPermissionResponse>,
+        idle: bool,
+    ) -> Result<(), agent_client_protocol::Error> {
+        let shown = self.mapper.permission(&request);
+        if self.stopping {
+            self.push_all(shown);
+            responder.respond(mapping::cancelled())?;
+            return Ok(());
+        }
+        // A prompt the user just sent may not have reached the agent yet: that is its turn.
+        if idle && !self.runtime.state().running {
+            self.runtime.log.push(AgentEvent::Error {
+                severity: Severity::Warning,
+                message: "The agent asked for permission on its own, outside a prompt. Nothing runs unless you \
+                          approve it."
+                    .into(),
+                code: Some("unprompted_request".into()),
+            });
+        }
+        let tool_id = request.tool_call.tool_call_id.0.to_string();
+        let fields = self.mapper.fields(&tool_id);
+        let (judged, note) = permission::judge(&self.hub, &self.runtime, &tool_id, &fields, &request.options);
+        self.push_all(shown);
+        match judged {
+            // Judged again when its turn comes: a grant or a rule saved meanwhile may allow it.
+            Judged::Ask(_) if self.asking.is_some() => self.queued.push_back((request, responder)),
+            judged => self.act(request, responder, judged, note).await?,
+        }
+        Ok(())
+    }
+
     /// Answers a judged request, or puts it on the card.
     pub(super) async fn act(
         &mut self,
         request: RequestPermissionRequest,
         responder: Responder<RequestPermissionResponse>,
         judged: Judged,
+        note: Option<PolicyNote>,
     ) -> Result<(), agent_client_protocol::Error> {
         let tool_id = request.tool_call.tool_call_id.0.to_string();
+        if note.is_some() && !matches!(judged, Judged::Ask(_)) {
+            // The rule that decided shows on the call's line.
+            self.runtime.log.push(self.mapper.current(&tool_id, None, note.clone()));
+        }
         match judged {
             Judged::Allowed(answer) => {
                 self.cleared.insert(tool_id);
@@ -32,7 +74,7 @@ impl Driver {
                 self.runtime.log.push(*result);
                 responder.respond(answer)?;
             }
-            Judged::Ask(call) => self.ask(request, responder, call).await,
+            Judged::Ask(call) => self.ask(request, responder, call, note).await,
         }
         Ok(())
     }
@@ -42,8 +84,10 @@ impl Driver {
     pub(super) async fn next_queued(&mut self) -> Result<(), agent_client_protocol::Error> {
         while self.asking.is_none() {
             let Some((request, responder)) = self.queued.pop_front() else { break };
-            let judged = permission::judge(&self.hub, &self.runtime, &request, &mut []);
-            self.act(request, responder, judged).await?;
+            let tool_id = request.tool_call.tool_call_id.0.to_string();
+            let fields = self.mapper.fields(&tool_id);
+            let (judged, note) = permission::judge(&self.hub, &self.runtime, &tool_id, &fields, &request.options);
+            self.act(request, responder, judged, note).await?;
         }
         Ok(())
     }
@@ -54,17 +98,21 @@ impl Driver {
         request: RequestPermissionRequest,
         responder: Responder<RequestPermissionResponse>,
         call: RuleCall,
+        note: Option<PolicyNote>,
     ) {
         let tool_id = request.tool_call.tool_call_id.0.to_string();
+        // The card: the call as it now stands, with the agent's choices.
+        self.runtime.log.push(self.mapper.current(&tool_id, Some(&request.options), note));
         self.runtime.state().acp.waiting = Some(Waiting::new(tool_id.clone(), request.options, call));
         self.asking = Some((tool_id.clone(), responder));
         self.runtime.end_turn(&self.hub, TurnEnd::waiting(vec![tool_id])).await;
     }
 
+    /// Answers the request on the card. After a reject or an instruction the
+    /// agent is let end its turn by itself (requests queued behind the card are
+    /// withdrawn); `session/cancel` follows only after `REJECT_GRACE`.
     pub(super) fn decided(
         &mut self,
-        cx: &ConnectionTo<Agent>,
-        session: &SessionId,
         tool_id: &str,
         answer: RequestPermissionResponse,
         then: Then,
@@ -76,16 +124,15 @@ impl Driver {
                 self.asking = other;
             }
         }
-        match then {
-            Then::GoOn => {}
-            Then::EndTurn => self.cancel(cx, session)?,
-            Then::Prompt(feedback) => {
-                // Stopped first, so the agent does nothing more before it reads the feedback.
-                self.cancel(cx, session)?;
-                self.next_prompt = Some(feedback);
-            }
-        }
-        Ok(())
+        let feedback = match then {
+            Then::GoOn => return Ok(()),
+            Then::EndTurn => None,
+            Then::Prompt(feedback) => Some(feedback),
+        };
+        self.stopping = true;
+        self.next_prompt = feedback;
+        self.cancel_at = Some(tokio::time::Instant::now() + REJECT_GRACE);
+        self.withdraw_requests()
     }
 
     /// Answers the request on the card and those queued behind it `cancelled`;

@@ -1,0 +1,203 @@
+//! Opening the agent's session (`initialize`, `session/load` or `session/new`)
+//! and keeping it in the mode the hub or the user chose.
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    Implementation, InitializeRequest, LoadSessionRequest, NewSessionRequest, RequestPermissionOutcome,
+    RequestPermissionResponse, SessionId, SessionModeId, SetSessionModeRequest,
+};
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::Agent;
+use app::events::{AgentEvent, Severity};
+use app::types::AgentModes;
+use tokio::sync::mpsc;
+
+use super::super::modes;
+use super::{describe, skip_replay, Driver, Inbound};
+
+impl Driver {
+    /// `initialize`, then `session/load` of the stored session where the agent
+    /// offers it (its replayed history is already in the log), else `session/new`.
+    pub(super) async fn open_session(
+        &mut self,
+        cx: &ConnectionTo<Agent>,
+        inbound: &mut mpsc::UnboundedReceiver<Inbound>,
+    ) -> Result<SessionId, agent_client_protocol::Error> {
+        let hello = InitializeRequest::new(ProtocolVersion::V1)
+            .client_info(Implementation::new("agent-hub", env!("CARGO_PKG_VERSION")).title("Agent Hub".to_string()));
+        let init = cx.send_request(hello).block_task().await?;
+        let name = init.agent_info.map(|info| {
+            let title = info.title.unwrap_or(info.name);
+            format!("{title} {}", info.version)
+        });
+        let stored = {
+            let mut state = self.runtime.state();
+            state.acp.agent_name = name;
+            state.acp.session_id.clone()
+        };
+        let folder = self.runtime.folder.clone();
+        let mut session = None;
+        if let Some(id) = stored.filter(|_| init.agent_capabilities.load_session) {
+            let load = LoadSessionRequest::new(SessionId::new(id.clone()), folder.clone());
+            match cx.send_request(load).block_task().await {
+                Ok(loaded) => {
+                    self.modes = loaded.modes;
+                    session = Some(SessionId::new(id));
+                }
+                Err(err) => {
+                    self.runtime.log.push(AgentEvent::Error {
+                        severity: Severity::Warning,
+                        message: format!(
+                            "The agent could not load its earlier conversation ({}); it starts a new one.",
+                            describe(&err)
+                        ),
+                        code: Some("session_not_loaded".into()),
+                    });
+                }
+            }
+            if session.is_some() {
+                skip_replay(inbound).await;
+            }
+        }
+        let session = match session {
+            Some(session) => session,
+            None => {
+                let created = cx.send_request(NewSessionRequest::new(folder)).block_task().await?;
+                self.modes = created.modes;
+                created.session_id
+            }
+        };
+        let mut state = self.runtime.state();
+        state.acp.session_id = Some(session.0.to_string());
+        self.runtime.save(&state);
+        Ok(session)
+    }
+
+    /// Puts the new session in the user's mode, else in one that asks (an
+    /// agent's own default may run commands or edits without asking: Qwen
+    /// Code's `auto`). Says so when that fails or no mode asks.
+    pub(super) async fn apply_mode(&mut self, cx: &ConnectionTo<Agent>, session: &SessionId) {
+        let Some(offered) = &self.modes else {
+            self.runtime.set_agent_modes(None);
+            return;
+        };
+        let chosen = self.runtime.state().acp.chosen_mode.clone();
+        let target = modes::target(offered, chosen.as_deref());
+        let current = offered.current_mode_id.0.to_string();
+        match target {
+            Some(target) if target != current => {
+                if let Err(err) = self.switch_mode(cx, session, &target).await {
+                    self.warn(
+                        "mode_not_set",
+                        format!(
+                            "The agent could not be put in its mode '{target}' ({}); it stays in '{current}'.",
+                            describe(&err)
+                        ),
+                    );
+                }
+            }
+            None if modes::asks(&current) == Some(false) => self.warn(
+                "mode_skips_asking",
+                format!(
+                    "The agent runs in its mode '{current}', which does not ask before commands or edits, and \
+                     offers no mode the hub knows to ask: its calls may run without a card."
+                ),
+            ),
+            _ => {}
+        }
+        self.publish_modes();
+    }
+
+    /// The user picked a mode (`POST /api/sessions/{id}/mode`).
+    pub(super) async fn set_mode(
+        &mut self,
+        cx: &ConnectionTo<Agent>,
+        session: &SessionId,
+        mode_id: &str,
+    ) -> Result<AgentModes, String> {
+        let Some(offered) = &self.modes else {
+            return Err("This agent offers no modes.".into());
+        };
+        if !offered.available_modes.iter().any(|mode| &*mode.id.0 == mode_id) {
+            let ids: Vec<&str> = offered.available_modes.iter().map(|mode| &*mode.id.0).collect();
+            return Err(format!("The agent offers no mode '{mode_id}'; it offers: {}.", ids.join(", ")));
+        }
+        self.switch_mode(cx, session, mode_id)
+            .await
+            .map_err(|err| format!("The agent did not switch to mode '{mode_id}': {}", describe(&err)))?;
+        {
+            let mut state = self.runtime.state();
+            state.acp.chosen_mode = Some(mode_id.to_string());
+            self.runtime.save(&state);
+        }
+        self.publish_modes();
+        self.runtime.agent_modes().ok_or_else(|| "The agent's modes are gone.".to_string())
+    }
+
+    pub(super) fn note_mode_pick(&mut self, answer: &RequestPermissionResponse) {
+        let RequestPermissionOutcome::Selected(selected) = &answer.outcome else { return };
+        let offered = self.modes.iter().flat_map(|modes| &modes.available_modes);
+        if offered.into_iter().any(|mode| mode.id.0 == selected.option_id.0) {
+            self.mode_picked = Some(selected.option_id.0.to_string());
+        }
+    }
+
+    /// The agent switched modes by itself. Into a mode that skips asking, when
+    /// the user did not choose one, it is put back: only the user takes such a mode.
+    pub(super) async fn mode_changed(&mut self, cx: &ConnectionTo<Agent>, session: &SessionId, mode_id: &str) {
+        let Some(offered) = &mut self.modes else { return };
+        offered.current_mode_id = SessionModeId::new(mode_id.to_string());
+        if self.mode_picked.take().as_deref() == Some(mode_id) {
+            let mut state = self.runtime.state();
+            state.acp.chosen_mode = Some(mode_id.to_string());
+            self.runtime.save(&state);
+        }
+        let chosen = self.runtime.state().acp.chosen_mode.clone();
+        if modes::asks(mode_id) == Some(false) && chosen.as_deref() != Some(mode_id) {
+            if let Some(target) = modes::target(offered, chosen.as_deref()) {
+                let message = match self.switch_mode(cx, session, &target).await {
+                    Ok(()) => format!(
+                        "The agent switched itself to its mode '{mode_id}', which does not ask before commands or \
+                         edits; the hub put it back in '{target}'."
+                    ),
+                    Err(err) => format!(
+                        "The agent switched itself to its mode '{mode_id}', which does not ask before commands or \
+                         edits, and could not be put back in '{target}' ({}).",
+                        describe(&err)
+                    ),
+                };
+                self.warn("mode_skips_asking", message);
+            }
+        }
+        self.publish_modes();
+    }
+
+    async fn switch_mode(
+        &mut self,
+        cx: &ConnectionTo<Agent>,
+        session: &SessionId,
+        mode_id: &str,
+    ) -> Result<(), agent_client_protocol::Error> {
+        let request = SetSessionModeRequest::new(session.clone(), mode_id.to_string());
+        cx.send_request(request).block_task().await?;
+        if let Some(offered) = &mut self.modes {
+            offered.current_mode_id = SessionModeId::new(mode_id.to_string());
+        }
+        Ok(())
+    }
+
+    fn publish_modes(&self) {
+        let chosen = self.runtime.state().acp.chosen_mode.clone();
+        let shown = self.modes.as_ref().map(|offered| {
+            let current = &*offered.current_mode_id.0;
+            modes::shown(offered, chosen.as_deref() == Some(current))
+        });
+        self.runtime.set_agent_modes(shown);
+        self.hub.config_changed(&self.runtime.id);
+    }
+
+    fn warn(&self, code: &str, message: String) {
+        tracing::warn!(session = %self.runtime.id, "{message}");
+        self.runtime.log.push(AgentEvent::Error { severity: Severity::Warning, message, code: Some(code.into()) });
+    }
+}
