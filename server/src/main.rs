@@ -2,7 +2,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_hub::agent::acp::AcpAgent;
+use agent_hub::agent::acp::{groups, AcpAgent};
 use agent_hub::agent::model::ModelConfig;
 use agent_hub::cli::{AgentKind, Cli};
 use agent_hub::gates::Gate;
@@ -10,7 +10,6 @@ use agent_hub::hub::{Hub, HubOptions};
 use agent_hub::shutdown::{self, Progress, Signals, Step};
 use agent_hub::store::Store;
 use agent_hub::{app, launch_url, leptos_options, random_token, web, without_delay};
-use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
@@ -19,7 +18,7 @@ fn main() -> ExitCode {
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
+    let cli = Cli::from_args_and_env();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(err) => {
@@ -28,10 +27,16 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(run(cli));
-    // Dropping the tasks kills what they own (an ACP agent's process group);
+    // From here no agent starts, and the agents' groups the sessions let go of
+    // are left for `end_all` (its grace outlasts the runtime).
+    groups::close();
+    // Dropping the tasks ends what they own (a running command's group; the
+    // agents' connections, quietly: the agents' end is not a crash to record);
     // a blocking task still busy is not waited for, so the exit stays prompt.
     runtime.shutdown_timeout(Duration::from_millis(500));
-    // Commands and agents that ignored SIGTERM: their grace dies with the hub.
+    // Every agent's whole group, wrappers and all: SIGTERM, a grace to save, SIGKILL.
+    groups::end_all(groups::EXIT_GRACE);
+    // Commands that ignored SIGTERM: their grace dies with the hub.
     agent_hub::tools::kill_remaining_groups();
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -101,16 +101,24 @@ pub fn on_signals(hub: Arc<Hub>, mut signals: Signals, progress: Progress, grace
         tokio::select! {
             (name, code) = signals.next() => {
                 tracing::warn!("{name} again: exiting at once; cut short: {}", progress.step());
-                crate::tools::kill_remaining_groups();
-                std::process::exit(code);
+                exit_now(code);
             }
             () = tokio::time::sleep(grace) => {
                 tracing::error!("the shutdown did not finish within {grace:?}: exiting; cut short: {}", progress.step());
-                crate::tools::kill_remaining_groups();
-                std::process::exit(EXIT_CUT_SHORT);
+                exit_now(EXIT_CUT_SHORT);
             }
         }
     });
+}
+
+/// Exits at once, with nothing the hub started left behind: no task is dropped
+/// on this path, so every agent's whole group (wrappers and all; PDEATHSIG
+/// reaches only the direct child) and every command's group still in its
+/// grace gets SIGKILL first.
+fn exit_now(code: i32) -> ! {
+    crate::agent::acp::groups::end_all(Duration::ZERO);
+    crate::tools::kill_remaining_groups();
+    std::process::exit(code);
 }
 
 /// Waits, at most `within`, until no turn runs: a stopped turn writes its

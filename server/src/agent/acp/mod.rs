@@ -5,6 +5,7 @@
 //! `session/request_permission`.
 
 mod connection;
+pub mod groups;
 pub mod mapping;
 mod modes;
 mod permission;

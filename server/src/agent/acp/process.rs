@@ -1,12 +1,12 @@
 //! The agent's process: started in the folder in a process group of its own,
 //! without the hub's secrets, ended with everything it started when the session
-//! lets go of it (and, on Linux, killed when the hub dies), its last stderr lines
-//! kept to explain a crash.
+//! lets go of it or the hub exits (see `groups`; on Linux its direct child is
+//! also killed when the hub dies), its last stderr lines kept to explain a crash.
 
 use std::collections::VecDeque;
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -38,9 +38,10 @@ pub(super) fn spawn(
     }
     #[cfg(target_os = "linux")]
     // SAFETY: prctl is async-signal-safe; it only asks the kernel to kill the
-    // agent if the hub dies first (even by SIGKILL), so no agent outlives it.
-    // The kernel watches the spawning *thread*: this runs on a tokio worker,
-    // which lives as long as the runtime (never spawn it from spawn_blocking).
+    // agent if the hub dies first (even by SIGKILL). It reaches the direct
+    // child only: the rest of its group is ended by `groups::end_all` at the
+    // hub's exit. The kernel watches the spawning *thread*, so the spawn runs
+    // on a thread that lives as long as the process (`on_keeper`).
     unsafe {
         process.pre_exec(|| {
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
@@ -49,16 +50,51 @@ pub(super) fn spawn(
             Ok(())
         });
     }
-    process.spawn()
+    on_keeper(move || super::groups::spawn_registered(|| process.spawn()))
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Runs `spawn` on a thread that lives as long as the hub's process, in the
+/// caller's runtime. A tokio worker would not do: the runtime's shutdown ends
+/// its workers before the exit's grace (`groups::end_all`), and PDEATHSIG would
+/// SIGKILL each agent the moment the worker that started it ended.
+fn on_keeper(
+    spawn: impl FnOnce() -> std::io::Result<tokio::process::Child> + Send + 'static,
+) -> std::io::Result<tokio::process::Child> {
+    static KEEPER: OnceLock<Option<mpsc::Sender<Job>>> = OnceLock::new();
+    let keeper = KEEPER.get_or_init(|| {
+        let (jobs, received) = mpsc::channel::<Job>();
+        // The sender stays in the static: the loop never ends, nor does the thread.
+        let started = std::thread::Builder::new().name("agent-spawner".into()).spawn(move || {
+            for job in received {
+                job();
+            }
+        });
+        started.ok().map(|_| jobs)
+    });
+    let runtime = tokio::runtime::Handle::current();
+    let (reply, answer) = mpsc::channel();
+    let job: Job = Box::new(move || {
+        let _entered = runtime.enter();
+        let _ = reply.send(spawn());
+    });
+    let Some(jobs) = keeper else {
+        return Err(std::io::Error::other("the thread that starts agents could not be started"));
+    };
+    jobs.send(job).map_err(|_| std::io::Error::other("no agent spawner"))?;
+    // A fork and an exec: a few milliseconds at most.
+    answer.recv().map_err(|_| std::io::Error::other("the agent spawner failed"))?
 }
 
 /// Ends the agent's whole process group (its shells and helpers too) when
-/// dropped: SIGTERM, then SIGKILL after a grace, as for the built-in agent's commands.
+/// dropped: SIGTERM, then SIGKILL after a grace, as for the built-in agent's
+/// commands (at the hub's exit, `groups::end_all` does it).
 pub(super) struct ProcessGroup(pub(super) u32);
 
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
-        crate::tools::shell::kill_group(self.0);
+        super::groups::release(self.0);
     }
 }
 
