@@ -3,7 +3,8 @@
 use std::net::IpAddr;
 use std::path::PathBuf;
 
-use clap::{Parser, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum AgentKind {
@@ -90,12 +91,52 @@ pub struct Cli {
 }
 
 impl Cli {
+    /// The hub's settings from its arguments and environment (exits on a
+    /// parse error or `--help`, as `Cli::parse` does). See [`Cli::from_matches`].
+    pub fn from_args_and_env() -> Self {
+        let matches = Self::command().get_matches();
+        Self::from_matches(&matches).unwrap_or_else(|err| err.exit())
+    }
+
+    /// As [`Cli::from_args_and_env`], from the given arguments (and the environment).
+    pub fn try_from_args_and_env<I, T>(args: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        Self::from_matches(&Self::command().try_get_matches_from(args)?)
+    }
+
+    /// With `--agent acp` the built-in agent's model settings found in the
+    /// environment (`OPENAI_BASE_URL`, `HUB_MODEL`) are not the hub's: they are
+    /// there for the agent (Qwen Code and Codex read `OPENAI_BASE_URL`, which
+    /// the agent gets as it is). They are dropped here, neither used nor refused.
+    pub fn from_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut cli = Self::from_arg_matches(matches)?;
+        if cli.agent == AgentKind::Acp {
+            let from_env = |id: &str| matches.value_source(id) == Some(ValueSource::EnvVariable);
+            if from_env("model_url") {
+                cli.model_url = None;
+            }
+            if from_env("model") {
+                cli.model = None;
+            }
+        }
+        Ok(cli)
+    }
+
     /// Rejects values that would make the hub unsafe or unusable.
     pub fn validate(&self) -> Result<(), String> {
         if let Some(token) = &self.token {
             if token.len() < 8 || !token.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.~".contains(&b)) {
                 return Err("--token must be at least 8 characters of letters, digits, '-', '_', '.' or '~'.".into());
             }
+        }
+        if self.agent == AgentKind::Acp && (self.model_url.is_some() || self.model.is_some()) {
+            return Err("--model-url and --model choose the built-in agent's model; an ACP agent uses its own. \
+                        Leave them out with --agent acp and point the agent at its model in its own settings \
+                        or environment (it gets OPENAI_BASE_URL; --acp-env passes on OPENAI_API_KEY)."
+                .into());
         }
         Ok(())
     }
@@ -133,6 +174,19 @@ mod tests {
         assert_eq!(cli.folders, [PathBuf::from("/a"), PathBuf::from("/b")]);
         assert_eq!((cli.port, cli.agent), (0, AgentKind::Acp));
         assert_eq!(cli.allow_hosts, ["hub.local"]);
+    }
+
+    /// (Given in the environment they are dropped: tests/binary.rs, which sets
+    /// the environment of a hub of its own.)
+    #[test]
+    fn model_flags_with_an_acp_agent_are_a_mistake_to_point_out() {
+        for flag in [["--model-url", "http://127.0.0.1:9/v1"], ["--model", "m"]] {
+            let cli = Cli::try_from_args_and_env(["agent-hub", "--agent", "acp", flag[0], flag[1]]).unwrap();
+            let refused = cli.validate().unwrap_err();
+            assert!(refused.contains("--agent acp") && refused.contains("its own"), "{refused}");
+            let builtin = Cli::try_from_args_and_env(["agent-hub", flag[0], flag[1]]).unwrap();
+            assert!(builtin.validate().is_ok());
+        }
     }
 
     #[test]

@@ -85,6 +85,7 @@ fn bad_launch_arguments_fail_with_a_clear_message() {
         (vec!["--token", "short"], "--token must be"),
         (vec!["--agent", "acp", "--acp-command", " "], "--acp-command is empty"),
         (vec!["--agent", "acp", "--acp-command", "gemini 'unclosed"], "cannot be split into words"),
+        (vec!["--agent", "acp", "--model-url", "http://127.0.0.1:9/v1"], "an ACP agent uses its own"),
     ] {
         let data = tempfile::tempdir().unwrap();
         let output = Command::new(env!("CARGO_BIN_EXE_agent-hub"))
@@ -98,4 +99,62 @@ fn bad_launch_arguments_fail_with_a_clear_message() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
         assert!(output.stdout.is_empty(), "no launch line for a failed start");
     }
+}
+
+/// `OPENAI_BASE_URL` in the environment is there for the ACP agent (Qwen Code,
+/// Codex read it): with `--agent acp` the hub neither refuses to start over it
+/// (no model is set) nor keeps it from the agent.
+#[test]
+fn an_acp_agents_model_variables_are_not_the_hubs_settings() {
+    let data = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-hub"))
+        .args(["--port", "0", "--token", "env-test-token", "--agent", "acp"])
+        .args(["--acp-command", "sh -c 'env > seen-env.txt; exit 3'"])
+        .env("RUST_LOG", "warn")
+        .env("HUB_DATA_DIR", data.path())
+        .env("OPENAI_BASE_URL", "http://127.0.0.1:9/for-the-agent/v1")
+        .env_remove("HUB_MODEL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.trim().strip_prefix("Agent Hub listening on ").map(str::to_string);
+    let hub = Running {
+        url: url.unwrap_or_else(|| {
+            let _ = child.wait();
+            let mut stderr = String::new();
+            let _ = child.stderr.take().unwrap().read_to_string(&mut stderr);
+            panic!("the hub did not start: {stderr}")
+        }),
+        child,
+        _data: data,
+    };
+    assert_eq!(get(&hub.url, "/api/projects", "env-test-token").0, 200);
+
+    let folder = folder.path().canonicalize().unwrap();
+    let body = serde_json::json!({"folderPath": folder, "message": "hello"}).to_string();
+    let (status, _) = post(&hub.url, "/api/chat/prompt", "env-test-token", &body);
+    assert_eq!(status, 200);
+    let seen = std::fs::read_to_string(folder.join("seen-env.txt")).unwrap();
+    assert!(seen.contains("OPENAI_BASE_URL=http://127.0.0.1:9/for-the-agent/v1"), "the agent got it: {seen}");
+}
+
+/// A raw HTTP/1.1 JSON POST, read to its end; returns the status code and body.
+fn post(url: &str, path: &str, token: &str, body: &str) -> (u16, String) {
+    let authority = url.trim_start_matches("http://").split('/').next().unwrap();
+    let mut stream = TcpStream::connect(authority).unwrap();
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response[9..12].parse().unwrap();
+    (status, response.split_once("\r\n\r\n").map(|(_, body)| body.to_string()).unwrap_or_default())
 }
