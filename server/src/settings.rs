@@ -1,8 +1,12 @@
-//! Reads the per-folder YOLO default from `<folder>/.gemini/settings.json`.
+//! Reads the per-folder YOLO default from `<folder>/.gemini/settings.json`,
+//! whichever agent works in the folder (Gemini CLI's file, read by the hub for
+//! every agent).
 //!
 //! `security.disableYoloMode` present and boolean → `yoloMode = !value`, and `true`
 //! also locks YOLO off. Anything else (no file, unreadable, invalid JSON, key
-//! missing or not a boolean) → YOLO off, unlocked. `note` says why, for the UI.
+//! missing or not a boolean) → YOLO off, unlocked. `note` says why, for the UI,
+//! in words that fit any agent: it names the file as the hub's source, never
+//! as if Gemini CLI were running.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -24,8 +28,11 @@ pub struct SettingsDefault {
 }
 
 impl SettingsDefault {
-    fn fallback(note: impl Into<String>) -> Self {
-        Self { yolo_mode: false, locked: false, from_settings: false, note: Some(note.into()) }
+    /// YOLO starts off, for the reason given (a sentence that says the hub
+    /// reads the file for every agent, as the agent may not be Gemini CLI).
+    fn fallback(why: impl std::fmt::Display) -> Self {
+        let note = format!("YOLO starts off: {why}.");
+        Self { yolo_mode: false, locked: false, from_settings: false, note: Some(note) }
     }
 }
 
@@ -42,10 +49,14 @@ pub fn read_settings(folder: &Path) -> SettingsDefault {
 pub fn interpret(read: io::Result<String>) -> SettingsDefault {
     match read {
         Ok(text) => parse_settings(&text),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {
-            SettingsDefault::fallback("No .gemini/settings.json in this folder.")
-        }
-        Err(err) => SettingsDefault::fallback(format!(".gemini/settings.json could not be read: {err}.")),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => SettingsDefault::fallback(
+            "no .gemini/settings.json in this folder (the hub reads security.disableYoloMode from it for every \
+                 agent)",
+        ),
+        Err(err) => SettingsDefault::fallback(format!(
+            ".gemini/settings.json, where the hub reads security.disableYoloMode for every agent, could not be \
+             read: {err}"
+        )),
     }
 }
 
@@ -53,20 +64,31 @@ pub fn interpret(read: io::Result<String>) -> SettingsDefault {
 pub fn parse_settings(text: &str) -> SettingsDefault {
     let json: Value = match serde_json::from_str(text) {
         Ok(json) => json,
-        Err(err) => return SettingsDefault::fallback(format!(".gemini/settings.json is not valid JSON ({err}).")),
+        Err(err) => {
+            return SettingsDefault::fallback(format!(
+                ".gemini/settings.json, where the hub reads security.disableYoloMode for every agent, is not \
+                 valid JSON: {err}"
+            ))
+        }
     };
     match json.get("security").and_then(|security| security.get("disableYoloMode")) {
         Some(Value::Bool(disabled)) => SettingsDefault {
             yolo_mode: !disabled,
             locked: *disabled,
             from_settings: true,
-            note: disabled
-                .then(|| "YOLO is locked off by security.disableYoloMode in .gemini/settings.json.".to_string()),
+            note: disabled.then(|| {
+                "YOLO is locked off by security.disableYoloMode in .gemini/settings.json (the hub reads it for \
+                 every agent)."
+                    .to_string()
+            }),
         },
         Some(other) => SettingsDefault::fallback(format!(
-            "security.disableYoloMode in .gemini/settings.json is {other}, not true or false."
+            "security.disableYoloMode in .gemini/settings.json (read by the hub for every agent) is {other}, not \
+             true or false"
         )),
-        None => SettingsDefault::fallback(".gemini/settings.json does not set security.disableYoloMode."),
+        None => SettingsDefault::fallback(
+            ".gemini/settings.json does not set security.disableYoloMode (the hub reads it for every agent)",
+        ),
     }
 }
 
@@ -115,6 +137,35 @@ mod tests {
             assert_eq!(yolo_locked_source(&parse_settings(text)), (false, false, false), "{text:?}");
         }
         assert!(parse_settings("{").note.unwrap().contains("not valid JSON"));
+    }
+
+    /// The notes fit any agent: they say the hub reads the file, not that Gemini CLI runs.
+    #[test]
+    fn every_note_says_the_hub_reads_the_file_for_every_agent() {
+        let missing = interpret(Err(io::Error::from(io::ErrorKind::NotFound)));
+        assert_eq!(
+            missing.note.as_deref(),
+            Some(
+                "YOLO starts off: no .gemini/settings.json in this folder (the hub reads security.disableYoloMode \
+                 from it for every agent)."
+            )
+        );
+        let notes = [
+            missing,
+            interpret(Err(io::Error::from(io::ErrorKind::PermissionDenied))),
+            parse_settings("{"),
+            parse_settings("{}"),
+            parse_settings(r#"{"security":{"disableYoloMode":"yes"}}"#),
+            parse_settings(r#"{"security":{"disableYoloMode":true}}"#),
+        ];
+        for default in notes {
+            let note = default.note.unwrap();
+            assert!(note.contains("for every agent"), "{note}");
+            assert!(
+                note.starts_with(if default.locked { "YOLO is locked off" } else { "YOLO starts off: " }),
+                "{note}"
+            );
+        }
     }
 
     #[test]
