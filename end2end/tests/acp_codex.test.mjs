@@ -109,7 +109,13 @@ test('a command card shows the command and Codex\'s own choices; approving runs 
   assert.equal(readFileSync(join(folder, 'from_agent.txt'), 'utf8'), 'hi\n');
   assert.equal(said(rest.events), 'Made from_agent.txt.');
 
-  const all = await sessionEvents(session);
+  // Codex may answer the prompt while the command's process still runs (its
+  // exec returns early to the model); the result then comes between turns.
+  let all = await sessionEvents(session);
+  for (let tries = 0; tries < 100 && results(all, id).length === 0; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    all = await sessionEvents(session);
+  }
   const done = results(all, id);
   assert.equal(done.length, 1, `exactly one result: ${JSON.stringify(toolEvents(all, id))}`);
   assert.equal(done[0].status, 'success');

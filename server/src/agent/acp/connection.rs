@@ -37,6 +37,8 @@ const REPLAY_LIMIT: Duration = Duration::from_secs(10);
 /// `session/cancel` follows only if it has not within this grace. Cancelling at
 /// once made Claude Code record two results and call its model again on its own.
 const REJECT_GRACE: Duration = Duration::from_secs(3);
+/// How long a finished prompt waits for the results of calls it let run.
+const LATE_RESULTS: Duration = Duration::from_millis(300);
 
 mod requests;
 mod session;
@@ -366,6 +368,15 @@ impl Driver {
                     while let Ok(message) = inbound.try_recv() {
                         self.inbound(&cx, &session, message, false).await?;
                     }
+                    // An agent may answer a prompt a moment before the result of a call it ran
+                    // (codex-acp did in 1 of 5 runs): the turn waits a little for it.
+                    let deadline = tokio::time::Instant::now() + LATE_RESULTS;
+                    while !self.cleared.is_empty() {
+                        match tokio::time::timeout_at(deadline, inbound.recv()).await {
+                            Ok(Some(message)) => self.inbound(&cx, &session, message, false).await?,
+                            _ => break,
+                        }
+                    }
                     prompt = None;
                     self.cancel_at = None;
                     match (response, self.next_prompt.take()) {
@@ -413,7 +424,10 @@ impl Driver {
                 if let SessionUpdate::CurrentModeUpdate(update) = &notification.update {
                     self.mode_changed(cx, session, &update.current_mode_id.0).await;
                 }
-                for event in self.mapper.update(notification.update) {
+                let events = self.mapper.update(notification.update);
+                // Between turns (a command the agent let run in the background ended) open pages refetch.
+                let between_turns = idle && !events.is_empty() && !self.runtime.state().running;
+                for event in events {
                     if let AgentEvent::ToolResult { tool_id, status, .. } = &event {
                         if self.cleared.remove(tool_id) {
                             let ran = *status == app::events::ToolStatus::Success;
@@ -421,6 +435,9 @@ impl Driver {
                         }
                     }
                     self.runtime.log.push(event);
+                }
+                if between_turns {
+                    self.hub.projects_changed();
                 }
             }
             Inbound::Permission(request, responder) => self.permission(request, responder, idle).await?,

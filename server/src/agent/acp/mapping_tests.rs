@@ -308,7 +308,15 @@ fn a_closed_call_gets_no_second_result_and_no_late_update() {
 
 /// Feeds a recorded session to a mapper; returns every event and, per
 /// permission request, the call as shown at that moment.
-fn replay(path: &std::path::Path) -> (Vec<AgentEvent>, Vec<(String, Option<Shown>)>, Vec<String>) {
+struct Replay {
+    events: Vec<AgentEvent>,
+    /// Per permission request: the call's id and how it was shown at that moment.
+    asked: Vec<(String, Option<Shown>)>,
+    /// Per permission request: the text it carried (the agent's question).
+    questions: Vec<String>,
+}
+
+fn replay(path: &std::path::Path) -> Replay {
     let text = std::fs::read_to_string(path).unwrap();
     let messages: Vec<Value> = text.lines().map(|line| serde_json::from_str::<Value>(line).unwrap()).collect();
     let folder = messages
@@ -332,7 +340,7 @@ fn replay(path: &std::path::Path) -> (Vec<AgentEvent>, Vec<(String, Option<Shown
             _ => {}
         }
     }
-    (events, asked, questions)
+    Replay { events, asked, questions }
 }
 
 #[test]
@@ -344,7 +352,7 @@ fn in_every_recorded_session_a_card_shows_the_command_or_the_diff_and_each_call_
             std::fs::read_dir(dir.join(agent)).unwrap().map(|entry| entry.unwrap().path()).collect();
         files.sort();
         for file in files {
-            let (events, asked, questions) = replay(&file);
+            let Replay { events, asked, questions } = replay(&file);
             let name = file.display();
             for (id, shown) in asked {
                 cards += 1;

@@ -22,7 +22,7 @@ impl Driver {
         responder: Responder<RequestPermissionResponse>,
         idle: bool,
     ) -> Result<(), agent_client_protocol::Error> {
-        let shown = self.mapper.permission(&request);
+        let mut shown = self.mapper.permission(&request);
         if self.stopping {
             self.push_all(shown);
             responder.respond(mapping::cancelled())?;
@@ -40,7 +40,22 @@ impl Driver {
         }
         let tool_id = request.tool_call.tool_call_id.0.to_string();
         let fields = self.mapper.fields(&tool_id);
-        let (judged, note) = permission::judge(&self.hub, &self.runtime, &tool_id, &fields, &request.options);
+        let (judged, mut note) = permission::judge(&self.hub, &self.runtime, &tool_id, &fields, &request.options);
+        if !matches!(judged, Judged::Ask(_)) {
+            // The rule that decided goes on the line that shows the call, when this sighting made one.
+            let line = shown.iter_mut().find_map(|event| match event {
+                AgentEvent::ToolUse { tool_id: id, policy, .. }
+                | AgentEvent::ToolUpdate { tool_id: id, policy, .. }
+                    if *id == tool_id =>
+                {
+                    Some(policy)
+                }
+                _ => None,
+            });
+            if let Some(policy) = line {
+                *policy = note.take();
+            }
+        }
         self.push_all(shown);
         match judged {
             // Judged again when its turn comes: a grant or a rule saved meanwhile may allow it.
@@ -60,7 +75,7 @@ impl Driver {
     ) -> Result<(), agent_client_protocol::Error> {
         let tool_id = request.tool_call.tool_call_id.0.to_string();
         if note.is_some() && !matches!(judged, Judged::Ask(_)) {
-            // The rule that decided shows on the call's line.
+            // The rule that decided shows on the call's line (already shown before this request).
             self.runtime.log.push(self.mapper.current(&tool_id, None, note.clone()));
         }
         match judged {

@@ -15,10 +15,14 @@ pub fn output_text(raw: &Value) -> String {
         Value::Null => String::new(),
         Value::String(text) => text.clone(),
         Value::Object(map) => {
-            let text = |key: &str| map.get(key).and_then(Value::as_str).filter(|text| !text.is_empty());
-            let printed = WHOLE_OUTPUT.iter().find_map(|key| text(key)).map(str::to_string).or_else(|| {
+            let text = |key: &str| map.get(key).and_then(Value::as_str);
+            // A command that printed nothing has its output key, empty: that is its output.
+            let present: Vec<&str> = WHOLE_OUTPUT.iter().filter_map(|key| text(key)).collect();
+            let whole = present.iter().find(|text| !text.is_empty()).or(present.first());
+            let printed = whole.map(|text| text.to_string()).or_else(|| {
                 let parts: Vec<&str> = ["stdout", "stderr"].iter().filter_map(|key| text(key)).collect();
-                (!parts.is_empty()).then(|| parts.join("\n"))
+                (!parts.is_empty())
+                    .then(|| parts.iter().filter(|part| !part.is_empty()).copied().collect::<Vec<_>>().join("\n"))
             });
             let exit = map.get("exit_code").or_else(|| map.get("exitCode")).and_then(Value::as_i64);
             match (printed, exit) {
@@ -51,6 +55,9 @@ mod tests {
         assert_eq!(output_text(&json!({"stdout": "out", "stderr": "err", "exit_code": 2})), "out\nerr\n(exit code 2)");
         assert_eq!(output_text(&json!({"exit_code": 1})), "(exit code 1, no output)");
         assert_eq!(output_text(&json!({"exit_code": 0, "stdout": ""})), "");
+        let silent = json!({"formatted_output": "", "aggregated_output": "", "exit_code": 0, "stdout": "",
+            "call_id": "c", "turn_id": "t", "cwd": "/p", "command": ["/bin/bash", "-lc", "true"]});
+        assert_eq!(output_text(&silent), "", "printed nothing: no JSON dump of the bookkeeping");
         assert_eq!(
             output_text(&json!({"files": ["a"], "count": 1})),
             "{\n  \"files\": [\n    \"a\"\n  ],\n  \"count\": 1\n}"
