@@ -7,7 +7,9 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::events::{AgentChoice, AgentEvent, FileDiff, InputType, PolicyNote, ResultStatus, Role, SeqEvent, ToolKind, ToolStatus};
+use crate::events::{
+    AgentChoice, AgentEvent, FileDiff, InputType, PolicyNote, ResultStatus, Role, SeqEvent, ToolKind, ToolStatus,
+};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
