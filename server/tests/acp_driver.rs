@@ -202,8 +202,6 @@ async fn a_rejected_turn_that_does_not_end_is_cancelled_after_the_grace() {
 /// Stop: the user's Stop asks again, and only a second Stop ends the process
 /// (README: "An ACP agent that does not stop when asked is ended by a second Stop").
 #[tokio::test]
-#[ignore = "hub bug: after the grace's session/cancel the user's first Stop kills the agent (connection.rs, \
-            Command::Cancel if self.cancel_sent)"]
 async fn the_users_first_stop_after_the_grace_asks_again_and_does_not_kill() {
     let agent = Scripted::start("reject-slow");
     let session = agent.session().await;
@@ -226,9 +224,14 @@ async fn the_users_first_stop_after_the_grace_asks_again_and_does_not_kill() {
 }
 
 /// 2. A request while no prompt runs: a card of its own, said as such.
-async fn an_unprompted_request(decision: &str, option: &str, status: &str) {
+///
+/// In YOLO too: outside a prompt the agent acts on its own, so the user decides.
+async fn an_unprompted_request(decision: &str, option: &str, status: &str, yolo: bool) {
     let agent = Scripted::start("unprompted");
     let session = agent.session().await;
+    if yolo {
+        assert_eq!(agent.hub.set_yolo(&agent.folder, true).await.json()["yoloMode"], true);
+    }
     let first = agent.prompt("hello").await;
     assert_eq!(last(&first)["status"], "success", "{first:?}");
 
@@ -253,12 +256,17 @@ async fn an_unprompted_request(decision: &str, option: &str, status: &str) {
 
 #[tokio::test]
 async fn approving_a_request_made_outside_a_prompt_answers_allow_once_and_succeeds() {
-    an_unprompted_request("approve", "yes-once", "success").await;
+    an_unprompted_request("approve", "yes-once", "success", false).await;
+}
+
+#[tokio::test]
+async fn in_yolo_a_request_made_outside_a_prompt_still_waits_for_the_user() {
+    an_unprompted_request("approve", "yes-once", "success", true).await;
 }
 
 #[tokio::test]
 async fn rejecting_a_request_made_outside_a_prompt_answers_reject_and_cancels() {
-    an_unprompted_request("reject", "no-once", "cancelled").await;
+    an_unprompted_request("reject", "no-once", "cancelled", false).await;
 }
 
 /// 3. The session is put in the agent's asking mode; the user's pick holds.

@@ -17,217 +17,11 @@
 use leptos::prelude::*;
 
 use crate::components::always_step::AlwaysStep;
+pub use crate::components::card_choices::*;
 use crate::components::diff_view::DiffView;
 use crate::components::tool_call::{has_details, ParameterList};
-use crate::events::{AgentChoice, ChoiceKind};
 use crate::transcript::Card;
 use crate::types::{ApproveRequest, PolicyDecision};
-
-/// The card's buttons: label and the decision they send ("Always in this
-/// folder" first shows what it will save).
-pub const BUTTONS: [(&str, &str); 4] = [
-    ("Yes", "approve"),
-    ("No", "reject"),
-    ("Yes, for this session", "approve_session"),
-    ("Always in this folder", ALWAYS),
-];
-/// An edit card's buttons; the last opens the editor.
-pub const EDIT_BUTTONS: [(&str, &str); 5] = [
-    ("Apply", "approve"),
-    ("Reject", "reject"),
-    ("Always for this session", "approve_session"),
-    ("Always in this folder", ALWAYS),
-    ("Edit", OPEN_EDITOR),
-];
-const OPEN_EDITOR: &str = "open_editor";
-/// Approves and saves an allow rule in the hub for the folder.
-pub const ALWAYS: &str = "approve_always";
-/// Answers an ACP agent's own option as it is (`optionId`).
-pub const AGENT_OPTION: &str = "agent_option";
-
-/// Said under the agent's own persistent choices.
-pub const AGENT_REMEMBERS: &str =
-    "The agent remembers these itself, outside the hub: the hub cannot show or withdraw them.";
-/// Said when a card has nothing to judge the call by.
-pub const NO_DETAILS: &str = "The agent sent no details of this call: no command, path or diff.";
-
-/// What the card decides on, which sets its buttons and keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CardKind {
-    /// A command or another call: Yes / No / Yes, for this session.
-    Call,
-    /// A file edit shown as a diff; `editor` when the hub can write the user's
-    /// own version instead (an ACP agent applies its edits itself).
-    Edit { editor: bool },
-}
-
-pub fn buttons(kind: CardKind) -> &'static [(&'static str, &'static str)] {
-    match kind {
-        CardKind::Call => &BUTTONS,
-        CardKind::Edit { editor: true } => &EDIT_BUTTONS,
-        CardKind::Edit { editor: false } => &EDIT_BUTTONS[..4],
-    }
-}
-
-/// What a card button does.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ButtonAction {
-    /// A decision the hub answers: `approve`, `reject`, `approve_session`.
-    Decide(&'static str),
-    /// Shows the rule "Always in this folder" would save.
-    OpenAlways,
-    OpenEditor,
-    /// The agent's own option, answered as it is.
-    AgentOption(String),
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CardButton {
-    pub label: String,
-    pub action: ButtonAction,
-    /// What it does in the hub's words, when the label is the agent's: the
-    /// button's accessible description and tooltip.
-    pub description: Option<String>,
-}
-
-impl CardButton {
-    fn hub(label: &str, action: ButtonAction) -> Self {
-        Self { label: label.to_string(), action, description: None }
-    }
-
-    pub fn testid(&self) -> String {
-        match &self.action {
-            ButtonAction::Decide(decision) => format!("card-{decision}"),
-            ButtonAction::OpenAlways => format!("card-{ALWAYS}"),
-            ButtonAction::OpenEditor => format!("card-{OPEN_EDITOR}"),
-            ButtonAction::AgentOption(_) => "card-agent-option".to_string(),
-        }
-    }
-}
-
-/// A card's choices, in the order Tab moves through them: the hub's (what it
-/// answers and enforces itself), then the agent's own, shown apart.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CardChoices {
-    pub hub: Vec<CardButton>,
-    pub agent: Vec<CardButton>,
-    /// Built from an ACP agent's options (else the built-in agent's card).
-    pub from_agent: bool,
-}
-
-impl CardChoices {
-    /// How many buttons; the instruction field's place comes after them.
-    pub fn len(&self) -> usize {
-        self.hub.len() + self.agent.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    pub fn get(&self, place: usize) -> Option<&CardButton> {
-        self.hub.iter().chain(&self.agent).nth(place)
-    }
-
-    fn has(&self, action: &ButtonAction) -> bool {
-        self.hub.iter().chain(&self.agent).any(|button| &button.action == action)
-    }
-
-    fn label(&self, action: &ButtonAction) -> Option<&str> {
-        self.hub.iter().find(|button| &button.action == action).map(|button| button.label.as_str())
-    }
-}
-
-/// The card's choices. The built-in agent's are the hub's own. An ACP agent's
-/// options set them: Approve is its `allow_once` (in its words), Reject its
-/// `reject_once`; "for this session" and "Always in this folder", which the
-/// hub enforces itself by answering `allow_once`, only where it offers one.
-/// Without an `allow_once`, the hub approves nothing. Its other options
-/// (`allow_always`, `reject_always`: it remembers them itself) are the
-/// agent's own choices, answered as they are.
-pub fn card_choices(kind: CardKind, options: Option<&[AgentChoice]>) -> CardChoices {
-    let Some(options) = options else {
-        let hub = buttons(kind)
-            .iter()
-            .map(|&(label, decision)| {
-                let action = match decision {
-                    ALWAYS => ButtonAction::OpenAlways,
-                    OPEN_EDITOR => ButtonAction::OpenEditor,
-                    decision => ButtonAction::Decide(decision),
-                };
-                CardButton::hub(label, action)
-            })
-            .collect();
-        return CardChoices { hub, agent: Vec::new(), from_agent: false };
-    };
-    let edit = kind != CardKind::Call;
-    let allow = options.iter().position(|option| option.kind == ChoiceKind::AllowOnce);
-    let reject = options.iter().position(|option| option.kind == ChoiceKind::RejectOnce);
-    let named = |index: Option<usize>, fallback: &str| {
-        index.map(|index| options[index].name.trim()).filter(|name| !name.is_empty()).unwrap_or(fallback).to_string()
-    };
-    let described = |label: String, action: ButtonAction, description: &str| CardButton {
-        label,
-        action,
-        description: Some(description.to_string()),
-    };
-    let mut hub = Vec::new();
-    if allow.is_some() {
-        let (fallback, does) = if edit {
-            ("Apply", "Apply — writes this edit once (key 1)")
-        } else {
-            ("Yes", "Yes — runs this call once (key 1)")
-        };
-        hub.push(described(named(allow, fallback), ButtonAction::Decide("approve"), does));
-    }
-    let (fallback, does) = if edit {
-        ("Reject", "Reject — the edit is not written (key 2)")
-    } else {
-        ("No", "No — the call does not run (key 2)")
-    };
-    hub.push(described(named(reject, fallback), ButtonAction::Decide("reject"), does));
-    if allow.is_some() {
-        hub.push(described(
-            "Yes, for this session".to_string(),
-            ButtonAction::Decide("approve_session"),
-            "The hub runs this tool without a card until the session ends; withdraw it under Rules (key 3)",
-        ));
-        hub.push(described(
-            "Always in this folder".to_string(),
-            ButtonAction::OpenAlways,
-            "Saves an allow rule in the hub for this folder, shown to you first (key 5)",
-        ));
-        if kind == (CardKind::Edit { editor: true }) {
-            hub.push(described("Edit".to_string(), ButtonAction::OpenEditor, "Write your own version (key e)"));
-        }
-    }
-    let agent = options
-        .iter()
-        .enumerate()
-        .filter(|&(index, _)| Some(index) != allow && Some(index) != reject)
-        .map(|(_, option)| {
-            let does = match option.kind {
-                ChoiceKind::AllowAlways | ChoiceKind::RejectAlways => {
-                    "The agent's own choice: the agent remembers it itself; the hub cannot show or withdraw it"
-                }
-                ChoiceKind::AllowOnce | ChoiceKind::RejectOnce => "The agent's own choice, answered as it is",
-            };
-            let label = if option.name.trim().is_empty() { option.id.clone() } else { option.name.trim().to_string() };
-            described(label, ButtonAction::AgentOption(option.id.clone()), does)
-        })
-        .collect();
-    CardChoices { hub, agent, from_agent: true }
-}
-
-/// Whether one of the agent's own choices is remembered by the agent itself.
-pub fn agent_remembers(options: &[AgentChoice], choices: &CardChoices) -> bool {
-    choices.agent.iter().any(|button| {
-        options.iter().any(|option| {
-            button.action == ButtonAction::AgentOption(option.id.clone())
-                && matches!(option.kind, ChoiceKind::AllowAlways | ChoiceKind::RejectAlways)
-        })
-    })
-}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CardAction {
@@ -384,11 +178,12 @@ pub fn ApprovalCard(
     let diff = card.call.diff.clone();
     let kind = if diff.is_some() { CardKind::Edit { editor } } else { CardKind::Call };
     let options = card.call.choices.clone();
+    let blind = !has_details(&card.call);
     let choices = card_choices(kind, options.as_deref());
+    let choices = if blind { choices.without_scopes() } else { choices };
     let remembers = options.as_deref().is_some_and(|options| agent_remembers(options, &choices));
     let input_place = choices.len();
     let hint_keys = card_hint(kind, &choices);
-    let blind = !has_details(&card.call);
     let selected = RwSignal::new(0usize);
     let instruction = RwSignal::new(String::new());
     let input_ref = NodeRef::<leptos::html::Input>::new();
@@ -774,6 +569,7 @@ fn typing_elsewhere_now() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::{AgentChoice, ChoiceKind};
 
     /// The built-in agent's card.
     fn key(key: &str, shift: bool, selected: usize, kind: CardKind) -> Option<CardAction> {

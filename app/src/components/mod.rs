@@ -1,5 +1,6 @@
 pub mod always_step;
 pub mod approval_card;
+pub mod card_choices;
 pub mod chat;
 pub mod decisions;
 pub mod diff_view;

@@ -1,7 +1,10 @@
-//! A folder's `.gemini/` (its settings and policy files) is never changed
-//! without the user: a call that writes there always gets a card, whatever the
-//! rules, grants or YOLO say. Else the agent could write itself a policy file
-//! that allows everything, and the guard rails with it.
+//! The agents' own settings are never changed without the user: a call that
+//! writes a folder's `.gemini/` (its settings and policy files), `.claude/`,
+//! `.qwen/` or `.codex/`, or the same in the user's home (or `$CODEX_HOME`),
+//! always gets a card, whatever the rules, grants or YOLO say. Else the agent
+//! could write itself a policy file that allows everything (Gemini CLI), or an
+//! allow rule of its own that skips the permission request (Claude Code's
+//! `permissions.allow`, codex's `rules/default.rules`), and the hub with it.
 
 use std::path::{Path, PathBuf};
 
@@ -11,28 +14,34 @@ use crate::settings::SETTINGS_DIR;
 use crate::tools::paths::relative_in_folder;
 
 /// What the card says of such a call.
-pub const PROTECTED_SOURCE: &str = "the hub: the folder's .gemini settings";
+pub const PROTECTED_SOURCE: &str = "the hub: the folder's .gemini settings and the agents' own settings";
 pub const PROTECTED_MESSAGE: &str =
-    "Changes to .gemini (the folder's settings and policy files) always ask, whatever the rules or YOLO say.";
+    "Changes to .gemini (the folder's settings and policy files) and to the agents' own \
+     settings (.claude, .qwen, .codex) always ask, whatever the rules or YOLO say.";
 
-/// Whether the call (under Gemini CLI's tool names) may change `folder/.gemini`.
-/// A command is taken to when it names `.gemini` at all: what a shell line
-/// writes cannot be known before it runs.
+/// Where agents keep settings that could let them act without asking.
+const AGENT_DIRS: [&str; 4] = [SETTINGS_DIR, ".claude", ".qwen", ".codex"];
+
+/// Whether the call (under Gemini CLI's tool names) may change `folder/.gemini`
+/// or an agent's own settings. A command is taken to when it names one of
+/// those directories (or `CODEX_HOME`) at all: what a shell line writes cannot
+/// be known before it runs.
 pub fn touches_settings(folder: &Path, name: &str, args: &Value) -> bool {
     match name {
-        "run_shell_command" => args.get("command").and_then(Value::as_str).is_some_and(|c| c.contains(SETTINGS_DIR)),
+        "run_shell_command" => args.get("command").and_then(Value::as_str).is_some_and(|command| {
+            AGENT_DIRS.iter().any(|dir| command.contains(dir)) || command.contains("CODEX_HOME")
+        }),
         "write_file" | "replace" => ["file_path", "path", "absolute_path"]
             .iter()
             .filter_map(|key| args.get(*key).and_then(Value::as_str))
-            .any(|path| under_settings(folder, path)),
+            .any(|path| under_settings(folder, path) || under_home_settings(path)),
         _ => false,
     }
 }
 
 fn under_settings(folder: &Path, requested: &str) -> bool {
     let Ok(relative) = relative_in_folder(folder, requested) else { return false };
-    let settings = folder.join(SETTINGS_DIR);
-    if relative.starts_with(SETTINGS_DIR) {
+    if AGENT_DIRS.iter().any(|dir| relative.starts_with(dir)) {
         return true;
     }
     // A link inside the folder may lead there: resolve what exists of the path.
@@ -42,7 +51,50 @@ fn under_settings(folder: &Path, requested: &str) -> bool {
             return false;
         }
     }
-    existing.canonicalize().is_ok_and(|real| real.starts_with(&settings))
+    existing.canonicalize().is_ok_and(|real| AGENT_DIRS.iter().any(|dir| real.starts_with(folder.join(dir))))
+}
+
+/// A path outside the folder (ACP agents write where they like) into the
+/// user's agent settings: `~/.gemini`, `~/.claude`, `~/.qwen`, `~/.codex`, `$CODEX_HOME`.
+fn under_home_settings(requested: &str) -> bool {
+    let path = Path::new(requested);
+    if !path.is_absolute() {
+        return false;
+    }
+    let mut roots: Vec<PathBuf> = Vec::new();
+    if let Some(home) = std::env::var_os("HOME") {
+        roots.extend(AGENT_DIRS.iter().map(|dir| Path::new(&home).join(dir)));
+    }
+    roots.extend(std::env::var_os("CODEX_HOME").map(PathBuf::from));
+    // `..` taken lexically, then links resolved as far as the path exists.
+    let mut lexical = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                lexical.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => lexical.push(other),
+        }
+    }
+    let path = lexical.as_path();
+    let resolved = {
+        let mut existing = path.to_path_buf();
+        let mut rest = Vec::new();
+        while !existing.exists() {
+            match (existing.file_name().map(|name| name.to_os_string()), existing.pop()) {
+                (Some(name), true) => rest.push(name),
+                _ => break,
+            }
+        }
+        let mut real = existing.canonicalize().unwrap_or(existing);
+        real.extend(rest.iter().rev());
+        real
+    };
+    roots.iter().any(|root| {
+        let root = root.canonicalize().unwrap_or_else(|_| root.clone());
+        path.starts_with(&root) || resolved.starts_with(&root)
+    })
 }
 
 #[cfg(test)]
@@ -69,5 +121,30 @@ mod tests {
         assert!(touches_settings(&folder, "run_shell_command", &json!({"command": "cp x .gemini/policies/"})));
         assert!(!touches_settings(&folder, "run_shell_command", &json!({"command": "ls"})));
         assert!(!touches_settings(&folder, "read_file", &json!({"file_path": ".gemini/settings.json"})));
+    }
+
+    #[test]
+    fn the_agents_own_settings_are_protected_in_the_folder_and_at_home() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().canonicalize().unwrap();
+        let write = |path: &str| touches_settings(&folder, "write_file", &json!({"file_path": path, "content": ""}));
+        for path in [".claude/settings.json", ".qwen/settings.json", ".codex/rules/default.rules"] {
+            assert!(write(path), "{path}");
+            assert!(write(folder.join(path).to_str().unwrap()), "{path} (absolute)");
+        }
+        let home = std::env::var("HOME").unwrap();
+        for path in [
+            format!("{home}/.claude/settings.json"),
+            format!("{home}/.codex/rules/x.rules"),
+            format!("{home}/x/../.qwen/settings.json"),
+        ] {
+            assert!(write(&path), "{path}");
+        }
+        assert!(!write(&format!("{home}/notes/claude.txt")));
+        assert!(!write("src/.claudefile.rs") && !write(".claudex/x"), "a name that merely starts alike");
+        let command = |command: &str| touches_settings(&folder, "run_shell_command", &json!({"command": command}));
+        assert!(command("echo '{}' > ~/.claude/settings.json"));
+        assert!(command("cat x >> $CODEX_HOME/rules/default.rules"));
+        assert!(!command("cargo test"));
     }
 }

@@ -155,9 +155,10 @@ async fn run(
         asking: None,
         queued: VecDeque::new(),
         cleared: HashSet::new(),
+        awaited: HashSet::new(),
         next_prompt: None,
         stopping: false,
-        cancel_sent: false,
+        stop_asked: false,
         cancel_at: None,
         last_words: last_words.clone(),
         modes: None,
@@ -255,12 +256,15 @@ struct Driver {
     queued: VecDeque<(RequestPermissionRequest, Responder<RequestPermissionResponse>)>,
     /// Calls let run (by the user, a rule, a grant or YOLO) whose outcome the audit trail waits for.
     cleared: HashSet<String>,
+    /// Those of them let run during this prompt: its end waits a moment for their results.
+    awaited: HashSet<String>,
     /// The user's feedback, sent as the next prompt once this one has stopped.
     next_prompt: Option<String>,
     /// The user rejected or stopped: this prompt's end is `cancelled`.
     stopping: bool,
-    /// `session/cancel` was sent for this prompt (a second Stop ends the process).
-    cancel_sent: bool,
+    /// The user pressed Stop during this prompt (a second Stop ends the process;
+    /// the `session/cancel` sent after a reject's grace is not the user's).
+    stop_asked: bool,
     /// After a reject: when `session/cancel` follows if the turn has not ended.
     cancel_at: Option<tokio::time::Instant>,
     last_words: LastWords,
@@ -309,18 +313,21 @@ impl Driver {
                     None => return Ok(Ok(())),
                     Some(Command::Prompt(text)) => {
                         self.stopping = false;
-                        self.cancel_sent = false;
+                        self.stop_asked = false;
                         prompt = Some(self.prompt(&cx, &session, text));
                     }
-                    Some(Command::Decided { tool_id, answer, then }) => {
+                    Some(Command::Decided { tool_id, answer, then, agent_option }) => {
                         let approved = matches!(then, Then::GoOn);
                         if approved {
                             self.cleared.insert(tool_id.clone());
+                            self.awaited.insert(tool_id.clone());
                         } else {
                             // The hub reported it skipped: the agent's own "failed" would say it twice.
                             self.mapper.close(&tool_id);
                         }
-                        self.note_mode_pick(&answer);
+                        if agent_option {
+                            self.note_mode_pick(&answer);
+                        }
                         self.decided(&tool_id, answer, then)?;
                         if prompt.is_some() {
                             self.next_queued().await?;
@@ -337,7 +344,7 @@ impl Driver {
                     Some(Command::SetMode { mode_id, done }) => {
                         let _ = done.send(self.set_mode(&cx, &session, &mode_id).await);
                     }
-                    Some(Command::Cancel) if self.cancel_sent && prompt.is_some() => {
+                    Some(Command::Cancel) if self.stop_asked && prompt.is_some() => {
                         // Asked to stop twice and still going: the process ends here.
                         return Ok(Err(Failure::Killed(
                             "The agent did not stop when asked, so the hub ended its process. Send a prompt to \
@@ -346,6 +353,9 @@ impl Driver {
                         )));
                     }
                     Some(Command::Cancel) => {
+                        self.stop_asked = true;
+                        // Stop wins over an instruction that waited for the turn's end.
+                        self.next_prompt = None;
                         if let Some((id, _)) = &self.asking {
                             self.mapper.close(id);
                         }
@@ -371,7 +381,7 @@ impl Driver {
                     // An agent may answer a prompt a moment before the result of a call it ran
                     // (codex-acp did in 1 of 5 runs): the turn waits a little for it.
                     let deadline = tokio::time::Instant::now() + LATE_RESULTS;
-                    while !self.cleared.is_empty() {
+                    while !self.awaited.is_empty() {
                         match tokio::time::timeout_at(deadline, inbound.recv()).await {
                             Ok(Some(message)) => self.inbound(&cx, &session, message, false).await?,
                             _ => break,
@@ -382,7 +392,7 @@ impl Driver {
                     match (response, self.next_prompt.take()) {
                         (Ok(_), Some(feedback)) => {
                             self.stopping = false;
-                            self.cancel_sent = false;
+                            self.stop_asked = false;
                             prompt = Some(self.prompt(&cx, &session, feedback));
                         }
                         (Ok(response), None) => {
@@ -425,10 +435,15 @@ impl Driver {
                     self.mode_changed(cx, session, &update.current_mode_id.0).await;
                 }
                 let events = self.mapper.update(notification.update);
+                let asking = self.asking.as_ref().map(|(id, _)| id.clone());
+                let card_changed = events.iter().any(
+                    |event| matches!(event, AgentEvent::ToolUpdate { tool_id, .. } if Some(tool_id) == asking.as_ref()),
+                );
                 // Between turns (a command the agent let run in the background ended) open pages refetch.
                 let between_turns = idle && !events.is_empty() && !self.runtime.state().running;
                 for event in events {
                     if let AgentEvent::ToolResult { tool_id, status, .. } = &event {
+                        self.awaited.remove(tool_id);
                         if self.cleared.remove(tool_id) {
                             let ran = *status == app::events::ToolStatus::Success;
                             self.runtime.audit_outcome(tool_id, if ran { Outcome::Ran } else { Outcome::Failed });
@@ -439,6 +454,13 @@ impl Driver {
                 if between_turns {
                     self.hub.projects_changed();
                 }
+                if card_changed {
+                    self.rejudge_asking();
+                }
+            }
+            // Another session's request (this process serves one) is never answered as this one's.
+            Inbound::Permission(request, responder) if request.session_id != *session => {
+                responder.respond(mapping::cancelled())?;
             }
             Inbound::Permission(request, responder) => self.permission(request, responder, idle).await?,
         }
@@ -452,11 +474,10 @@ impl Driver {
     }
 
     /// `session/cancel`; every request still waiting is answered `cancelled`, as ACP requires.
+    /// (An instruction waiting for the turn's end is kept: it is sent once the cancelled turn ends.)
     fn cancel(&mut self, cx: &ConnectionTo<Agent>, session: &SessionId) -> Result<(), agent_client_protocol::Error> {
         self.stopping = true;
-        self.cancel_sent = true;
         self.cancel_at = None;
-        self.next_prompt = None;
         self.withdraw_requests()?;
         cx.send_notification(CancelNotification::new(session.clone()))
     }
@@ -464,10 +485,11 @@ impl Driver {
     /// The prompt is over: a request it left unanswered is answered `cancelled`.
     async fn finish(&mut self, result: ResultStatus) {
         self.stopping = false;
-        self.cancel_sent = false;
+        self.stop_asked = false;
         self.cancel_at = None;
-        // A prompt's tool updates come before its end: what did not report by now never will.
-        self.cleared.clear();
+        // `cleared` stays: a result that comes later (between turns) still gets its audit outcome.
+        self.awaited.clear();
+        self.mode_picked = None;
         // The connection's failure, if any, shows at its end.
         let _ = self.withdraw_requests();
         self.runtime.state().acp.waiting = None;

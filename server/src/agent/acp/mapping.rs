@@ -77,6 +77,7 @@ impl Mapper {
             },
             SessionUpdate::ToolCall(call) => {
                 let (id, fields, meta) = tool_call_fields(call);
+                self.forget_if_finished(&id);
                 self.sighted(id, fields, meta, false)
             }
             SessionUpdate::ToolCallUpdate(update) => {
@@ -92,7 +93,17 @@ impl Mapper {
     /// `tool_use` if it was not shown yet, a `tool_update` if it now reads otherwise.
     pub fn permission(&mut self, request: &RequestPermissionRequest) -> Vec<AgentEvent> {
         let id = request.tool_call.tool_call_id.0.to_string();
+        self.forget_if_finished(&id);
         self.sighted(id, request.tool_call.fields.clone(), request.tool_call.meta.clone(), true)
+    }
+
+    /// A new call under the id of one that ended (some models repeat ids): it
+    /// starts from nothing, never with the old call's input, content or diff.
+    /// (An update for an ended call is a late echo and changes nothing.)
+    fn forget_if_finished(&mut self, id: &str) {
+        if self.calls.get(id).is_some_and(|call| call.finished) {
+            self.calls.remove(id);
+        }
     }
 
     /// The call as it now stands, as a `tool_update`: with the agent's choices
@@ -389,8 +400,8 @@ pub fn stop_reason(reason: StopReason) -> (ResultStatus, Option<&'static str>) {
 /// `allow_once`; approve_session and approve_always → `allow_once` too, since
 /// the hub holds the grant or the rule itself (so the user can see and withdraw
 /// it, and the folder's rules still judge each later call); reject and edit →
-/// `reject_once` (else `reject_always`, else cancelled: never run). An allow
-/// the agent does not offer is an error, never a wider allow.
+/// `reject_once`, else cancelled (never run; never a `reject_always` the agent
+/// would keep). An allow the agent does not offer is an error, never a wider allow.
 pub fn answer(decision: &Decision, options: &[PermissionOption]) -> Result<RequestPermissionResponse, String> {
     let find = |kind: PermissionOptionKind| -> Option<PermissionOptionId> {
         options.iter().find(|option| option.kind == kind).map(|option| option.option_id.clone())
@@ -399,9 +410,7 @@ pub fn answer(decision: &Decision, options: &[PermissionOption]) -> Result<Reque
         Decision::Approve | Decision::ApproveSession | Decision::ApproveAlways { .. } => {
             Some(find(PermissionOptionKind::AllowOnce).ok_or("This agent offers no 'allow once' here.")?)
         }
-        Decision::Reject | Decision::Edit { .. } => {
-            find(PermissionOptionKind::RejectOnce).or_else(|| find(PermissionOptionKind::RejectAlways))
-        }
+        Decision::Reject | Decision::Edit { .. } => find(PermissionOptionKind::RejectOnce),
     };
     Ok(match chosen {
         Some(id) => selected(id),

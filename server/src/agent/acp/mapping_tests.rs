@@ -199,6 +199,16 @@ fn a_missing_allow_is_an_error_and_a_missing_reject_cancels() {
         response(&answer(&Decision::Reject, &only_always).unwrap()),
         json!({"outcome": {"outcome": "cancelled"}})
     );
+    let reject_always: Vec<PermissionOption> = serde_json::from_value(json!([
+        {"optionId": "once", "name": "Allow", "kind": "allow_once"},
+        {"optionId": "never", "name": "Never", "kind": "reject_always"}
+    ]))
+    .unwrap();
+    assert_eq!(
+        response(&answer(&Decision::Reject, &reject_always).unwrap()),
+        json!({"outcome": {"outcome": "cancelled"}}),
+        "never a rejection the agent would keep for good"
+    );
     assert!(allow_once(&only_always).is_none(), "YOLO never answers an 'always' the agent would keep");
     assert!(allow_once(&[]).is_none());
 }
@@ -293,6 +303,26 @@ fn a_command_in_words_reads_as_its_shell_line_and_a_raw_output_as_text() {
 }
 
 #[test]
+fn a_new_call_under_an_ended_calls_id_starts_from_nothing() {
+    let mut mapper = Mapper::new("/p".into());
+    let write = update(json!({"sessionId": "s", "update": {"sessionUpdate": "tool_call", "toolCallId": "call_0",
+        "kind": "edit", "status": "completed", "title": "Write a.txt",
+        "content": [{"type": "diff", "path": "/p/a.txt", "oldText": "", "newText": "a"}]}}));
+    assert_eq!(mapper.update(write).len(), 2, "shown and ended");
+    let again = permission(json!({"sessionId": "s", "options": gemini_options(), "toolCall": {"toolCallId": "call_0",
+        "kind": "execute", "title": "rm -rf build", "rawInput": {"command": "rm -rf build"}}}));
+    match &mapper.permission(&again)[..] {
+        [AgentEvent::ToolUse { kind: ToolKind::Execute, diff: None, parameters, .. }] => {
+            assert_eq!(parameters, &json!({"command": "rm -rf build"}));
+        }
+        other => panic!("expected the new call shown as itself, without the old diff: {other:?}"),
+    }
+    let done = update(json!({"sessionId": "s", "update": {"sessionUpdate": "tool_call_update", "toolCallId": "call_0",
+        "status": "completed", "rawOutput": "gone"}}));
+    assert!(matches!(&mapper.update(done)[..], [AgentEvent::ToolResult { .. }]), "the new call gets its result");
+}
+
+#[test]
 fn a_closed_call_gets_no_second_result_and_no_late_update() {
     let mut mapper = Mapper::new("/p".into());
     let asked = permission(json!({"sessionId": "s", "options": gemini_options(), "toolCall": {"toolCallId": "r",
@@ -314,6 +344,8 @@ struct Replay {
     asked: Vec<(String, Option<Shown>)>,
     /// Per permission request: the text it carried (the agent's question).
     questions: Vec<String>,
+    /// Per permission request: the call's arguments as the folder's rules judge them.
+    judged: Vec<Value>,
 }
 
 fn replay(path: &std::path::Path) -> Replay {
@@ -325,9 +357,22 @@ fn replay(path: &std::path::Path) -> Replay {
         .and_then(|cwd| cwd.as_str().map(str::to_string))
         .unwrap_or_default();
     let mut mapper = Mapper::new(folder.into());
-    let (mut events, mut asked, mut questions) = (Vec::new(), Vec::new(), Vec::new());
-    for line in messages.iter().filter(|line| line["dir"] == "in") {
+    let (mut events, mut asked, mut questions, mut judged) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // A loaded session's replay is skipped by the hub (it has those events), up to the next prompt.
+    let mut replaying = false;
+    for line in &messages {
         let msg = &line["msg"];
+        if line["dir"] == "out" {
+            match msg["method"].as_str() {
+                Some("session/load") => replaying = true,
+                Some("session/prompt") => replaying = false,
+                _ => {}
+            }
+            continue;
+        }
+        if line["dir"] != "in" || replaying {
+            continue;
+        }
         match msg["method"].as_str() {
             Some("session/update") => events.extend(mapper.update(update(msg["params"].clone()))),
             Some("session/request_permission") => {
@@ -336,11 +381,12 @@ fn replay(path: &std::path::Path) -> Replay {
                 questions.push(texts(request.tool_call.fields.content.as_deref().unwrap_or_default()));
                 events.extend(mapper.permission(&request));
                 asked.push((id.clone(), mapper.calls.get(&id).and_then(|call| call.shown.clone())));
+                judged.push(rule_call_of(&mapper, &id));
             }
             _ => {}
         }
     }
-    Replay { events, asked, questions }
+    Replay { events, asked, questions, judged }
 }
 
 #[test]
@@ -352,15 +398,16 @@ fn in_every_recorded_session_a_card_shows_the_command_or_the_diff_and_each_call_
             std::fs::read_dir(dir.join(agent)).unwrap().map(|entry| entry.unwrap().path()).collect();
         files.sort();
         for file in files {
-            let Replay { events, asked, questions } = replay(&file);
+            let Replay { events, asked, questions, judged } = replay(&file);
             let name = file.display();
-            for (id, shown) in asked {
+            for ((id, shown), judged) in asked.into_iter().zip(judged) {
                 cards += 1;
                 let shown = shown.unwrap_or_else(|| panic!("{name}: call {id} asked without being shown"));
                 match shown.kind {
                     ToolKind::Execute => {
                         let command = shown.parameters["command"].as_str().unwrap_or_default();
                         assert!(!command.is_empty(), "{name}: command of {id} missing: {shown:?}");
+                        assert_eq!(judged["command"], command, "{name}: the rules judge the command the card shows");
                     }
                     ToolKind::Edit => {
                         let diff = shown.diff.as_ref().unwrap_or_else(|| panic!("{name}: no diff for {id}: {shown:?}"));

@@ -56,6 +56,9 @@ pub struct Waiting {
     pub options: Vec<PermissionOption>,
     /// The request as the folder's rules judge it (and a grant or a saved rule names it).
     pub call: RuleCall,
+    /// A rule denies the call as the agent described it after it asked: it may
+    /// only be rejected (the message says why).
+    pub denied: Option<String>,
     batch: ApprovalBatch,
 }
 
@@ -70,7 +73,7 @@ impl Waiting {
         };
         // One call: its id cannot repeat.
         let batch = ApprovalBatch::new([new_call]).unwrap_or_default();
-        Self { tool_id, options, call, batch }
+        Self { tool_id, options, call, denied: None, batch }
     }
 }
 
@@ -83,6 +86,8 @@ enum Command {
         tool_id: String,
         answer: agent_client_protocol::v1::schema::RequestPermissionResponse,
         then: Then,
+        /// The user picked one of the agent's own options (`agent_option`).
+        agent_option: bool,
     },
     Cancel,
     /// The user picked one of the agent's session modes.
@@ -264,6 +269,16 @@ fn decide(
     }
     let not_waiting = || not_pending(format!("Tool call '{tool_id}' is not waiting for a decision."));
     let waiting = state.acp.waiting.as_ref().filter(|waiting| waiting.tool_id == tool_id).ok_or_else(not_waiting)?;
+    let allows = match (&decision, &option) {
+        (_, Some(option)) => option.kind.allows(),
+        (Decision::Approve | Decision::ApproveSession | Decision::ApproveAlways { .. }, None) => true,
+        (Decision::Reject | Decision::Edit { .. }, None) => false,
+    };
+    if let (true, Some(message)) = (allows, &waiting.denied) {
+        return Err(ApiError::bad_request(format!(
+            "The agent changed this call after asking, and a rule denies it as it now reads ({message}): reject it."
+        )));
+    }
     // On a copy: nothing changes unless the decision is taken whole.
     let mut batch = waiting.batch.clone();
     batch.decide(tool_id, decision.clone()).map_err(|err| match err {
@@ -295,6 +310,7 @@ fn decide(
         }
     };
     let call = waiting.call.clone();
+    let agent_option = option.is_some();
     let (verdict, outcome) = match (&decision, option.map(|option| option.kind)) {
         (_, Some(ChoiceKind::AllowAlways)) => (Verdict::ApprovedAgentAlways, None),
         (_, Some(ChoiceKind::RejectAlways)) => (Verdict::RejectedAgentAlways, Some(Outcome::Rejected)),
@@ -312,7 +328,7 @@ fn decide(
         runtime.audit_outcome(tool_id, outcome);
     }
     state.acp.waiting = None;
-    Ok(Command::Decided { tool_id: tool_id.to_string(), answer, then })
+    Ok(Command::Decided { tool_id: tool_id.to_string(), answer, then, agent_option })
 }
 
 #[cfg(test)]

@@ -29,12 +29,15 @@ pub(super) enum Judged {
 /// Judges the call `tool_id` as the agent has described it so far (`fields`,
 /// every sighting merged), with the rule that decided it or made it ask, for
 /// the call's line. A request answered here is recorded in the audit trail.
+/// `user_decides`: nothing but a deny answers it without the user (a request
+/// the agent made on its own, outside a prompt).
 pub(super) fn judge(
     hub: &Hub,
     runtime: &SessionRuntime,
     tool_id: &str,
     fields: &ToolCallUpdateFields,
     options: &[PermissionOption],
+    user_decides: bool,
 ) -> (Judged, Option<PolicyNote>) {
     let call = rule_call(fields);
     let yolo = hub.yolo(&runtime.id);
@@ -48,6 +51,7 @@ pub(super) fn judge(
     let allowed = match start.initial {
         Initial::Pending | Initial::Asking => return (Judged::Ask(call), note),
         // Without an "allow once" the only allow would be one the agent keeps by itself: the user decides.
+        Initial::Cleared if user_decides => return (Judged::Ask(call), note),
         Initial::Cleared => match mapping::allow_once(options) {
             Some(answer) => Some(answer),
             None => return (Judged::Ask(call), note),

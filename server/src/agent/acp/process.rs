@@ -12,6 +12,8 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// How much of the agent's stderr is kept to explain a crash.
 const STDERR_LINES: usize = 12;
+/// How much of one stderr line is kept.
+const STDERR_LINE_CHARS: usize = 2000;
 
 /// `passed_env`: variables the agent is given although the hub keeps them from
 /// what it starts (`--acp-env`).
@@ -103,12 +105,26 @@ pub(super) async fn keep_last_words(
     last_words: Arc<Mutex<VecDeque<String>>>,
     session: String,
 ) {
-    let mut lines = BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        tracing::debug!(session = %session, "agent: {line}");
+    // Bytes, not text: one invalid UTF-8 byte must not stop the reading (the
+    // agent would then die writing to a closed pipe); a line's length is capped.
+    let mut reader = BufReader::new(stderr);
+    let mut buffer = Vec::new();
+    loop {
+        buffer.clear();
+        match reader.read_until(b'\n', &mut buffer).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let mut line = String::from_utf8_lossy(&buffer).trim_end().to_string();
         if line.trim().is_empty() {
             continue;
         }
+        if line.len() > STDERR_LINE_CHARS {
+            let cut = (0..=STDERR_LINE_CHARS).rev().find(|&at| line.is_char_boundary(at)).unwrap_or(0);
+            line.truncate(cut);
+            line.push('…');
+        }
+        tracing::debug!(session = %session, "agent: {line}");
         let mut words = last_words.lock().unwrap_or_else(|p| p.into_inner());
         if words.len() == STDERR_LINES {
             words.pop_front();

@@ -24,9 +24,14 @@ pub fn rule_call(fields: &ToolCallUpdateFields) -> RuleCall {
         Some(AcpKind::Execute) => {
             // Gemini CLI titles a shell request with the command itself; other
             // agents send it as words (codex-acp), joined here as a shell would read them.
+            // `[bash, -lc, script]` is the script, as the card shows it (and as a
+            // rule's commandPrefix is written).
             let words = raw.get("command").and_then(Value::as_array).map(|words| {
                 let words: Vec<&str> = words.iter().map(|word| word.as_str().unwrap_or_default()).collect();
-                shell_words::join(words)
+                match words.as_slice() {
+                    [shell, "-c" | "-lc", script] if is_shell(shell) => script.to_string(),
+                    _ => shell_words::join(words),
+                }
             });
             let command = text("command").or(words).unwrap_or(title);
             let mut args = json!({ "command": command });
@@ -54,6 +59,10 @@ pub fn rule_call(fields: &ToolCallUpdateFields) -> RuleCall {
     }
 }
 
+fn is_shell(program: &str) -> bool {
+    matches!(program.rsplit('/').next(), Some("bash" | "sh" | "zsh" | "dash"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,7 +84,11 @@ mod tests {
             .kind(AcpKind::Execute)
             .title("Run".to_string())
             .raw_input(json!({"command": ["bash", "-lc", "git push --force"]}));
-        assert_eq!(rule_call(&words).args["command"], "bash -lc 'git push --force'", "words, not the title");
+        assert_eq!(rule_call(&words).args["command"], "git push --force", "a shell's script, not the title");
+        let argv = ToolCallUpdateFields::new()
+            .kind(AcpKind::Execute)
+            .raw_input(json!({"command": ["git", "commit", "-m", "two words"]}));
+        assert_eq!(rule_call(&argv).args["command"], "git commit -m 'two words'", "words joined as a shell reads them");
     }
 
     #[test]

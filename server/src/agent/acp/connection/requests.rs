@@ -23,13 +23,33 @@ impl Driver {
         idle: bool,
     ) -> Result<(), agent_client_protocol::Error> {
         let mut shown = self.mapper.permission(&request);
+        let mut ids = std::collections::HashSet::new();
+        if !request.options.iter().all(|option| ids.insert(&option.option_id)) {
+            // Two options under one id: a "reject" could be read as the allow.
+            self.push_all(shown);
+            self.runtime.log.push(AgentEvent::Error {
+                severity: Severity::Warning,
+                message: "The agent asked with two choices under one id, so no answer could mean one thing: the \
+                          hub answered it cancelled."
+                    .into(),
+                code: Some("ambiguous_request".into()),
+            });
+            responder.respond(mapping::cancelled())?;
+            return Ok(());
+        }
         if self.stopping {
             self.push_all(shown);
             responder.respond(mapping::cancelled())?;
             return Ok(());
         }
         // A prompt the user just sent may not have reached the agent yet: that is its turn.
-        if idle && !self.runtime.state().running {
+        let unprompted = idle && !self.runtime.state().running;
+        let tool_id = request.tool_call.tool_call_id.0.to_string();
+        let fields = self.mapper.fields(&tool_id);
+        // Outside a prompt the agent acts on its own: the user decides even in YOLO (a deny still holds).
+        let (judged, mut note) =
+            permission::judge(&self.hub, &self.runtime, &tool_id, &fields, &request.options, unprompted);
+        if unprompted && matches!(judged, Judged::Ask(_)) {
             self.runtime.log.push(AgentEvent::Error {
                 severity: Severity::Warning,
                 message: "The agent asked for permission on its own, outside a prompt. Nothing runs unless you \
@@ -38,9 +58,6 @@ impl Driver {
                 code: Some("unprompted_request".into()),
             });
         }
-        let tool_id = request.tool_call.tool_call_id.0.to_string();
-        let fields = self.mapper.fields(&tool_id);
-        let (judged, mut note) = permission::judge(&self.hub, &self.runtime, &tool_id, &fields, &request.options);
         if !matches!(judged, Judged::Ask(_)) {
             // The rule that decided goes on the line that shows the call, when this sighting made one.
             let line = shown.iter_mut().find_map(|event| match event {
@@ -65,6 +82,38 @@ impl Driver {
         Ok(())
     }
 
+    /// The call on the card reads otherwise now (the agent described it again
+    /// after asking): the card's call is judged anew, so what the user decides
+    /// on, the audit, a grant or a saved rule name what it now says. A deny
+    /// leaves only rejecting it; nothing is allowed without the user.
+    pub(super) fn rejudge_asking(&mut self) {
+        let Some((tool_id, _)) = &self.asking else { return };
+        let tool_id = tool_id.clone();
+        let fields = self.mapper.fields(&tool_id);
+        let Some(options) = self.runtime.state().acp.waiting.as_ref().map(|waiting| waiting.options.clone()) else {
+            return;
+        };
+        let call = super::super::rule_call::rule_call(&fields);
+        let verdict = self.hub.policy_set(&self.runtime.folder).evaluate(
+            &crate::policy::ToolCall { name: &call.name, args: &call.args },
+            crate::policy::Mode::from_yolo(self.hub.yolo(&self.runtime.id)),
+        );
+        let denied = (verdict.decision == Some(app::types::PolicyDecision::Deny))
+            .then(|| verdict.message.clone().unwrap_or_else(|| "denied by a rule".to_string()));
+        if let Some(waiting) = self.runtime.state().acp.waiting.as_mut().filter(|waiting| waiting.tool_id == tool_id) {
+            waiting.call = call;
+            waiting.denied = denied.clone();
+        }
+        if let Some(message) = denied {
+            let note = PolicyNote {
+                decision: app::types::PolicyDecision::Deny,
+                source: "the folder's rules".into(),
+                message: Some(message),
+            };
+            self.runtime.log.push(self.mapper.current(&tool_id, Some(&options), Some(note)));
+        }
+    }
+
     /// Answers a judged request, or puts it on the card.
     pub(super) async fn act(
         &mut self,
@@ -80,7 +129,8 @@ impl Driver {
         }
         match judged {
             Judged::Allowed(answer) => {
-                self.cleared.insert(tool_id);
+                self.cleared.insert(tool_id.clone());
+                self.awaited.insert(tool_id);
                 responder.respond(answer)?;
             }
             Judged::Denied { answer, result } => {
@@ -101,7 +151,8 @@ impl Driver {
             let Some((request, responder)) = self.queued.pop_front() else { break };
             let tool_id = request.tool_call.tool_call_id.0.to_string();
             let fields = self.mapper.fields(&tool_id);
-            let (judged, note) = permission::judge(&self.hub, &self.runtime, &tool_id, &fields, &request.options);
+            let (judged, note) =
+                permission::judge(&self.hub, &self.runtime, &tool_id, &fields, &request.options, false);
             self.act(request, responder, judged, note).await?;
         }
         Ok(())

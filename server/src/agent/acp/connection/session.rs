@@ -13,6 +13,9 @@ use app::types::AgentModes;
 use tokio::sync::mpsc;
 
 use super::super::modes;
+
+/// How long the agent may take to switch modes.
+const MODE_SWITCH_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 use super::{describe, skip_replay, Driver, Inbound};
 
 impl Driver {
@@ -179,7 +182,10 @@ impl Driver {
         mode_id: &str,
     ) -> Result<(), agent_client_protocol::Error> {
         let request = SetSessionModeRequest::new(session.clone(), mode_id.to_string());
-        cx.send_request(request).block_task().await?;
+        // Awaited inside the driver's loop: an agent that never answers must not wedge the session.
+        tokio::time::timeout(MODE_SWITCH_LIMIT, cx.send_request(request).block_task()).await.map_err(|_| {
+            agent_client_protocol::Error::internal_error().data("no answer to session/set_mode within 10 s")
+        })??;
         if let Some(offered) = &mut self.modes {
             offered.current_mode_id = SessionModeId::new(mode_id.to_string());
         }
