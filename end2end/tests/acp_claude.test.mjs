@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from './expect.mjs';
+import { last, sessionOf, results, card, pendingCall, sessionEvents as eventsOf } from '../acp-events.mjs';
 import { startHub, makeFolder } from '../hub.mjs';
 import { startFakeAnthropic, claudeAgent, bash, write, edit, callTool, say, think, hang } from '../fake-anthropic.mjs';
 
@@ -31,26 +32,11 @@ after(async () => {
 
 const prompt = (folder, message, on = hub) => on.stream('/api/chat/prompt', { folderPath: folder, message });
 const decide = (session, body, on = hub) => on.stream(`/api/sessions/${session}/approve`, body);
-const last = (events) => events.at(-1);
-const sessionOf = (events) => events.find((event) => event.type === 'init')?.session_id;
 const show = (events) => JSON.stringify(events, null, 1);
 
-/** The call as its card shows it: its latest `tool_use` or `tool_update`. */
-function card(events, toolId) {
-  return events.findLast((event) => (event.type === 'tool_use' || event.type === 'tool_update') && event.tool_id === toolId);
-}
 
-const resultsOf = (events, toolId) => events.filter((event) => event.type === 'tool_result' && event.tool_id === toolId);
+const resultsOf = results;
 
-/** A turn paused on one card: its call id. */
-function pendingCall(turn) {
-  assert.equal(turn.status, 200, JSON.stringify(turn.body));
-  const end = last(turn.events);
-  assert.equal(end.type, 'result', show(turn.events));
-  assert.equal(end.status, 'waiting_approval', show(turn.events));
-  assert.equal(end.pending?.length, 1, show(turn.events));
-  return end.pending[0];
-}
 
 /** Claude Code's own answers to a permission request, as the card lists them. */
 const CLAUDE_CHOICES = [
@@ -60,14 +46,8 @@ const CLAUDE_CHOICES = [
 ];
 const byId = (choices) => [...(choices ?? [])].sort((a, b) => a.id.localeCompare(b.id));
 
-/** Every event of the session so far (`GET /api/sessions/{id}/events?after=0`, NDJSON). */
-async function allEvents(session, on = hub) {
-  const response = await fetch(`${on.base}/api/sessions/${session}/events?after=0`, {
-    headers: { Authorization: `Bearer ${on.token}` },
-  });
-  assert.equal(response.status, 200);
-  return (await response.text()).trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
-}
+/** Every event of the session so far (NDJSON). */
+const allEvents = (session, on = hub) => eventsOf(on, session);
 
 /** The tool_result Claude Code sent the model for a call, in its latest main-loop request. */
 function resultSentToModel(toolUseId) {

@@ -18,6 +18,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from './expect.mjs';
 import { startHub, makeFolder } from '../hub.mjs';
+import { last, sessionOf, toolEvents, results, said, card, choices, pendingCall, sessionEvents as eventsOf } from '../acp-events.mjs';
 import { startFakeResponses, codexAgent, shell, writeFile, editFile, say, think, hang } from '../fake-openai-responses.mjs';
 
 let hub;
@@ -37,46 +38,15 @@ after(async () => {
 
 const prompt = (folder, message, someHub = hub) => someHub.stream('/api/chat/prompt', { folderPath: folder, message });
 const decide = (session, body) => hub.stream(`/api/sessions/${session}/approve`, body);
-const last = (events) => events.at(-1);
-const sessionOf = (events) => events.find((event) => event.type === 'init').session_id;
-const toolEvents = (events, id) => events.filter((event) => event.type.startsWith('tool_') && event.tool_id === id);
-/** What the agent said in `events` (its message chunks joined). */
-const said = (events) => events.filter((event) => event.type === 'message' && event.role === 'assistant').map((event) => event.content).join('');
-const results = (events, id) => events.filter((event) => event.type === 'tool_result' && event.tool_id === id);
 
 /** A command Codex runs outside its sandbox: it asks first. */
 const escalated = (cmd) => shell(cmd, { sandbox_permissions: 'require_escalated', justification: `Run \`${cmd}\` in the folder?` });
 
-/** What the card shows for `id`: its latest `tool_use` or `tool_update`. */
-function card(events, id) {
-  const shown = events.filter((event) => (event.type === 'tool_use' || event.type === 'tool_update') && event.tool_id === id).at(-1);
-  assert.ok(shown, `a tool_use or tool_update for ${id} in ${JSON.stringify(events)}`);
-  return shown;
-}
 
-/** The agent's answers offered for `id` (the latest tool_update that carries them). */
-function choices(events, id) {
-  return events.filter((event) => event.type === 'tool_update' && event.tool_id === id && event.choices).at(-1)?.choices;
-}
 
 /** Every event the session ever had (NDJSON). */
-async function sessionEvents(session, someHub = hub) {
-  const response = await fetch(`${someHub.base}/api/sessions/${session}/events?after=0`, {
-    headers: { Authorization: `Bearer ${someHub.token}` },
-  });
-  assert.equal(response.status, 200);
-  return (await response.text()).trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
-}
+const sessionEvents = (session, someHub = hub) => eventsOf(someHub, session);
 
-/** A turn that paused on one card: the pending call's id. */
-function pendingCall(turn) {
-  assert.equal(turn.status, 200, JSON.stringify(turn.body));
-  const end = last(turn.events);
-  assert.equal(end.type, 'result', JSON.stringify(turn.events));
-  assert.equal(end.status, 'waiting_approval', JSON.stringify(turn.events));
-  assert.equal(end.pending.length, 1, JSON.stringify(end));
-  return end.pending[0];
-}
 
 const COMMAND_CHOICES = [
   { id: 'approved', name: 'Yes, proceed', kind: 'allow_once' },
