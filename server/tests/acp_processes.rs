@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -82,35 +82,16 @@ impl Hub {
     }
 
     fn signal(&self, signal: libc::c_int) {
-        // SAFETY: kill only sends a signal to our own child.
-        assert_eq!(unsafe { libc::kill(self.child.id() as libc::pid_t, signal) }, 0);
+        common::process::send_signal(&self.child, signal);
     }
 
     async fn exit_within(&mut self, within: Duration) -> Option<ExitStatus> {
-        let deadline = Instant::now() + within;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return Some(status);
-            }
-            if Instant::now() >= deadline {
-                return None;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        common::process::exit_within(&mut self.child, within).await
     }
 
     /// A request whose body never comes holds the graceful shutdown up.
     fn hold_the_shutdown(&self) -> TcpStream {
-        let authority = self.base.trim_start_matches("http://");
-        let mut stream = TcpStream::connect(authority).unwrap();
-        write!(
-            stream,
-            "POST /api/chat/config HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {TOKEN}\r\n\
-             Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"folderPath\":"
-        )
-        .unwrap();
-        stream.flush().unwrap();
-        stream
+        common::process::hold_the_shutdown(&self.base, TOKEN)
     }
 }
 

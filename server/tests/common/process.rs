@@ -97,3 +97,39 @@ impl HubProcess {
         (response.status().as_u16(), response.text().await.unwrap())
     }
 }
+
+/// Sends `signal` to a hub started by a test.
+pub fn send_signal(child: &Child, signal: libc::c_int) {
+    // SAFETY: kill only sends a signal to our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
+}
+
+/// The exit status, if the process ends within `within`.
+pub async fn exit_within(child: &mut Child, within: std::time::Duration) -> Option<std::process::ExitStatus> {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        if std::time::Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// A request whose body never comes holds the hub's graceful shutdown up (the
+/// server waits for the request to finish), as a hung shutdown would.
+pub fn hold_the_shutdown(base: &str, token: &str) -> std::net::TcpStream {
+    use std::io::Write;
+    let authority = base.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    write!(
+        stream,
+        "POST /api/chat/config HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"folderPath\":"
+    )
+    .unwrap();
+    stream.flush().unwrap();
+    stream
+}
