@@ -229,11 +229,14 @@ async fn ended(hub: &Hub, runtime: &SessionRuntime, own: &mpsc::UnboundedSender<
             return;
         }
         state.acp.link = None;
+        // The modes were the dead process's: the next one says its own.
+        runtime.set_agent_modes(None);
         let waited = state.acp.waiting.take().is_some();
         let active = state.running || waited;
         state.running = active;
         active
     };
+    hub.config_changed(&runtime.id);
     match failure {
         Some(failure) if active => {
             runtime.report_error(failure.code(), failure.to_string());
