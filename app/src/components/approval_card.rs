@@ -181,6 +181,12 @@ pub fn ApprovalCard(
     let blind = !has_details(&card.call);
     let choices = card_choices(kind, options.as_deref());
     let choices = if blind { choices.without_scopes() } else { choices };
+    // A rule (or the hub's own check) made this call ask: no allow that would pass it unseen next time.
+    let rule_asks = card.call.policy.as_ref().is_some_and(|note| note.decision == PolicyDecision::AskUser);
+    let choices = match (&options, rule_asks) {
+        (Some(options), true) => choices.without_agent_always(options),
+        _ => choices,
+    };
     let remembers = options.as_deref().is_some_and(|options| agent_remembers(options, &choices));
     let input_place = choices.len();
     let hint_keys = card_hint(kind, &choices);

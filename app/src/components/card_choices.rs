@@ -125,6 +125,17 @@ impl CardChoices {
         self
     }
 
+    /// Without the agent's own "always allow": where a rule or the hub made the
+    /// call ask, an allow the agent keeps would let its later calls pass every rule unseen.
+    pub fn without_agent_always(mut self, options: &[AgentChoice]) -> Self {
+        self.agent.retain(|button| {
+            !options.iter().any(|option| {
+                option.kind == ChoiceKind::AllowAlways && button.action == ButtonAction::AgentOption(option.id.clone())
+            })
+        });
+        self
+    }
+
     pub fn label(&self, action: &ButtonAction) -> Option<&str> {
         self.hub.iter().find(|button| &button.action == action).map(|button| button.label.as_str())
     }
@@ -236,5 +247,20 @@ mod tests {
         let blind = full.without_scopes();
         let actions: Vec<&ButtonAction> = blind.hub.iter().map(|button| &button.action).collect();
         assert_eq!(actions, [&ButtonAction::Decide("approve"), &ButtonAction::Decide("reject")]);
+    }
+
+    #[test]
+    fn where_a_rule_asks_the_agents_own_always_allow_is_not_offered() {
+        let options = [
+            AgentChoice { id: "always".into(), name: "Always Allow".into(), kind: ChoiceKind::AllowAlways },
+            AgentChoice { id: "allow".into(), name: "Allow".into(), kind: ChoiceKind::AllowOnce },
+            AgentChoice { id: "never".into(), name: "Never".into(), kind: ChoiceKind::RejectAlways },
+            AgentChoice { id: "reject".into(), name: "Reject".into(), kind: ChoiceKind::RejectOnce },
+        ];
+        let choices = card_choices(CardKind::Call, Some(&options));
+        assert_eq!(choices.agent.len(), 2);
+        let kept = choices.without_agent_always(&options);
+        let agent: Vec<&ButtonAction> = kept.agent.iter().map(|button| &button.action).collect();
+        assert_eq!(agent, [&ButtonAction::AgentOption("never".into())], "a rejection the agent keeps is harmless");
     }
 }
