@@ -94,7 +94,9 @@ ensure_npm_dir() { # dir, what
   local dir=$1
   if [ ! -f $dir/node_modules/.package-lock.json ] || [ $dir/package-lock.json -nt $dir/node_modules/.package-lock.json ]; then
     step "installing $2"
-    npm ci --prefix $dir --no-audit --no-fund --loglevel=error >&2
+    # `install`, not `ci`: npm leaves other platforms' optional packages out of
+    # a lock written on Linux, and `ci` then refuses it; the lock still pins every version.
+    npm install --prefix $dir --no-save --no-audit --no-fund --loglevel=error >&2
   fi
 }
 
