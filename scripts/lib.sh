@@ -139,6 +139,18 @@ compress_assets() {
     }' "$@"
 }
 
+# Fails when the first load (gzip of the js, wasm and css every page loads)
+# is over the budget in bench/first-load-budget: size cannot drift silently.
+check_first_load_size() {
+  local budget total pkg="$SITE/pkg"
+  budget=$(grep -v '^#' "$ROOT/bench/first-load-budget" | tr -d '[:space:]')
+  total=$(cat "$pkg/$OUTPUT_NAME.js.gz" "$pkg/$OUTPUT_NAME.wasm.gz" "$pkg/$OUTPUT_NAME.css.gz" | wc -c)
+  if [ "$total" -gt "$budget" ]; then
+    die "the first load is $total bytes gzipped, over the budget of $budget in bench/first-load-budget (raise it only on purpose, in a commit that says why)"
+  fi
+  step "first load: $total bytes gzipped (budget $budget)"
+}
+
 # Debian's Chromium (no browser download); CHROMIUM_PATH overrides.
 ensure_chromium() {
   if [ -n "${CHROMIUM_PATH:-}" ]; then
