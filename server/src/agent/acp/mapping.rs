@@ -330,16 +330,8 @@ fn meta_tool_name(meta: &Meta) -> Option<String> {
 fn readable_command(parameters: &mut Map<String, Value>) {
     let Some(Value::Array(words)) = parameters.get("command") else { return };
     let Some(words) = words.iter().map(Value::as_str).collect::<Option<Vec<&str>>>() else { return };
-    let line = match words.as_slice() {
-        [shell, flag, script] if is_shell(shell) && matches!(*flag, "-c" | "-lc") => script.to_string(),
-        _ => shell_words::join(&words),
-    };
-    let argv = parameters.insert("command".into(), json!(line));
+    let argv = parameters.insert("command".into(), json!(super::rule_call::command_line(&words)));
     parameters.insert("argv".into(), argv.unwrap_or_default());
-}
-
-fn is_shell(program: &str) -> bool {
-    matches!(program.rsplit('/').next(), Some("bash" | "sh" | "zsh" | "dash"))
 }
 
 fn text_of(block: &ContentBlock) -> Option<&str> {

@@ -14,7 +14,7 @@ use crate::agent::protected::touches_settings;
 use crate::agent::SessionRuntime;
 use crate::approval::{Decision, Initial};
 use crate::hub::Hub;
-use crate::policy::{Mode, ToolCall};
+use crate::policy::{Mode, ToolCall, Verdict};
 
 /// What the hub makes of a request.
 pub(super) enum Judged {
@@ -24,6 +24,11 @@ pub(super) enum Judged {
     Denied { answer: RequestPermissionResponse, result: Box<AgentEvent> },
     /// It goes on the card.
     Ask(RuleCall),
+}
+
+/// What the folder's rules (guard rails included) say of the call in this mode.
+pub(super) fn rules_verdict(hub: &Hub, runtime: &SessionRuntime, call: &RuleCall, yolo: bool) -> Verdict {
+    hub.policy_set(&runtime.folder).evaluate(&ToolCall { name: &call.name, args: &call.args }, Mode::from_yolo(yolo))
 }
 
 /// Judges the call `tool_id` as the agent has described it so far (`fields`,
@@ -41,9 +46,7 @@ pub(super) fn judge(
 ) -> (Judged, Option<PolicyNote>) {
     let call = rule_call(fields);
     let yolo = hub.yolo(&runtime.id);
-    let verdict = hub
-        .policy_set(&runtime.folder)
-        .evaluate(&ToolCall { name: &call.name, args: &call.args }, Mode::from_yolo(yolo));
+    let verdict = rules_verdict(hub, runtime, &call, yolo);
     let granted = runtime.state().allowed_tools.contains(&call.name);
     let protected = touches_settings(&runtime.folder, &call.name, &call.args);
     let start = gate::start(Facts { refused: false, read_only: false, granted, protected, yolo, verdict: &verdict });

@@ -24,14 +24,9 @@ pub fn rule_call(fields: &ToolCallUpdateFields) -> RuleCall {
         Some(AcpKind::Execute) => {
             // Gemini CLI titles a shell request with the command itself; other
             // agents send it as words (codex-acp), joined here as a shell would read them.
-            // `[bash, -lc, script]` is the script, as the card shows it (and as a
-            // rule's commandPrefix is written).
             let words = raw.get("command").and_then(Value::as_array).map(|words| {
                 let words: Vec<&str> = words.iter().map(|word| word.as_str().unwrap_or_default()).collect();
-                match words.as_slice() {
-                    [shell, "-c" | "-lc", script] if is_shell(shell) => script.to_string(),
-                    _ => shell_words::join(words),
-                }
+                command_line(&words)
             });
             let command = text("command").or(words).unwrap_or(title);
             let mut args = json!({ "command": command });
@@ -56,6 +51,16 @@ pub fn rule_call(fields: &ToolCallUpdateFields) -> RuleCall {
             let name = fields.name.clone().filter(|name| !name.is_empty()).unwrap_or(title);
             RuleCall { name, args: Value::Object(raw) }
         }
+    }
+}
+
+/// A command sent as words, as the shell line it runs: `[bash, -lc, script]`
+/// is its script (as the card shows it and a rule's commandPrefix is written),
+/// other words are joined as a shell reads them.
+pub fn command_line(words: &[&str]) -> String {
+    match words {
+        [shell, "-c" | "-lc", script] if is_shell(shell) => script.to_string(),
+        _ => shell_words::join(words),
     }
 }
 

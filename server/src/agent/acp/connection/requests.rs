@@ -94,10 +94,7 @@ impl Driver {
             return;
         };
         let call = super::super::rule_call::rule_call(&fields);
-        let verdict = self.hub.policy_set(&self.runtime.folder).evaluate(
-            &crate::policy::ToolCall { name: &call.name, args: &call.args },
-            crate::policy::Mode::from_yolo(self.hub.yolo(&self.runtime.id)),
-        );
+        let verdict = permission::rules_verdict(&self.hub, &self.runtime, &call, self.hub.yolo(&self.runtime.id));
         let denied = (verdict.decision == Some(app::types::PolicyDecision::Deny))
             .then(|| verdict.message.clone().unwrap_or_else(|| "denied by a rule".to_string()));
         if let Some(waiting) = self.runtime.state().acp.waiting.as_mut().filter(|waiting| waiting.tool_id == tool_id) {
