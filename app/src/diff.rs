@@ -2,7 +2,8 @@
 //! changed lines with a few lines of context, line numbers on both sides, and
 //! the unchanged stretches between them folded into one row.
 
-use similar::{ChangeTag, DiffOp, TextDiff};
+use similar::algorithms::{myers, Capture, Replace};
+use similar::{group_diff_ops, DiffTag};
 
 /// Lines of unchanged context kept around each change.
 pub const CONTEXT: usize = 3;
@@ -36,13 +37,20 @@ impl UnifiedDiff {
 }
 
 /// The diff from `old` to `new` by lines, keeping `context` lines around changes.
+///
+/// Myers is called directly rather than through `TextDiff`: that dispatches on
+/// the algorithm at run time, which put all six of `similar`'s algorithms (about
+/// 300 KB) into the browser's wasm for the one this uses.
 pub fn unified(old: &str, new: &str, context: usize) -> UnifiedDiff {
-    let diff = TextDiff::from_lines(old, new);
-    let old_lines = diff.old_len();
+    let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
+    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
+    let mut capture = Replace::new(Capture::new());
+    let Ok(()) = myers::diff(&mut capture, &old_lines, 0..old_lines.len(), &new_lines, 0..new_lines.len());
+    let ops = capture.into_inner().into_ops();
     let mut result = UnifiedDiff::default();
     // Where the previous group ended in the old file: what lies between is folded.
     let mut shown_until = 0;
-    for group in diff.grouped_ops(context) {
+    for group in group_diff_ops(ops, context) {
         let (Some(first), Some(last)) = (group.first(), group.last()) else { continue };
         let start = first.old_range().start;
         if start > shown_until {
@@ -50,38 +58,39 @@ pub fn unified(old: &str, new: &str, context: usize) -> UnifiedDiff {
         }
         shown_until = last.old_range().end;
         for op in &group {
-            push_op(&diff, op, &mut result);
+            let (tag, old_range, new_range) = op.as_tag_tuple();
+            if tag == DiffTag::Equal {
+                for (old_index, new_index) in old_range.zip(new_range) {
+                    result.rows.push(row(LineTag::Same, Some(old_index), Some(new_index), old_lines[old_index]));
+                }
+                continue;
+            }
+            for index in old_range {
+                result.removed += 1;
+                result.rows.push(row(LineTag::Removed, Some(index), None, old_lines[index]));
+            }
+            for index in new_range {
+                result.added += 1;
+                result.rows.push(row(LineTag::Added, None, Some(index), new_lines[index]));
+            }
         }
     }
     if result.is_unchanged() {
         return UnifiedDiff::default();
     }
-    if old_lines > shown_until {
-        result.rows.push(DiffRow::Fold(old_lines - shown_until));
+    if old_lines.len() > shown_until {
+        result.rows.push(DiffRow::Fold(old_lines.len() - shown_until));
     }
     result
 }
 
-fn push_op(diff: &TextDiff<'_, '_, str>, op: &DiffOp, result: &mut UnifiedDiff) {
-    for change in diff.iter_changes(op) {
-        let tag = match change.tag() {
-            ChangeTag::Equal => LineTag::Same,
-            ChangeTag::Delete => {
-                result.removed += 1;
-                LineTag::Removed
-            }
-            ChangeTag::Insert => {
-                result.added += 1;
-                LineTag::Added
-            }
-        };
-        let text = change.value().trim_end_matches(['\n', '\r']).to_string();
-        result.rows.push(DiffRow::Line {
-            tag,
-            old: change.old_index().map(|index| index + 1),
-            new: change.new_index().map(|index| index + 1),
-            text,
-        });
+/// One line of the diff; indices count from 0, the numbers shown from 1.
+fn row(tag: LineTag, old: Option<usize>, new: Option<usize>, text: &str) -> DiffRow {
+    DiffRow::Line {
+        tag,
+        old: old.map(|index| index + 1),
+        new: new.map(|index| index + 1),
+        text: text.trim_end_matches(['\n', '\r']).to_string(),
     }
 }
 
