@@ -406,11 +406,15 @@ pub async fn cancel(streams: Streams, session_id: &str, on_events: impl FnMut(Ve
 }
 
 /// A body of a successful response, or the contract's error message.
+///
+/// Every JSON the client reads goes through `serde_json::from_slice`: a decoder
+/// is compiled for each type and each kind of input, and `from_str` beside
+/// `from_slice` (the NDJSON lines) doubled them in the wasm.
 pub fn decode_response<T: DeserializeOwned>(ok: bool, status: u16, text: &str) -> Result<T, String> {
     if ok {
-        return serde_json::from_str(text).map_err(|err| format!("Unexpected answer from the hub: {err}"));
+        return serde_json::from_slice(text.as_bytes()).map_err(|err| format!("Unexpected answer from the hub: {err}"));
     }
-    match serde_json::from_str::<crate::types::ErrorBody>(text) {
+    match serde_json::from_slice::<crate::types::ErrorBody>(text.as_bytes()) {
         Ok(body) => Err(body.message),
         Err(_) => Err(format!("The hub answered HTTP {status}.")),
     }

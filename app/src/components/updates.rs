@@ -18,7 +18,9 @@ pub fn subscribe(on_update: impl Fn(HubUpdate) + 'static, on_open: impl Fn() + '
         return;
     };
     let on_message = Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |event: web_sys::MessageEvent| {
-        if let Some(Ok(update)) = event.data().as_string().map(|text| serde_json::from_str::<HubUpdate>(&text)) {
+        if let Some(Ok(update)) =
+            event.data().as_string().map(|text| serde_json::from_slice::<HubUpdate>(text.as_bytes()))
+        {
             on_update(update);
         }
     });
