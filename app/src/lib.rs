@@ -8,6 +8,7 @@ pub mod components;
 pub mod diff;
 pub mod events;
 pub mod markdown;
+pub mod parts;
 pub mod policy;
 pub mod transcript;
 pub mod types;

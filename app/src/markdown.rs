@@ -4,6 +4,15 @@
 
 use pulldown_cmark::{html, CowStr, Event, LinkType, Options, Parser, Tag, TagEnd};
 
+use crate::parts::{wasm_split, PartMissing};
+
+/// [`to_safe_html`] from the `markdown` part of the wasm (see `parts`): the
+/// parser and its entity tables are needed only once an answer is shown.
+#[wasm_split(markdown, wasm_split_path = ::leptos::wasm_split, preload(preload_markdown), fallible)]
+pub fn safe_html(text: String) -> Result<String, PartMissing> {
+    Ok(to_safe_html(&text))
+}
+
 /// HTML for `text`, safe to set as `innerHTML`.
 pub fn to_safe_html(text: &str) -> String {
     let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;

@@ -20,6 +20,7 @@ use crate::components::always_step::AlwaysStep;
 pub use crate::components::card_choices::*;
 use crate::components::diff_view::DiffView;
 use crate::components::tool_call::{has_details, ParameterList};
+use crate::parts::{wasm_split, PartMissing};
 use crate::transcript::Card;
 use crate::types::{ApproveRequest, PolicyDecision};
 
@@ -165,6 +166,17 @@ pub fn option_request(tool_id: &str, option_id: &str) -> ApproveRequest {
         modified_content: None,
         stream: None,
     }
+}
+
+/// The card, from the `cards` part of the wasm (see `parts`).
+#[wasm_split(cards, wasm_split_path = ::leptos::wasm_split, preload(preload_cards), fallible)]
+pub fn approval_card_view(
+    card: Card,
+    on_decide: Callback<ApproveRequest>,
+    busy: Signal<bool>,
+    editor: bool,
+) -> Result<AnyView, PartMissing> {
+    Ok(view! { <ApprovalCard card on_decide busy editor /> }.into_any())
 }
 
 #[component]

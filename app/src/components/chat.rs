@@ -7,13 +7,14 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::client;
-use crate::components::approval_card::ApprovalCard;
+use crate::components::approval_card::approval_card_view;
 use crate::components::hub_page::{Alert, HubState};
 use crate::components::inbox::notify;
-use crate::components::question_card::QuestionCard;
+use crate::components::question_card::question_card_view;
 use crate::components::tool_call::{QuestionEntry, ToolEntry};
 use crate::events::SeqEvent;
-use crate::markdown::to_safe_html;
+use crate::markdown;
+use crate::parts::{deferred, when_loaded, PartMissing};
 use crate::transcript::{Entry, Item, Transcript};
 use crate::types::{ApproveRequest, InputAnswer, PromptRequest};
 
@@ -234,10 +235,10 @@ pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
                 </div>
             </Show>
             {move || {
-                card.get().map(|card| view! { <ApprovalCard card on_decide busy=deciding editor=editor.get_untracked() /> })
+                card.get().map(|card| deferred(approval_card_view(card, on_decide, deciding, editor.get_untracked())))
             }}
             {move || {
-                question.get().map(|question| view! { <QuestionCard question on_answer busy=deciding /> })
+                question.get().map(|question| deferred(question_card_view(question, on_answer, deciding)))
             }}
             {move || chat.error.get().map(|error| view! { <Alert message=error.message testid="chat-error" /> })}
             <PromptBox on_send=Callback::new(move |text: String| chat.send(text)) busy />
@@ -254,10 +255,16 @@ fn TranscriptItem(item: Item) -> impl IntoView {
             </div>
         }
         .into_any(),
-        Entry::Assistant(text) => view! {
-            <div data-testid="assistant-message" class="markdown max-w-full" inner_html=to_safe_html(&text)></div>
-        }
-        .into_any(),
+        Entry::Assistant(text) => when_loaded(markdown::safe_html(text.clone()), move |html| match html {
+            Ok(html) => {
+                view! { <div data-testid="assistant-message" class="markdown max-w-full" inner_html=html></div> }.into_any()
+            }
+            // Without the renderer the answer still reads, as the text it is.
+            Err(PartMissing) => view! {
+                <div data-testid="assistant-message" class="max-w-full whitespace-pre-wrap">{text}</div>
+            }
+            .into_any(),
+        }),
         Entry::Thought(text) => view! {
             <details data-testid="thought" class="max-w-full text-sm text-slate-500">
                 <summary class="cursor-pointer select-none italic">"Thinking…"</summary>

@@ -12,6 +12,7 @@ use crate::client::{self};
 use crate::components::folders::folder_name;
 use crate::components::hub_page::{mark_hydrated, Alert, HubState};
 use crate::components::updates;
+use crate::parts::{after_hydration, deferred, wasm_split, PartMissing};
 use crate::policy::{
     audit_decision_label, decided_by_label, decision_tone, outcome_label, outcome_tone, short_id, short_source,
     time_label, Tone,
@@ -37,15 +38,23 @@ pub fn newest_first(entries: &[AuditEntry], session: Option<&str>) -> Vec<AuditE
     entries.iter().rev().filter(|entry| session.is_none_or(|session| entry.session_id == session)).cloned().collect()
 }
 
+/// The view, from the `policy` part of the wasm (see `parts`).
+#[wasm_split(policy, wasm_split_path = ::leptos::wasm_split, fallible)]
+pub fn decisions_view(
+    folder_path: Option<String>,
+    on_close: Option<Callback<()>>,
+    changes: Option<Signal<u64>>,
+) -> Result<AnyView, PartMissing> {
+    Ok(view! { <DecisionsView folder_path on_close changes /> }.into_any())
+}
+
 #[component]
 pub fn DecisionsView(
     /// One folder's decisions; `None`: every folder's (with a Folder column).
     folder_path: Option<String>,
     /// Shown in a folder's panel: closes it.
-    #[prop(optional)]
     on_close: Option<Callback<()>>,
     /// Refetch when this changes (the hub reported something new).
-    #[prop(optional, into)]
     changes: Option<Signal<u64>>,
 ) -> impl IntoView {
     let across = folder_path.is_none();
@@ -307,7 +316,7 @@ pub fn DecisionsPage() -> impl IntoView {
                 <a href="/" class="text-sm text-sky-700 hover:underline dark:text-sky-400">"Back to the folders"</a>
             </header>
             <main class="mx-auto flex w-full max-w-6xl flex-col gap-4 p-6">
-                <DecisionsView folder_path=folder changes=changes />
+                {after_hydration(move || deferred(decisions_view(folder.clone(), None, Some(changes.into()))))}
             </main>
         </div>
     }

@@ -6,9 +6,20 @@ use leptos::prelude::*;
 
 use crate::diff::{unified, DiffRow, LineTag, CONTEXT};
 use crate::events::FileDiff;
+use crate::parts::{wasm_split, PartMissing};
 
 /// Rows shown before "show all": a new file of thousands of lines stays readable.
 const FIRST_ROWS: usize = 400;
+
+/// The diff, from the `cards` part of the wasm (see `parts`): diffing and its
+/// view are needed only once an edit is on screen.
+#[wasm_split(cards, wasm_split_path = ::leptos::wasm_split, fallible)]
+pub fn diff_view(diff: FileDiff, label: Option<&'static str>) -> Result<AnyView, PartMissing> {
+    Ok(match label {
+        Some(label) => view! { <DiffView diff label /> }.into_any(),
+        None => view! { <DiffView diff /> }.into_any(),
+    })
+}
 
 #[component]
 pub fn DiffView(diff: FileDiff, #[prop(optional)] label: Option<&'static str>) -> impl IntoView {

@@ -4,8 +4,9 @@
 
 use leptos::prelude::*;
 
-use crate::components::decisions::DecisionsView;
-use crate::components::rules_panel::RulesPanel;
+use crate::components::decisions::decisions_view;
+use crate::components::rules_panel::rules_panel_view;
+use crate::parts::deferred;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Panel {
@@ -92,9 +93,7 @@ pub fn ToolPanel(tools: FolderTools, folder_path: String, session_id: String) ->
     let on_close = Callback::new(move |()| tools.close());
     move || match tools.open.get() {
         None => ().into_any(),
-        Some(Panel::Rules) => {
-            view! { <RulesPanel folder_path=folder_path.clone() session_id=session_id.clone() on_close /> }.into_any()
-        }
-        Some(Panel::Decisions) => view! { <DecisionsView folder_path=Some(folder_path.clone()) on_close /> }.into_any(),
+        Some(Panel::Rules) => deferred(rules_panel_view(folder_path.clone(), session_id.clone(), on_close)),
+        Some(Panel::Decisions) => deferred(decisions_view(Some(folder_path.clone()), Some(on_close), None)),
     }
 }

@@ -8,6 +8,7 @@ use crate::components::chat::ChatPanel;
 use crate::components::folder_tools::{FolderTools, ToolButtons, ToolPanel};
 use crate::components::hub_page::{folder_href, HubState};
 use crate::components::inbox::Inbox;
+use crate::parts::{deferred, wasm_split, PartMissing};
 use crate::types::{ChatConfig, SessionStatus, SessionSummary};
 
 #[component]
@@ -138,19 +139,25 @@ pub fn FolderPanel() -> impl IntoView {
             </section>
         }
         .into_any(),
-        Some((folder_path, session_id)) => {
-            let tools = FolderTools::new();
-            view! {
-                <section class="mx-auto flex w-full max-w-4xl flex-col gap-4" data-testid="folder-panel">
-                    <FolderHeading folder_path=folder_path.clone() session_id=session_id.clone() tools />
-                    <ToolPanel tools folder_path=folder_path.clone() session_id=session_id.clone() />
-                    <ChatPanel folder_path session_id />
-                </section>
-            }
-            .into_any()
-        }
+        Some((folder_path, session_id)) => deferred(open_folder_view(folder_path, session_id)),
     }
     }
+}
+
+/// The open folder: heading, tools and chat, from the `session` part of the
+/// wasm (see `parts`). The server never renders it (the folder's config is
+/// fetched by the browser), so hydration does not need it.
+#[wasm_split(session, wasm_split_path = ::leptos::wasm_split, preload(preload_session), fallible)]
+pub fn open_folder_view(folder_path: String, session_id: String) -> Result<AnyView, PartMissing> {
+    let tools = FolderTools::new();
+    Ok(view! {
+        <section class="mx-auto flex w-full max-w-4xl flex-col gap-4" data-testid="folder-panel">
+            <FolderHeading folder_path=folder_path.clone() session_id=session_id.clone() tools />
+            <ToolPanel tools folder_path=folder_path.clone() session_id=session_id.clone() />
+            <ChatPanel folder_path session_id />
+        </section>
+    }
+    .into_any())
 }
 
 #[component]

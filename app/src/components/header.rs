@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 
 use crate::components::hub_page::HubState;
+use crate::parts::{deferred, wasm_split, PartMissing};
 use crate::types::{AgentMode, AgentModes, YoloSource};
 
 /// What still asks in YOLO, for the switch's tooltip and its description.
@@ -16,6 +17,9 @@ The folder's Rules panel lists them.";
 pub fn Header() -> impl IntoView {
     let state = expect_context::<HubState>();
     let folder = move || state.config.get().map(|config| config.folder_path).or_else(|| state.folder.get());
+    let has_modes = Memo::new(move |_| {
+        state.config.with(|config| config.as_ref().is_some_and(|config| config.agent_modes.is_some()))
+    });
     view! {
         <header class="flex items-center gap-4 border-b border-slate-200 bg-white px-6 py-3 dark:border-slate-800 dark:bg-slate-900">
             <a href="/" class="text-lg font-semibold tracking-tight">"Agent Hub"</a>
@@ -34,7 +38,7 @@ pub fn Header() -> impl IntoView {
             >
                 "All decisions"
             </a>
-            <AgentModePicker />
+            {move || has_modes.get().then(|| deferred(agent_mode_picker_view()))}
             <YoloSwitch />
         </header>
     }
@@ -67,6 +71,13 @@ pub fn needs_confirmation(modes: &AgentModes, mode_id: &str) -> bool {
 
 const MODE_HELP: &str = "The agent's own approval mode. The hub keeps the agent in a mode that asks, so its \
 commands and edits come here as cards; in a mode that skips asking, the agent runs them without a card.";
+
+/// The mode picker, from the `session` part of the wasm (see `parts`): only a
+/// folder open on an ACP agent has modes, and the server renders none.
+#[wasm_split(session, wasm_split_path = ::leptos::wasm_split, fallible)]
+pub fn agent_mode_picker_view() -> Result<AnyView, PartMissing> {
+    Ok(view! { <AgentModePicker /> }.into_any())
+}
 
 /// The ACP agent's session modes, when it has some: a select of them (a mode
 /// that skips asking is confirmed first and then shown like YOLO).

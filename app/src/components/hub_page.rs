@@ -10,6 +10,7 @@ use crate::components::folders::{FolderPanel, FolderSidebar};
 use crate::components::header::Header;
 use crate::components::inbox::{page_title, waiting_sessions};
 use crate::components::updates;
+use crate::parts;
 use crate::types::{ChatConfig, HubUpdate, ProjectSummary};
 
 /// Page state shared by the components through context. `HubPage` owns it;
@@ -133,6 +134,7 @@ pub fn HubPage() -> impl IntoView {
     // Effects run in the browser only, after hydration.
     Effect::new(move |_| {
         mark_hydrated();
+        parts::prefetch();
         updates::subscribe(
             move |update| state.apply_update(update),
             move || {

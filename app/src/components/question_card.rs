@@ -7,6 +7,7 @@ use leptos::prelude::*;
 use serde_json::{json, Value};
 
 use crate::events::InputType;
+use crate::parts::{wasm_split, PartMissing};
 use crate::transcript::Question;
 use crate::types::InputAnswer;
 
@@ -53,6 +54,16 @@ pub fn text_answer(text: &str) -> Option<Value> {
         "/reject" => Some(reject()),
         text => Some(json!(text)),
     }
+}
+
+/// The card, from the `cards` part of the wasm (see `parts`).
+#[wasm_split(cards, wasm_split_path = ::leptos::wasm_split, fallible)]
+pub fn question_card_view(
+    question: Question,
+    on_answer: Callback<InputAnswer>,
+    busy: Signal<bool>,
+) -> Result<AnyView, PartMissing> {
+    Ok(view! { <QuestionCard question on_answer busy /> }.into_any())
 }
 
 #[component]

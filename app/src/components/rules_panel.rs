@@ -8,6 +8,7 @@ use leptos::prelude::*;
 
 use crate::client::{self, HubError};
 use crate::components::hub_page::{Alert, HubState};
+use crate::parts::{wasm_split, PartMissing};
 use crate::policy::{inactive_reason, mode_label, rule_matches, short_id, tier_label, time_label};
 use crate::types::{PolicyDecision, PolicyProblem, RuleOrigin, RuleView, RulesResponse, SessionGrant};
 
@@ -18,6 +19,16 @@ const LONG: usize = 48;
 enum Change {
     DeleteRule(String),
     Withdraw(SessionGrant),
+}
+
+/// The panel, from the `policy` part of the wasm (see `parts`).
+#[wasm_split(policy, wasm_split_path = ::leptos::wasm_split, preload(preload_policy), fallible)]
+pub fn rules_panel_view(
+    folder_path: String,
+    session_id: String,
+    on_close: Callback<()>,
+) -> Result<AnyView, PartMissing> {
+    Ok(view! { <RulesPanel folder_path session_id on_close /> }.into_any())
 }
 
 #[component]

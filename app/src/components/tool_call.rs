@@ -4,8 +4,9 @@
 use leptos::prelude::*;
 use serde_json::Value;
 
-use crate::components::diff_view::DiffView;
+use crate::components::diff_view::diff_view;
 use crate::events::ToolStatus;
+use crate::parts::deferred;
 use crate::policy::{note_line, DENIED_BY_POLICY};
 use crate::transcript::{Question, ToolCall};
 use crate::types::PolicyDecision;
@@ -325,7 +326,7 @@ pub fn ToolEntry(call: ToolCall) -> impl IntoView {
             </summary>
             <div class="flex flex-col gap-2 border-t border-slate-200 px-3 py-2 dark:border-slate-800">
                 {parameters.map(|parameters| view! { <ParameterList parameters /> })}
-                {diff.map(|(diff, label)| view! { <DiffView diff label=label.unwrap_or_default() /> })}
+                {diff.map(|(diff, label)| deferred(diff_view(diff, label)))}
                 {output
                     .map(|text| {
                         view! {
