@@ -48,23 +48,29 @@ ensure_wasm_toolchain() {
   WASM_MODE=debian
 }
 
-# Flags of the client build. `erase_components` makes every Leptos component
-# return a type-erased view: one copy of the rendering code instead of one per
-# component tree (-22 % gzip, measured in README "Weight").
-# --emit-relocs lets wasm-split-cli move code between modules.
+# `erase_components` makes every Leptos component return a type-erased view:
+# one copy of the rendering code instead of one per component tree (-22 % gzip,
+# README "Weight"). Server and client must agree or the server's HTML does not
+# hydrate; .cargo/config.toml sets it, but RUSTFLAGS from the environment
+# replaces that setting, so it is added there too.
+if [ -n "${RUSTFLAGS:-}" ] && [[ "$RUSTFLAGS" != *erase_components* ]]; then
+  export RUSTFLAGS="$RUSTFLAGS --cfg erase_components"
+fi
+# Flags of the client build; --emit-relocs lets wasm-split-cli move code between modules.
 WASM_RUSTFLAGS="--cfg erase_components -Clink-arg=--emit-relocs"
-# Matches the wasm_split_helpers that leptos uses (Cargo.lock).
+# wasm-split-cli: its 0.2 line speaks the protocol of wasm_split_helpers 0.2 (checked against Cargo.lock).
 WASM_SPLIT_VERSION=0.2.4
 
-# Cargo for the client build, by WASM_MODE.
+# Cargo for the client build, by WASM_MODE. The client's flags replace the
+# environment's (which would otherwise replace them, and --emit-relocs with them).
 wasm_cargo() {
-  export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$WASM_RUSTFLAGS"
+  export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$WASM_RUSTFLAGS ${RUSTFLAGS:-}"
   if [ "$WASM_MODE" = rustup ]; then
-    cargo "$@"
+    env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS cargo "$@"
   else
     # Debian's cargo and rustc both; a target dir of its own so the two
     # toolchains never invalidate each other's artifacts.
-    env -u RUSTC -u RUSTDOC -u RUSTUP_TOOLCHAIN PATH="/usr/bin:$PATH" RUSTC_BOOTSTRAP=1 \
+    env -u RUSTC -u RUSTDOC -u RUSTUP_TOOLCHAIN -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS PATH="/usr/bin:$PATH" RUSTC_BOOTSTRAP=1 \
       CARGO_TARGET_DIR="$ROOT/target/debian-wasm" /usr/bin/cargo "$@" -Zbuild-std=std,panic_abort
   fi
 }
@@ -88,6 +94,10 @@ ensure_wasm_bindgen() {
 # wasm-split-cli cuts the client's wasm at its #[lazy] functions (what
 # `cargo leptos --split` does, without cargo-leptos).
 ensure_wasm_split() {
+  local helpers
+  helpers="$(awk '/^name = "wasm_split_helpers"$/ { getline; gsub(/[^0-9.]/, ""); print; exit }' Cargo.lock)"
+  [ "${helpers%.*}" = "${WASM_SPLIT_VERSION%.*}" ] \
+    || die "Cargo.lock has wasm_split_helpers $helpers; wasm-split-cli $WASM_SPLIT_VERSION is for ${WASM_SPLIT_VERSION%.*}: update WASM_SPLIT_VERSION in scripts/lib.sh"
   if ! command -v wasm-split-cli >/dev/null \
      || ! cargo install --list | grep -qx "wasm_split_cli_support v$WASM_SPLIT_VERSION:"; then
     step "installing wasm-split-cli $WASM_SPLIT_VERSION (about 2 minutes, once)"
@@ -135,10 +145,11 @@ build_client() {
   ensure_node_modules
   step "building the client (wasm, $WASM_MODE toolchain)"
   wasm_cargo build --lib -p agent-hub-web --target "$WASM_TARGET" --profile wasm-release
-  local wasm split="$ROOT/target/wasm-split" pkg="$SITE/pkg"
+  local wasm split="$ROOT/target/wasm-split" pkg="$SITE/pkg.new"
   wasm="$(wasm_target_dir)/$WASM_TARGET/wasm-release/agent_hub_web.wasm"
-  # The functions marked #[lazy] go to wasm files of their own, fetched on first
-  # use (or prefetched after hydration); the rest is the main module.
+  # The functions marked #[wasm_split] go to wasm files of their own, fetched on
+  # first use (or prefetched after hydration); the rest is the main module.
+  # Built aside and moved in at the end: a failed build leaves the last one.
   rm -rf "$split" "$pkg"
   mkdir -p "$split" "$pkg"
   wasm-split-cli "$wasm" "$split" --target web --out-name "$OUTPUT_NAME" >&2
@@ -148,10 +159,15 @@ build_client() {
   mv -f "$pkg/${OUTPUT_NAME}_bg.wasm" "$pkg/$OUTPUT_NAME.wasm"
   find "$split" -maxdepth 1 -type f ! -name "$OUTPUT_NAME.wasm" -exec cp {} "$pkg/" \;
   strip_names $(find "$pkg" -name '*.wasm' ! -name "$OUTPUT_NAME.wasm")
+  name_parts_by_content "$pkg"
   step "building the stylesheet (Tailwind)"
   tailwindcss -i style/main.css -o "$pkg/$OUTPUT_NAME.css" --minify 2>/dev/null
   cp -R public/. "$SITE/"
   compress_assets "$pkg"/*.js "$pkg"/*.wasm "$pkg/$OUTPUT_NAME.css"
+  rm -rf "$SITE/pkg.old"
+  [ ! -d "$SITE/pkg" ] || mv "$SITE/pkg" "$SITE/pkg.old"
+  mv "$pkg" "$SITE/pkg"
+  rm -rf "$SITE/pkg.old"
 }
 
 # Drops the "name" and "producers" sections of wasm files (what wasm-bindgen's
@@ -183,6 +199,38 @@ strip_names() {
     }' "$@"
 }
 
+# Puts a hash of its content into the name of each split-off wasm file and of
+# their loader, __wasm_split.js (rewriting the names where they are referenced).
+# A page open across a rebuild then fetches no part of another build (which
+# would call into its main module at the wrong places): it gets a 404, and the
+# page says the part could not be loaded.
+name_parts_by_content() {
+  node -e '
+    const fs = require("fs"), path = require("path"), crypto = require("crypto");
+    const [pkg, main] = process.argv.slice(1);
+    const hash = (data) => crypto.createHash("sha256").update(data).digest("hex").slice(0, 16);
+    const replaceAll = (text, from, to, where) => {
+      if (!text.includes(from)) throw new Error(`${from} is not in ${where}`);
+      return text.split(from).join(to);
+    };
+    const loaderPath = path.join(pkg, "__wasm_split.js");
+    let loader = fs.readFileSync(loaderPath, "utf8");
+    for (const name of fs.readdirSync(pkg)) {
+      if (!name.endsWith(".wasm") || name === `${main}.wasm`) continue;
+      const hashed = name.replace(/\.wasm$/, `.${hash(fs.readFileSync(path.join(pkg, name)))}.wasm`);
+      loader = replaceAll(loader, JSON.stringify(`./${name}`), JSON.stringify(`./${hashed}`), "__wasm_split.js");
+      fs.renameSync(path.join(pkg, name), path.join(pkg, hashed));
+    }
+    const loaderName = `__wasm_split.${hash(loader)}.js`;
+    fs.writeFileSync(path.join(pkg, loaderName), loader);
+    fs.unlinkSync(loaderPath);
+    // Only the module imports: the wasm itself keeps importing "./__wasm_split.js".
+    const mainPath = path.join(pkg, `${main}.js`);
+    const glue = replaceAll(fs.readFileSync(mainPath, "utf8"), `from "./__wasm_split.js"`, `from "./${loaderName}"`, mainPath);
+    fs.writeFileSync(mainPath, glue);
+  ' "$1" "$OUTPUT_NAME"
+}
+
 # Writes .gz and .br beside each asset; the server sends them as they are.
 compress_assets() {
   node -e '
@@ -195,12 +243,20 @@ compress_assets() {
     }' "$@"
 }
 
-# Fails when the first load (gzip of the js, wasm and css every page loads)
-# is over the budget in bench/first-load-budget: size cannot drift silently.
+# Fails when the first load (gzip of the js, wasm and css every page loads
+# before it is interactive: the main module and its loader, not the parts
+# fetched after hydration) is over the budget in bench/first-load-budget:
+# size cannot drift silently.
 check_first_load_size() {
   local budget total pkg="$SITE/pkg"
   budget=$(grep -v '^#' "$ROOT/bench/first-load-budget" | tr -d '[:space:]')
-  total=$(cat "$pkg/$OUTPUT_NAME.js.gz" "$pkg/$OUTPUT_NAME.wasm.gz" "$pkg/$OUTPUT_NAME.css.gz" | wc -c)
+  # Without its parts the main module would hold everything again.
+  local part
+  for part in session cards markdown policy; do
+    compgen -G "$pkg/split_$part.*.wasm" >/dev/null || die "the client has no $part part (split_$part.*.wasm): the wasm split did not happen"
+  done
+  total=$(cat "$pkg/$OUTPUT_NAME.js.gz" "$pkg"/__wasm_split.*.js.gz "$pkg/$OUTPUT_NAME.wasm.gz" \
+    "$pkg/$OUTPUT_NAME.css.gz" | wc -c)
   if [ "$total" -gt "$budget" ]; then
     die "the first load is $total bytes gzipped, over the budget of $budget in bench/first-load-budget (raise it only on purpose, in a commit that says why)"
   fi

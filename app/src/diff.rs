@@ -2,7 +2,7 @@
 //! changed lines with a few lines of context, line numbers on both sides, and
 //! the unchanged stretches between them folded into one row.
 
-use similar::algorithms::{myers, Capture, Replace};
+use similar::algorithms::{myers, Capture, Compact, Replace};
 use similar::{group_diff_ops, DiffTag};
 
 /// Lines of unchanged context kept around each change.
@@ -44,9 +44,10 @@ impl UnifiedDiff {
 pub fn unified(old: &str, new: &str, context: usize) -> UnifiedDiff {
     let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
     let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
-    let mut capture = Replace::new(Capture::new());
-    let Ok(()) = myers::diff(&mut capture, &old_lines, 0..old_lines.len(), &new_lines, 0..new_lines.len());
-    let ops = capture.into_inner().into_ops();
+    // The hooks TextDiff uses: Compact slides hunks to join them, Replace pairs deletions with insertions.
+    let mut hook = Compact::new(Replace::new(Capture::new()), &old_lines[..], &new_lines[..]);
+    let Ok(()) = myers::diff(&mut hook, &old_lines, 0..old_lines.len(), &new_lines, 0..new_lines.len());
+    let ops = hook.into_inner().into_inner().into_ops();
     let mut result = UnifiedDiff::default();
     // Where the previous group ended in the old file: what lies between is folded.
     let mut shown_until = 0;
@@ -163,5 +164,37 @@ mod tests {
                 line(LineTag::Added, None, Some(2), "c"),
             ]
         );
+    }
+
+    proptest::proptest! {
+        /// With context enough to fold nothing, the rows are both files: the
+        /// old one in its unchanged and removed lines, the new one in its
+        /// unchanged and added lines, each numbered in order.
+        #[test]
+        fn the_rows_hold_both_files(
+            old in proptest::collection::vec("[abc]{0,2}", 0..12),
+            new in proptest::collection::vec("[abc]{0,2}", 0..12),
+        ) {
+            let (old, new) = (old.join("\n"), new.join("\n"));
+            let diff = unified(&old, &new, usize::MAX / 2);
+            let side = |keep: LineTag, numbers: fn(&DiffRow) -> Option<usize>| {
+                let rows: Vec<&DiffRow> = diff.rows.iter().filter(|row| matches!(row, DiffRow::Line { tag, .. } if *tag == LineTag::Same || *tag == keep)).collect();
+                let numbered: Vec<usize> = rows.iter().filter_map(|row| numbers(row)).collect();
+                let text: Vec<&str> = rows.iter().map(|row| match row { DiffRow::Line { text, .. } => text.as_str(), DiffRow::Fold(_) => "" }).collect();
+                (text, numbered)
+            };
+            let lines = |text: &str| text.split_inclusive('\n').map(|line| line.trim_end_matches('\n').to_string()).collect::<Vec<_>>();
+            if old == new {
+                proptest::prop_assert!(diff.rows.is_empty());
+            } else {
+                let (old_text, old_numbers) = side(LineTag::Removed, |row| match row { DiffRow::Line { old, .. } => *old, _ => None });
+                let (new_text, new_numbers) = side(LineTag::Added, |row| match row { DiffRow::Line { new, .. } => *new, _ => None });
+                proptest::prop_assert_eq!(old_text, lines(&old));
+                proptest::prop_assert_eq!(new_text, lines(&new));
+                proptest::prop_assert_eq!(old_numbers, (1..=lines(&old).len()).collect::<Vec<_>>());
+                proptest::prop_assert_eq!(new_numbers, (1..=lines(&new).len()).collect::<Vec<_>>());
+                proptest::prop_assert!(!diff.rows.iter().any(|row| matches!(row, DiffRow::Fold(_))));
+            }
+        }
     }
 }

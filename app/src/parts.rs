@@ -1,8 +1,9 @@
 //! Parts of the client that load on first use. A function marked
 //! `#[wasm_split(part, …)]` goes, with all the code only it reaches, into a wasm
 //! file of its own (`scripts/lib.sh` runs `wasm-split-cli`); calling it fetches
-//! that file once. The page loads without them and [`prefetch`] fetches them
-//! all right after hydration, so a card never waits on the network.
+//! that file once. The page hydrates without them and [`prefetch`] fetches them
+//! all, in parallel, right after hydration: by the time the folder's config and
+//! transcript are in, they usually are too (`bench/first-load` times it cold).
 //!
 //! Parts: `session` (the open folder: its chat, transcript and tools), `cards`
 //! (approval and question cards, the diff view, the editor),
@@ -50,7 +51,16 @@ where
     T: 'static,
     F: Future<Output = Result<T, PartMissing>> + 'static,
 {
-    // The loader's future is not `Send` (nothing is, in the browser's one thread).
+    // A part already loaded answers at the first poll: its view is then made
+    // here and now, as if it were not split, so a view that changes (the next
+    // card) is updated in place rather than through a Suspend's later rebuild.
+    let mut load = Box::pin(load);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    if let std::task::Poll::Ready(result) = load.as_mut().poll(&mut context) {
+        return show(result);
+    }
+    // Still loading: the same future (its fetch under way) finishes in a Suspend.
+    // It is not `Send` (nothing is, in the browser's one thread).
     Suspend::new(send_wrapper::SendWrapper::new(async move { show(load.await) })).into_any()
 }
 
@@ -74,15 +84,25 @@ pub fn after_hydration(view: impl Fn() -> AnyView + Send + Sync + 'static) -> im
     move || hydrated.get().then(&view)
 }
 
-/// Fetches every part in the background; called once the page is hydrated.
+/// Fetches every part in the background, all at once (they share chunks, which
+/// the loader fetches once); called as soon as the page is hydrated, while the
+/// page asks the hub for its data.
 pub fn prefetch() {
     #[cfg(feature = "hydrate")]
-    leptos::task::spawn_local(async {
-        // One after another, the likeliest first, so they do not hold up the
-        // page's own requests (the transcript).
-        let _ = crate::components::folders::preload_session().await;
-        let _ = crate::markdown::preload_markdown().await;
-        let _ = crate::components::approval_card::preload_cards().await;
-        let _ = crate::components::rules_panel::preload_policy().await;
-    });
+    {
+        use leptos::task::spawn_local;
+        // A failure is not kept: the part's first use tries again and says so.
+        spawn_local(async {
+            let _ = crate::components::folders::preload_session().await;
+        });
+        spawn_local(async {
+            let _ = crate::components::approval_card::preload_cards().await;
+        });
+        spawn_local(async {
+            let _ = crate::markdown::preload_markdown().await;
+        });
+        spawn_local(async {
+            let _ = crate::components::rules_panel::preload_policy().await;
+        });
+    }
 }
