@@ -245,12 +245,18 @@ async function coldPage(browser, hub) {
   page.on('pageerror', (error) => pageErrors.push(error.message));
   // A Rust panic reaches the console (console_error_panic_hook) with its
   // reason; the page error it then throws only says "unreachable".
+  // Chromium's own "Failed to load resource" lines are left to the status check
+  // below: the first click's answer is a 400 on purpose.
   page.on('console', (message) => {
-    if (message.type() === 'error') pageErrors.push(message.text().split('\n').slice(0, 2).join(' '));
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) {
+      pageErrors.push(message.text().split('\n').slice(0, 2).join(' '));
+    }
   });
-  // An asset the page asked for and did not get (a part of the wasm, say).
+  // An asset the page asked for and did not get (a part of the wasm, say); the
+  // API's answers are the page's to show.
   page.on('response', (response) => {
-    if (response.status() >= 400) pageErrors.push(`HTTP ${response.status()} for ${new URL(response.url()).pathname}`);
+    const path = new URL(response.url()).pathname;
+    if (response.status() >= 400 && !path.startsWith('/api/')) pageErrors.push(`HTTP ${response.status()} for ${path}`);
   });
   return { context, page, pageErrors };
 }

@@ -73,6 +73,17 @@ test('the page hydrates from the main module; the parts come after, and the chat
     for (const part of parts) {
       assert.ok(part.start >= hydratedAt, `${part.name} was fetched before the page hydrated`);
     }
+
+    // Links open the same views: the folder's page straight from its URL, and
+    // /decisions, whose table the browser fills from the policy part.
+    await page.goto(`${hub.base}/?folder=${encodeURIComponent(folder)}`);
+    await page.waitForSelector('html[data-hydrated="true"]');
+    await expect(async () => assert.equal(await page.getByTestId('assistant-message').locator('strong').innerText(), 'it'));
+    await page.goto(`${hub.base}/decisions`);
+    await page.waitForSelector('html[data-hydrated="true"]');
+    const view = page.getByTestId('decisions-view');
+    await view.waitFor();
+    await expect(async () => assert.match(await view.getByTestId('audit-row').first().innerText(), /echo parts/));
     assert.deepEqual(errors, []);
     await context.close();
   } finally {
