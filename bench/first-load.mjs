@@ -351,7 +351,8 @@ async function recordAssets(browser, hub, url, site) {
     }
     const [body, sizes] = await Promise.all([read.body, read.sizes]);
     if (!body || !sizes) {
-      progress(`  no body for ${address.pathname}: left out`);
+      // Left out of the totals, so the run fails rather than report a lighter page.
+      pageErrors.push(`no body for ${address.pathname}: its size is unknown`);
       continue;
     }
     const kind = kindOf(response);

@@ -14,8 +14,8 @@ import { ROOT, startHub, launchBrowser, makeFolder } from '../end2end/hub.mjs';
  *
  * An example binary left by an earlier build is run as is: `cargo run` would
  * rebuild it, and wait on the build lock, whenever a build runs beside the
- * bench. The store migrates an older schema when the hub opens it, so the
- * seeded data also serves an older kept build (bench/keep-build).
+ * bench. The seeded data is in the schema of the store that wrote it: a kept
+ * build older than that store (bench/keep-build) may not read it.
  */
 export function seedSession(dataDir, folder, events) {
   const args = [dataDir, folder, String(events)];

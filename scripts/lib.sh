@@ -53,8 +53,15 @@ ensure_wasm_toolchain() {
 # README "Weight"). Server and client must agree or the server's HTML does not
 # hydrate; .cargo/config.toml sets it, but RUSTFLAGS from the environment
 # replaces that setting, so it is added there too.
-if [ -n "${RUSTFLAGS:-}" ] && [[ "$RUSTFLAGS" != *erase_components* ]]; then
+# (app fails to compile without it, so a mismatch cannot go unnoticed.)
+if [ -n "${RUSTFLAGS+set}" ] && [[ "$RUSTFLAGS" != *erase_components* ]]; then
   export RUSTFLAGS="$RUSTFLAGS --cfg erase_components"
+fi
+if [ -n "${RUSTDOCFLAGS+set}" ] && [[ "$RUSTDOCFLAGS" != *erase_components* ]]; then
+  export RUSTDOCFLAGS="$RUSTDOCFLAGS --cfg erase_components"
+fi
+if [ -n "${CARGO_ENCODED_RUSTFLAGS+set}" ] && [[ "$CARGO_ENCODED_RUSTFLAGS" != *erase_components* ]]; then
+  export CARGO_ENCODED_RUSTFLAGS="${CARGO_ENCODED_RUSTFLAGS:+$CARGO_ENCODED_RUSTFLAGS$'\x1f'}--cfg"$'\x1f'"erase_components"
 fi
 # Flags of the client build; --emit-relocs lets wasm-split-cli move code between modules.
 WASM_RUSTFLAGS="--cfg erase_components -Clink-arg=--emit-relocs"
@@ -62,9 +69,10 @@ WASM_RUSTFLAGS="--cfg erase_components -Clink-arg=--emit-relocs"
 WASM_SPLIT_VERSION=0.2.4
 
 # Cargo for the client build, by WASM_MODE. The client's flags replace the
-# environment's (which would otherwise replace them, and --emit-relocs with them).
+# environment's, which are the host's (a linker, say) and would otherwise replace
+# them, --emit-relocs with them; HUB_WASM_RUSTFLAGS adds to them.
 wasm_cargo() {
-  export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$WASM_RUSTFLAGS ${RUSTFLAGS:-}"
+  export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$WASM_RUSTFLAGS ${HUB_WASM_RUSTFLAGS:-}"
   if [ "$WASM_MODE" = rustup ]; then
     env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS cargo "$@"
   else

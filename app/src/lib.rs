@@ -3,6 +3,12 @@
 
 #![recursion_limit = "256"]
 
+// The server renders this UI and the browser hydrates it: both must be built
+// with type-erased components, or the HTML does not hydrate (.cargo/config.toml
+// sets the flag; RUSTFLAGS or CARGO_ENCODED_RUSTFLAGS in the environment replace it).
+#[cfg(not(erase_components))]
+compile_error!("app must be built with `--cfg erase_components` (see .cargo/config.toml and scripts/lib.sh)");
+
 pub mod client;
 pub mod components;
 pub mod diff;

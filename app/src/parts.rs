@@ -2,8 +2,9 @@
 //! `#[wasm_split(part, …)]` goes, with all the code only it reaches, into a wasm
 //! file of its own (`scripts/lib.sh` runs `wasm-split-cli`); calling it fetches
 //! that file once. The page hydrates without them and [`prefetch`] fetches them
-//! all, in parallel, right after hydration: by the time the folder's config and
-//! transcript are in, they usually are too (`bench/first-load` times it cold).
+//! right after hydration (what a folder's page shows together, then the rest):
+//! by the time the folder's config and transcript are in, they usually are too
+//! (`bench/first-load` times it cold).
 //!
 //! Parts: `session` (the open folder: its chat, transcript and tools), `cards`
 //! (approval and question cards, the diff view, the editor),
@@ -84,25 +85,24 @@ pub fn after_hydration(view: impl Fn() -> AnyView + Send + Sync + 'static) -> im
     move || hydrated.get().then(&view)
 }
 
-/// Fetches every part in the background, all at once (they share chunks, which
-/// the loader fetches once); called as soon as the page is hydrated, while the
-/// page asks the hub for its data.
+/// Fetches every part in the background, once the page is hydrated: first
+/// (together, as they share chunks) what a folder's page shows, then the rest.
+/// It waits a task, so the requests the page makes for its data as it
+/// hydrates (the folder's config, the updates) go out first.
 pub fn prefetch() {
     #[cfg(feature = "hydrate")]
-    {
-        use leptos::task::spawn_local;
-        // A failure is not kept: the part's first use tries again and says so.
-        spawn_local(async {
-            let _ = crate::components::folders::preload_session().await;
-        });
-        spawn_local(async {
-            let _ = crate::components::approval_card::preload_cards().await;
-        });
-        spawn_local(async {
-            let _ = crate::markdown::preload_markdown().await;
-        });
-        spawn_local(async {
-            let _ = crate::components::rules_panel::preload_policy().await;
-        });
-    }
+    leptos::prelude::set_timeout(
+        || {
+            use leptos::task::spawn_local;
+            // A failure is not kept: the part's first use tries again and says so.
+            spawn_local(async {
+                let session = crate::components::folders::preload_session();
+                let cards = crate::components::approval_card::preload_cards();
+                let markdown = crate::markdown::preload_markdown();
+                let _ = futures::future::join3(session, cards, markdown).await;
+                let _ = crate::components::rules_panel::preload_policy().await;
+            });
+        },
+        std::time::Duration::ZERO,
+    );
 }
