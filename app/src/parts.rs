@@ -87,22 +87,16 @@ pub fn after_hydration(view: impl Fn() -> AnyView + Send + Sync + 'static) -> im
 
 /// Fetches every part in the background, once the page is hydrated: first
 /// (together, as they share chunks) what a folder's page shows, then the rest.
-/// It waits a task, so the requests the page makes for its data as it
-/// hydrates (the folder's config, the updates) go out first.
+/// Starting at once, beside the page's own requests, measured faster on loopback
+/// than letting those go first (README "Weight").
 pub fn prefetch() {
     #[cfg(feature = "hydrate")]
-    leptos::prelude::set_timeout(
-        || {
-            use leptos::task::spawn_local;
-            // A failure is not kept: the part's first use tries again and says so.
-            spawn_local(async {
-                let session = crate::components::folders::preload_session();
-                let cards = crate::components::approval_card::preload_cards();
-                let markdown = crate::markdown::preload_markdown();
-                let _ = futures::future::join3(session, cards, markdown).await;
-                let _ = crate::components::rules_panel::preload_policy().await;
-            });
-        },
-        std::time::Duration::ZERO,
-    );
+    leptos::task::spawn_local(async {
+        // A failure is not kept: the part's first use tries again and says so.
+        let session = crate::components::folders::preload_session();
+        let cards = crate::components::approval_card::preload_cards();
+        let markdown = crate::markdown::preload_markdown();
+        let _ = futures::future::join3(session, cards, markdown).await;
+        let _ = crate::components::rules_panel::preload_policy().await;
+    });
 }
