@@ -87,8 +87,8 @@ pub fn after_hydration(view: impl Fn() -> AnyView + Send + Sync + 'static) -> im
 
 /// Fetches every part in the background, once the page is hydrated: first
 /// (together, as they share chunks) what a folder's page shows, then the rest.
-/// Starting at once, beside the page's own requests, measured faster on loopback
-/// than letting those go first (README "Weight").
+/// They start at once, beside the page's own requests: letting those go first
+/// (a task later) measured no faster on loopback, within this machine's drift.
 pub fn prefetch() {
     #[cfg(feature = "hydrate")]
     leptos::task::spawn_local(async {
