@@ -54,12 +54,11 @@ ensure_wasm_toolchain() {
 # hydrate; .cargo/config.toml sets it, but RUSTFLAGS from the environment
 # replaces that setting, so it is added there too.
 # (app fails to compile without it, so a mismatch cannot go unnoticed.)
-if [ -n "${RUSTFLAGS+set}" ] && [[ "$RUSTFLAGS" != *erase_components* ]]; then
-  export RUSTFLAGS="$RUSTFLAGS --cfg erase_components"
-fi
-if [ -n "${RUSTDOCFLAGS+set}" ] && [[ "$RUSTDOCFLAGS" != *erase_components* ]]; then
-  export RUSTDOCFLAGS="$RUSTDOCFLAGS --cfg erase_components"
-fi
+for flags in RUSTFLAGS RUSTDOCFLAGS; do
+  if [ -n "${!flags+set}" ] && [[ "${!flags}" != *erase_components* ]]; then
+    export "$flags=${!flags} --cfg erase_components"
+  fi
+done
 if [ -n "${CARGO_ENCODED_RUSTFLAGS+set}" ] && [[ "$CARGO_ENCODED_RUSTFLAGS" != *erase_components* ]]; then
   export CARGO_ENCODED_RUSTFLAGS="${CARGO_ENCODED_RUSTFLAGS:+$CARGO_ENCODED_RUSTFLAGS$'\x1f'}--cfg"$'\x1f'"erase_components"
 fi
@@ -99,7 +98,7 @@ ensure_wasm_bindgen() {
   fi
 }
 
-# wasm-split-cli cuts the client's wasm at its #[lazy] functions (what
+# wasm-split-cli cuts the client's wasm at its #[wasm_split] functions (what
 # `cargo leptos --split` does, without cargo-leptos).
 ensure_wasm_split() {
   local helpers

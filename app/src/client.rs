@@ -352,11 +352,7 @@ impl NdjsonLines {
 /// Complete NDJSON lines, one value each; blank lines are skipped and a broken
 /// line is an error, not a silent gap.
 pub fn parse_ndjson<T: DeserializeOwned>(bytes: &[u8]) -> Result<Vec<T>, String> {
-    bytes
-        .split(|&b| b == b'\n')
-        .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
-        .map(|line| serde_json::from_slice(line).map_err(|err| format!("Unexpected answer from the hub: {err}")))
-        .collect()
+    bytes.split(|&b| b == b'\n').filter(|line| !line.iter().all(u8::is_ascii_whitespace)).map(decode).collect()
 }
 
 /// The session's stored events after `after`, then those of a running turn.
@@ -405,16 +401,19 @@ pub async fn cancel(streams: Streams, session_id: &str, on_events: impl FnMut(Ve
     stream_events::<()>(streams, "POST", &url, None, on_events).await
 }
 
+/// One JSON value from the hub. Every JSON the client reads goes through here,
+/// as bytes: a decoder is compiled for each type and each kind of input, and
+/// `from_str` beside `from_slice` (the NDJSON lines) doubled them in the wasm.
+pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+    serde_json::from_slice(bytes).map_err(|err| format!("Unexpected answer from the hub: {err}"))
+}
+
 /// A body of a successful response, or the contract's error message.
-///
-/// Every JSON the client reads goes through `serde_json::from_slice`: a decoder
-/// is compiled for each type and each kind of input, and `from_str` beside
-/// `from_slice` (the NDJSON lines) doubled them in the wasm.
 pub fn decode_response<T: DeserializeOwned>(ok: bool, status: u16, text: &str) -> Result<T, String> {
     if ok {
-        return serde_json::from_slice(text.as_bytes()).map_err(|err| format!("Unexpected answer from the hub: {err}"));
+        return decode(text.as_bytes());
     }
-    match serde_json::from_slice::<crate::types::ErrorBody>(text.as_bytes()) {
+    match decode::<crate::types::ErrorBody>(text.as_bytes()) {
         Ok(body) => Err(body.message),
         Err(_) => Err(format!("The hub answered HTTP {status}.")),
     }

@@ -29,7 +29,7 @@ impl From<leptos::wasm_split::SplitLoaderError> for PartMissing {
     }
 }
 
-pub const PART_MISSING: &str = "This part of the page could not be loaded from the hub. Reload the page.";
+const PART_MISSING: &str = "This part of the page could not be loaded from the hub. Reload the page.";
 
 /// The view a split function makes, shown as soon as its part is loaded (at
 /// once when it already is), or a note that it could not be.

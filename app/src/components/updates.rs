@@ -19,7 +19,7 @@ pub fn subscribe(on_update: impl Fn(HubUpdate) + 'static, on_open: impl Fn() + '
     };
     let on_message = Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |event: web_sys::MessageEvent| {
         if let Some(Ok(update)) =
-            event.data().as_string().map(|text| serde_json::from_slice::<HubUpdate>(text.as_bytes()))
+            event.data().as_string().map(|text| crate::client::decode::<HubUpdate>(text.as_bytes()))
         {
             on_update(update);
         }
