@@ -80,6 +80,39 @@ pub struct AgentState {
     /// Counts the built-in agent's turn tasks: a failed task acts only on its own turn.
     #[serde(skip)]
     pub turn: u64,
+    /// The session was deleted: nothing starts in it and nothing of it is saved.
+    #[serde(skip)]
+    pub deleted: bool,
+}
+
+/// Why a session cannot be deleted without `force`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Occupied {
+    Running,
+    WaitingApproval,
+    WaitingInput,
+}
+
+impl Occupied {
+    /// What the session is doing, if anything that deleting would cut short.
+    pub fn of(state: &AgentState) -> Option<Self> {
+        if state.running {
+            return Some(Self::Running);
+        }
+        if state.acp.waiting.is_some() {
+            return Some(Self::WaitingApproval);
+        }
+        let paused = state.paused.as_ref()?;
+        Some(if paused.batch.asked().is_some() { Self::WaitingInput } else { Self::WaitingApproval })
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Running => "a turn is running in it",
+            Self::WaitingApproval => "a tool call is waiting for your decision",
+            Self::WaitingInput => "the agent is waiting for your answer to its question",
+        }
+    }
 }
 
 /// How a turn begins: a new prompt, a decision on a paused one, or the answer
@@ -176,6 +209,11 @@ pub(crate) fn spawn_turn(
 /// 409 `session_busy`: the session cannot take this now.
 pub(crate) fn busy(message: &str) -> ApiError {
     ApiError::new(axum::http::StatusCode::CONFLICT, "session_busy", message)
+}
+
+/// 404: the session was deleted while this request held it.
+pub(crate) fn deleted(id: &str) -> ApiError {
+    ApiError::not_found(format!("No session with id '{id}': it was deleted."))
 }
 
 /// 409 `not_running`: Stop, with nothing to stop.
@@ -331,7 +369,7 @@ impl SessionRuntime {
 
     /// Queues the agent state for saving (call with the state locked, so saves keep their order).
     pub fn save(&self, state: &AgentState) {
-        if let Some(store) = &self.store {
+        if let Some(store) = self.store.as_ref().filter(|_| !state.deleted) {
             match serde_json::to_string(state) {
                 Ok(text) => self.saved.store(store.save_agent_state(&self.id, text), Ordering::Release),
                 Err(err) => tracing::error!("agent state not saved: {err}"),
