@@ -309,3 +309,39 @@ async fn a_deleted_session_stays_deleted_after_a_restart_and_its_audit_rows_stay
     assert_eq!(audit.len(), 1, "the audit trail keeps the deleted session's decision: {audit:?}");
     assert_eq!((audit[0]["toolId"].as_str(), audit[0]["decision"].as_str()), (Some("w1"), Some("stopped")));
 }
+
+const SCRIPTED_ACP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/scripted-acp-agent.mjs");
+
+#[tokio::test]
+async fn an_acp_sessions_forced_delete_leaves_nothing_in_the_store_but_its_audit_rows() {
+    use agent_hub::agent::acp::AcpAgent;
+    use agent_hub::store::{AuditFilter, Store};
+
+    let data = tempfile::tempdir().unwrap();
+    let store = Store::open(data.path()).unwrap();
+    let (_dir, folder) = project(None);
+    let command = format!("node '{SCRIPTED_ACP}' reject-stays '{}'", folder.join("received.jsonl").display());
+    let hub = TestHub::with_options(agent_hub::hub::HubOptions {
+        acp: Some(std::sync::Arc::new(AcpAgent::new(&command).unwrap())),
+        store: Some(store.clone()),
+        ..agent_hub::hub::HubOptions::default()
+    });
+    let id = hub.config(&folder).await.json()["sessionId"].as_str().unwrap().to_string();
+    let paused = hub.prompt(&folder, "say hi").await.lines();
+    assert_eq!(paused.last().unwrap()["status"], "waiting_approval", "{paused:?}");
+
+    let refused = hub.delete_session(&id, false).await;
+    assert_eq!((refused.status, refused.error_code().as_str()), (StatusCode::CONFLICT, "session_busy"));
+    let forced = hub.delete_session(&id, true).await;
+    assert_eq!(forced.status, StatusCode::NO_CONTENT, "{:?}", forced.body);
+    assert_eq!(hub.decide(&id, json!({"toolId": "call-1", "decision": "approve"})).await.status, StatusCode::NOT_FOUND);
+
+    // Whatever the stopped turn still says after the delete stays out of the store.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    store.flush().await.unwrap();
+    assert!(store.sessions().unwrap().iter().all(|row| row.id != id));
+    assert_eq!((store.events(&id).unwrap(), store.agent_state(&id).unwrap()), (vec![], None));
+    let audit = store.audit(&AuditFilter { session_id: Some(id.clone()), ..AuditFilter::default() }).unwrap();
+    let decisions: Vec<(&str, &str)> = audit.iter().map(|row| (row.tool_id.as_str(), row.decision.as_str())).collect();
+    assert_eq!(decisions, [("call-1", "stopped")], "the audit trail keeps what was decided");
+}

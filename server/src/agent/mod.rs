@@ -367,6 +367,15 @@ impl SessionRuntime {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// The session is being deleted (call with its state locked): nothing
+    /// starts in it any more, and nothing more of it is saved, so no write can
+    /// follow the store's delete. Its events stay in memory for whoever still
+    /// reads them.
+    pub(crate) fn detach(&self, state: &mut AgentState) {
+        state.deleted = true;
+        self.log.detach();
+    }
+
     /// Queues the agent state for saving (call with the state locked, so saves keep their order).
     pub fn save(&self, state: &AgentState) {
         if let Some(store) = self.store.as_ref().filter(|_| !state.deleted) {
@@ -624,6 +633,30 @@ mod tests {
         let back: AgentState = serde_json::from_str(&text).unwrap();
         assert!(!back.running);
         assert_eq!(back.completions, 3);
+    }
+
+    #[tokio::test]
+    async fn a_detached_runtime_saves_nothing_more() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let runtime = SessionRuntime::fresh("s".into(), dir.path().into(), Some(store.clone()));
+        let ended = |status| AgentEvent::Result { status, pending: None };
+        runtime.log.push(ended(ResultStatus::Success));
+        runtime.save(&runtime.state());
+        store.flush().await.unwrap();
+        assert_eq!((store.events("s").unwrap().len(), store.agent_state("s").unwrap().is_some()), (1, true));
+
+        runtime.detach(&mut runtime.state());
+        store.delete_session("s");
+        runtime.log.push(ended(ResultStatus::Cancelled));
+        {
+            let mut state = runtime.state();
+            state.completions = 7;
+            runtime.save(&state);
+        }
+        store.flush().await.unwrap();
+        assert_eq!((store.events("s").unwrap(), store.agent_state("s").unwrap()), (vec![], None));
+        assert_eq!(runtime.log.all().len(), 2, "kept in memory for whoever still reads it");
     }
 
     #[tokio::test]

@@ -134,12 +134,11 @@ impl Hub {
         if let (false, Some(why)) = (force, Occupied::of(&state)) {
             return Err(occupied(why));
         }
-        state.deleted = true;
+        runtime.detach(&mut state);
         if let Some(stop) = &state.stop {
             stop.cancel();
         }
         crate::agent::acp::end_process(&mut state);
-        runtime.log.detach();
         if std::mem::take(&mut state.running) {
             // Whoever still reads its live events hears that it ended (kept in memory only).
             runtime.log.push(AgentEvent::Result { status: ResultStatus::Cancelled, pending: None });
