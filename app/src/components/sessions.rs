@@ -8,6 +8,7 @@ use leptos::prelude::*;
 use crate::client::{self, HubError};
 use crate::components::folders::StatusBadge;
 use crate::components::hub_page::HubState;
+use crate::policy::now_ms;
 use crate::types::{ProjectSummary, SessionStatus, SessionSummary};
 
 /// What a session without a title is called.
@@ -34,30 +35,19 @@ pub fn delete_warning(status: SessionStatus) -> Option<&'static str> {
     }
 }
 
-/// How long ago `at_ms` was, in words, as of `now_ms`.
-pub fn relative_time(at_ms: u64, now_ms: u64) -> String {
+/// How long ago `at_ms` was, in words, as of `now`.
+pub fn relative_time(at_ms: u64, now: u64) -> String {
     const MINUTE: u64 = 60;
     const HOUR: u64 = 60 * MINUTE;
     const DAY: u64 = 24 * HOUR;
     const TWO_DAYS: u64 = 2 * DAY;
-    let seconds = now_ms.saturating_sub(at_ms) / 1000;
+    let seconds = now.saturating_sub(at_ms) / 1000;
     match seconds {
         0..MINUTE => "just now".to_string(),
         MINUTE..HOUR => format!("{} min ago", seconds / MINUTE),
         HOUR..DAY => format!("{} h ago", seconds / HOUR),
         DAY..=TWO_DAYS => "yesterday".to_string(),
         _ => format!("{} days ago", seconds / DAY),
-    }
-}
-
-fn now_ms() -> u64 {
-    #[cfg(feature = "hydrate")]
-    {
-        js_sys::Date::now() as u64
-    }
-    #[cfg(not(feature = "hydrate"))]
-    {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
     }
 }
 
