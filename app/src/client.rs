@@ -12,6 +12,8 @@ use crate::types::{
 
 /// Rules, session grants and the audit trail (issue 15).
 pub mod policy;
+/// A folder's sessions: created, renamed, deleted (issue 18).
+pub mod sessions;
 
 /// What went wrong with a call to the hub.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,5 +11,6 @@ pub mod hub_page;
 pub mod inbox;
 pub mod question_card;
 pub mod rules_panel;
+pub mod sessions;
 pub mod tool_call;
 pub mod updates;

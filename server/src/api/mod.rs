@@ -2,6 +2,7 @@
 
 mod chat;
 mod rules;
+mod sessions;
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -27,7 +28,8 @@ pub fn router() -> Router<Arc<Hub>> {
     Router::new()
         .route("/projects", get(projects))
         .route("/chat/config", get(get_config).post(set_config))
-        .route("/sessions/{id}", get(session))
+        .route("/sessions", post(sessions::create))
+        .route("/sessions/{id}", get(session).patch(sessions::rename).delete(sessions::delete))
         .route("/chat/prompt", post(chat::prompt))
         .route("/sessions/{id}/approve", post(chat::approve))
         .route("/sessions/{id}/input", post(chat::input))
@@ -74,6 +76,7 @@ async fn session(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> ApiResu
     Ok(Json(SessionDetail {
         pending_approval: Some(chat::pending_approval(&runtime, &events)).filter(|pending| !pending.is_null()),
         id: session.id,
+        title: session.title,
         folder_path: session.folder.display().to_string(),
         status: session.status,
         yolo_mode: session.yolo.enabled,
