@@ -67,7 +67,7 @@ pub fn written_files(events: &[SeqEvent]) -> Vec<Written> {
             _ => {}
         }
     }
-    files.sort_by(|a, b| b.seq.cmp(&a.seq));
+    files.sort_by_key(|file| std::cmp::Reverse(file.seq));
     files
 }
 
