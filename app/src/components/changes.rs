@@ -237,6 +237,10 @@ fn FileList(rows: Vec<Row>, testid: &'static str, expanded: RwSignal<HashSet<Str
     }
 }
 
+fn lines(count: usize) -> String {
+    format!("{count} line{}", if count == 1 { "" } else { "s" })
+}
+
 #[component]
 fn FileRow(row: Row, expanded: RwSignal<HashSet<String>>) -> impl IntoView {
     let key = StoredValue::new(row.key.clone());
@@ -251,12 +255,12 @@ fn FileRow(row: Row, expanded: RwSignal<HashSet<String>>) -> impl IntoView {
     };
     let diff_id = format!("diff-{}", row.key.replace(|c: char| !c.is_ascii_alphanumeric(), "-"));
     let label = format!(
-        "{}, {}{}, {} lines added, {} removed",
+        "{}, {}{}, {} added, {} removed",
         row.path,
         row.badge,
         row.detail.as_ref().map(|detail| format!(" ({detail})")).unwrap_or_default(),
-        row.added,
-        row.removed
+        lines(row.added),
+        lines(row.removed)
     );
     let diff = StoredValue::new(row.diff);
     let omitted = row.omitted;

@@ -196,19 +196,24 @@ pub enum HeadBlob {
 
 /// What `HEAD` holds for each object name, blobs of at most `max` bytes read.
 /// Two `git cat-file` runs: sizes first, then only the blobs wanted.
-pub async fn head_blobs(folder: &Path, names: &[String], max: usize) -> Result<Vec<HeadBlob>, GitError> {
+pub async fn head_blobs(folder: &Path, names: &[Option<String>], max: usize) -> Result<Vec<HeadBlob>, GitError> {
     let mut blobs = vec![HeadBlob::Absent; names.len()];
     // A name with a newline cannot go through cat-file's line-based input.
-    let asked: Vec<usize> = (0..names.len()).filter(|&i| !names[i].contains('\n')).collect();
+    let asked: Vec<(usize, &str)> = names
+        .iter()
+        .enumerate()
+        .filter_map(|(index, name)| Some((index, name.as_deref()?)))
+        .filter(|(_, name)| !name.contains('\n'))
+        .collect();
     if asked.is_empty() {
         return Ok(blobs);
     }
-    let input: String = asked.iter().map(|&i| format!("{}\n", names[i])).collect();
+    let input: String = asked.iter().map(|(_, name)| format!("{name}\n")).collect();
     let Some(checked) = run(folder, &["cat-file", "--batch-check"], Some(input.into_bytes())).await? else {
         return Ok(blobs);
     };
     let mut wanted = Vec::new();
-    for (line, &index) in String::from_utf8_lossy(&checked).lines().zip(&asked) {
+    for (line, &(index, _)) in String::from_utf8_lossy(&checked).lines().zip(&asked) {
         // `<name> missing`: the name may hold spaces, so it is read from the end.
         if line.ends_with(" missing") || line.ends_with(" ambiguous") {
             continue;

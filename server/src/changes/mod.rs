@@ -53,14 +53,8 @@ pub async fn collect(folder: PathBuf, events: Vec<SeqEvent>) -> Result<ChangesRe
 /// The listing and, for each entry, what `HEAD` holds.
 async fn git_state(folder: &Path) -> Result<Option<(Listing, Vec<HeadBlob>)>, git::GitError> {
     let Some(listing) = git::listing(folder).await? else { return Ok(None) };
-    let names: Vec<String> =
-        listing.entries.iter().map(|entry| entry.head_object.clone().unwrap_or_default()).collect();
-    let mut blobs = git::head_blobs(folder, &names, MAX_FILE_BYTES).await?;
-    for (blob, entry) in blobs.iter_mut().zip(&listing.entries) {
-        if entry.head_object.is_none() {
-            *blob = HeadBlob::Absent;
-        }
-    }
+    let names: Vec<Option<String>> = listing.entries.iter().map(|entry| entry.head_object.clone()).collect();
+    let blobs = git::head_blobs(folder, &names, MAX_FILE_BYTES).await?;
     Ok(Some((listing, blobs)))
 }
 
@@ -72,9 +66,9 @@ fn session_entry(
 ) -> SessionFileChange {
     // Whether the file is still there, looked at inside the folder only; a
     // path the hub may not look at counts as there (not "deleted").
-    let change = written.kind(|path| reader.is_none_or(|reader| reader.read(folder, path, 0) != FolderFile::Missing));
+    let change = written.kind(|path| reader.is_none_or(|reader| !reader.is_missing(folder, path)));
     let Written { path, old_text, new_text, tool_id, seq, writes } = written;
-    let (old_text, new_text, added, removed, omitted) = bounded(Ok(old_text), Ok(new_text), budget);
+    let Texts { old_text, new_text, added, removed, omitted } = Texts::bounded(Ok(old_text), Ok(new_text), budget);
     SessionFileChange { path, change, old_text, new_text, tool_id, seq, writes, added, removed, omitted }
 }
 
@@ -106,7 +100,7 @@ fn git_entries(
                     FolderFile::Refused => Err(Omitted::Unreadable),
                 },
             };
-            let (old_text, new_text, added, removed, omitted) = bounded(old, new, budget);
+            let Texts { old_text, new_text, added, removed, omitted } = Texts::bounded(old, new, budget);
             GitFileChange {
                 path: entry.path.clone(),
                 status: entry.status,
@@ -123,21 +117,29 @@ fn git_entries(
     listing.into_changes(files)
 }
 
-/// Both texts with their line counts, or none of them and why.
-fn bounded(
-    old: Result<String, Omitted>,
-    new: Result<String, Omitted>,
-    budget: &mut TextBudget,
-) -> (String, String, usize, usize, Option<Omitted>) {
-    let admitted = old.and_then(|old| new.map(|new| (old, new))).and_then(|(old, new)| {
-        budget.admit(&old, &new)?;
-        Ok((old, new))
-    });
-    match admitted {
-        Ok((old, new)) => {
-            let (added, removed) = line_counts(&old, &new);
-            (old, new, added, removed, None)
+/// A file's two texts with their line counts, or none of them and why.
+struct Texts {
+    old_text: String,
+    new_text: String,
+    added: usize,
+    removed: usize,
+    omitted: Option<Omitted>,
+}
+
+impl Texts {
+    fn bounded(old: Result<String, Omitted>, new: Result<String, Omitted>, budget: &mut TextBudget) -> Self {
+        let admitted = old.and_then(|old| new.map(|new| (old, new))).and_then(|(old, new)| {
+            budget.admit(&old, &new)?;
+            Ok((old, new))
+        });
+        match admitted {
+            Ok((old_text, new_text)) => {
+                let (added, removed) = line_counts(&old_text, &new_text);
+                Self { old_text, new_text, added, removed, omitted: None }
+            }
+            Err(omitted) => {
+                Self { old_text: String::new(), new_text: String::new(), added: 0, removed: 0, omitted: Some(omitted) }
+            }
         }
-        Err(omitted) => (String::new(), String::new(), 0, 0, Some(omitted)),
     }
 }

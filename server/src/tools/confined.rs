@@ -30,6 +30,12 @@ impl FolderReader {
         Folder::open(root).map(Self)
     }
 
+    /// Whether nothing is at `requested` (a path the hub may not look at is
+    /// not said to be missing).
+    pub fn is_missing(&self, root: &Path, requested: &str) -> bool {
+        relative_in_folder(root, requested).is_ok_and(|rel| self.0.open_read(&rel).err() == Some(Errno::NOENT))
+    }
+
     /// The file at `requested` (relative to the folder), if it holds at most `max` bytes.
     pub fn read(&self, root: &Path, requested: &str, max: u64) -> FolderFile {
         let Ok(rel) = relative_in_folder(root, requested) else { return FolderFile::Refused };
@@ -80,6 +86,9 @@ mod tests {
         for (path, max, expected) in rows {
             assert_eq!(reader.read(&root, path, max), expected, "{path} (max {max})");
         }
+        assert!(reader.is_missing(&root, "missing.txt"));
+        assert!(!reader.is_missing(&root, "a.txt"));
+        assert!(!reader.is_missing(&root, "../nowhere.txt"), "outside is not looked at");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
