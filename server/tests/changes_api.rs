@@ -214,3 +214,49 @@ async fn an_unknown_session_is_not_found() {
     let reply = hub.get("/api/sessions/nope/changes").await;
     assert_eq!((reply.status, reply.error_code().as_str()), (StatusCode::NOT_FOUND, "not_found"));
 }
+
+#[tokio::test]
+async fn a_repository_without_commits_lists_its_files_as_new() {
+    let hub = TestHub::new();
+    let (_dir, folder) = project(None);
+    git(&folder, &["init", "-q"]);
+    std::fs::write(folder.join("first.txt"), "hello\n").unwrap();
+    let session = hub.config(&folder).await.json()["sessionId"].as_str().unwrap().to_string();
+    let changes = hub.changes(&session).await;
+    assert_eq!(changes["git"]["branch"], "main");
+    let files = changes["git"]["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{changes}");
+    let file = &files[0];
+    assert_eq!(
+        (file["path"].as_str(), file["status"].as_str(), file["oldText"].as_str(), file["newText"].as_str()),
+        (Some("first.txt"), Some("untracked"), Some(""), Some("hello\n"))
+    );
+    assert_eq!((file["added"].as_u64(), file["removed"].as_u64()), (Some(1), Some(0)));
+}
+
+/// A repository's config can name a command `git status` runs (an fsmonitor
+/// hook); the hub's own look at the working tree must not run it.
+#[tokio::test]
+async fn the_repositorys_fsmonitor_command_is_not_run() {
+    let hub = TestHub::new();
+    let (dir, folder) = project(None);
+    git(&folder, &["init", "-q"]);
+    std::fs::write(folder.join("a.txt"), "a\n").unwrap();
+    git(&folder, &["add", "."]);
+    git(&folder, &["commit", "-q", "-m", "first"]);
+    let marker = dir.path().join("fsmonitor-ran");
+    let hook = folder.join(".git/fsmonitor-hook");
+    std::fs::write(&hook, format!("#!/bin/sh\ntouch '{}'\n", marker.display())).unwrap();
+    let executable = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(&hook, executable).unwrap();
+    git(&folder, &["config", "core.fsmonitor", hook.to_str().unwrap()]);
+    std::fs::write(folder.join("a.txt"), "b\n").unwrap();
+
+    let session = hub.config(&folder).await.json()["sessionId"].as_str().unwrap().to_string();
+    let changes = hub.changes(&session).await;
+    assert_eq!(changes["git"]["files"][0]["path"], "a.txt", "{changes}");
+    assert!(!marker.exists(), "the hub ran the repository's fsmonitor hook");
+    // The hook is real: git's own status runs it.
+    Command::new("git").arg("-C").arg(&folder).args(["status", "--porcelain"]).output().unwrap();
+    assert!(marker.exists(), "the test's hook did not run under plain git status");
+}

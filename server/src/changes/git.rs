@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Stdio;
 
 use app::types::changes::{GitChanges, GitStatus};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
 /// Files listed at most; a larger working tree says it was cut short.
@@ -68,8 +68,23 @@ fn git(folder: &Path) -> Command {
     command
 }
 
-/// Runs `git <args>` in the folder; `Ok(None)` when git is not installed.
-async fn run(folder: &Path, args: &[&str], input: Option<Vec<u8>>) -> Result<Option<Vec<u8>>, GitError> {
+/// What git printed, at most the bytes asked for.
+struct Printed {
+    bytes: Vec<u8>,
+    /// There was more; git was stopped.
+    cut: bool,
+}
+
+/// What git prints beyond this is not read (a status of a huge untracked tree).
+const MAX_STATUS_BYTES: usize = 4 << 20;
+/// Enough for `cat-file --batch-check` of every listed file.
+const MAX_CHECK_BYTES: usize = 1 << 20;
+/// Bytes kept of git's error output.
+const MAX_STDERR_BYTES: u64 = 16 << 10;
+
+/// Runs `git <args>` in the folder, reading at most `cap` bytes of its output;
+/// `Ok(None)` when git is not installed.
+async fn run(folder: &Path, args: &[&str], input: Option<Vec<u8>>, cap: usize) -> Result<Option<Printed>, GitError> {
     let mut command = git(folder);
     command.args(args);
     if input.is_some() {
@@ -86,29 +101,49 @@ async fn run(folder: &Path, args: &[&str], input: Option<Vec<u8>>) -> Result<Opt
             let _ = stdin.write_all(&input).await;
         });
     }
-    let output = child.wait_with_output().await.map_err(GitError::Spawn)?;
-    if !output.status.success() {
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(GitError::Spawn(std::io::Error::other("git's output was not piped")));
+    };
+    let (mut bytes, mut errors) = (Vec::new(), Vec::new());
+    let (mut stdout, mut stderr) = (stdout.take(cap as u64 + 1), stderr.take(MAX_STDERR_BYTES));
+    // Both at once: git blocks on a full stderr pipe as on a full stdout.
+    let (read, _) = tokio::join!(stdout.read_to_end(&mut bytes), stderr.read_to_end(&mut errors));
+    read.map_err(GitError::Spawn)?;
+    let cut = bytes.len() > cap;
+    if cut {
+        bytes.truncate(cap);
+        // Whatever it still has to say is not wanted.
+        let _ = child.start_kill();
+    }
+    let status = child.wait().await.map_err(GitError::Spawn)?;
+    if !status.success() && !cut {
         return Err(GitError::Failed {
             command: args.join(" "),
-            stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+            stderr: String::from_utf8_lossy(&errors).trim().to_string(),
         });
     }
-    Ok(Some(output.stdout))
+    Ok(Some(Printed { bytes, cut }))
 }
 
 /// The folder's changes against `HEAD`; `Ok(None)` when it is in no git
 /// repository or git is not installed.
 pub async fn listing(folder: &Path) -> Result<Option<Listing>, GitError> {
-    let prefix = match run(folder, &["rev-parse", "--show-prefix"], None).await {
-        Ok(Some(prefix)) => String::from_utf8_lossy(&prefix).trim_end_matches('\n').to_string(),
+    let prefix = match run(folder, &["rev-parse", "--show-prefix"], None, MAX_CHECK_BYTES).await {
+        Ok(Some(prefix)) => String::from_utf8_lossy(&prefix.bytes).trim_end_matches('\n').to_string(),
         Ok(None) => return Ok(None),
         Err(GitError::Failed { stderr, .. }) if stderr.contains("not a git repository") => return Ok(None),
         Err(err) => return Err(err),
     };
     let args = ["status", "--porcelain=v1", "-z", "--branch", "--untracked-files=all", "--", "."];
-    let Some(status) = run(folder, &args, None).await? else { return Ok(None) };
-    let has_head = run(folder, &["rev-parse", "--verify", "-q", "HEAD"], None).await.is_ok();
-    parse_status(&status, &prefix, has_head).map(Some)
+    let Some(Printed { mut bytes, cut }) = run(folder, &args, None, MAX_STATUS_BYTES).await? else { return Ok(None) };
+    if cut {
+        // The last entry may be cut in the middle: only whole ones are read.
+        bytes.truncate(bytes.iter().rposition(|&byte| byte == 0).map_or(0, |end| end + 1));
+    }
+    let has_head = run(folder, &["rev-parse", "--verify", "-q", "HEAD"], None, MAX_CHECK_BYTES).await.is_ok();
+    let mut listing = parse_status(&bytes, &prefix, has_head)?;
+    listing.truncated |= cut;
+    Ok(Some(listing))
 }
 
 /// Reads `git status --porcelain=v1 -z --branch`; paths there are from the
@@ -189,14 +224,22 @@ pub enum HeadBlob {
     /// Nothing there (or git could not be asked).
     Absent,
     TooLarge,
+    /// Within the size for one file, but past what one answer may read.
+    OverBudget,
     /// Not a file's content (a submodule's commit).
     Other,
     Bytes(Vec<u8>),
 }
 
-/// What `HEAD` holds for each object name, blobs of at most `max` bytes read.
-/// Two `git cat-file` runs: sizes first, then only the blobs wanted.
-pub async fn head_blobs(folder: &Path, names: &[Option<String>], max: usize) -> Result<Vec<HeadBlob>, GitError> {
+/// What `HEAD` holds for each object name: blobs of at most `max` bytes are
+/// read, up to `total` bytes in all. Two `git cat-file` runs: sizes first,
+/// then only the blobs wanted.
+pub async fn head_blobs(
+    folder: &Path,
+    names: &[Option<String>],
+    max: usize,
+    total: usize,
+) -> Result<Vec<HeadBlob>, GitError> {
     let mut blobs = vec![HeadBlob::Absent; names.len()];
     // A name with a newline cannot go through cat-file's line-based input.
     let asked: Vec<(usize, &str)> = names
@@ -209,10 +252,13 @@ pub async fn head_blobs(folder: &Path, names: &[Option<String>], max: usize) -> 
         return Ok(blobs);
     }
     let input: String = asked.iter().map(|(_, name)| format!("{name}\n")).collect();
-    let Some(checked) = run(folder, &["cat-file", "--batch-check"], Some(input.into_bytes())).await? else {
+    let Some(Printed { bytes: checked, .. }) =
+        run(folder, &["cat-file", "--batch-check"], Some(input.into_bytes()), MAX_CHECK_BYTES).await?
+    else {
         return Ok(blobs);
     };
     let mut wanted = Vec::new();
+    let mut left = total;
     for (line, &(index, _)) in String::from_utf8_lossy(&checked).lines().zip(&asked) {
         // `<name> missing`: the name may hold spaces, so it is read from the end.
         if line.ends_with(" missing") || line.ends_with(" ambiguous") {
@@ -220,7 +266,11 @@ pub async fn head_blobs(folder: &Path, names: &[Option<String>], max: usize) -> 
         }
         let mut words = line.split(' ');
         match (words.next(), words.next(), words.next().and_then(|size| size.parse::<usize>().ok())) {
-            (Some(oid), Some("blob"), Some(size)) if size <= max => wanted.push((index, oid.to_string())),
+            (Some(oid), Some("blob"), Some(size)) if size <= max && size <= left => {
+                left -= size;
+                wanted.push((index, oid.to_string()));
+            }
+            (_, Some("blob"), Some(size)) if size <= max => blobs[index] = HeadBlob::OverBudget,
             (_, Some("blob"), Some(_)) => blobs[index] = HeadBlob::TooLarge,
             _ => blobs[index] = HeadBlob::Other,
         }
@@ -229,7 +279,11 @@ pub async fn head_blobs(folder: &Path, names: &[Option<String>], max: usize) -> 
         return Ok(blobs);
     }
     let input: String = wanted.iter().map(|(_, oid)| format!("{oid}\n")).collect();
-    let Some(contents) = run(folder, &["cat-file", "--batch"], Some(input.into_bytes())).await? else {
+    // The blobs with their header lines (at most 100 bytes each), however many.
+    let cap = (total - left) + 100 * wanted.len();
+    let Some(Printed { bytes: contents, .. }) =
+        run(folder, &["cat-file", "--batch"], Some(input.into_bytes()), cap).await?
+    else {
         return Ok(blobs);
     };
     let mut rest = contents.as_slice();

@@ -16,7 +16,7 @@ use app::types::changes::{ChangesResponse, GitFileChange, GitStatus, Omitted, Se
 use crate::tools::confined::{FolderFile, FolderReader};
 use git::{HeadBlob, Listing};
 use session::Written;
-use texts::{as_text, line_counts, TextBudget, MAX_FILE_BYTES};
+use texts::{as_text, line_counts, TextBudget, MAX_FILE_BYTES, MAX_TOTAL_BYTES};
 
 /// Git gets this long for all its runs together.
 pub const GIT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -54,7 +54,7 @@ pub async fn collect(folder: PathBuf, events: Vec<SeqEvent>) -> Result<ChangesRe
 async fn git_state(folder: &Path) -> Result<Option<(Listing, Vec<HeadBlob>)>, git::GitError> {
     let Some(listing) = git::listing(folder).await? else { return Ok(None) };
     let names: Vec<Option<String>> = listing.entries.iter().map(|entry| entry.head_object.clone()).collect();
-    let blobs = git::head_blobs(folder, &names, MAX_FILE_BYTES).await?;
+    let blobs = git::head_blobs(folder, &names, MAX_FILE_BYTES, MAX_TOTAL_BYTES).await?;
     Ok(Some((listing, blobs)))
 }
 
@@ -87,6 +87,7 @@ fn git_entries(
             let old = match blob {
                 HeadBlob::Absent => Ok(String::new()),
                 HeadBlob::TooLarge => Err(Omitted::TooLarge),
+                HeadBlob::OverBudget => Err(Omitted::Budget),
                 HeadBlob::Other => Err(Omitted::Binary),
                 HeadBlob::Bytes(bytes) => as_text(bytes),
             };
