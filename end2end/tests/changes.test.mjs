@@ -1,10 +1,12 @@
 // The Changes panel in real headless Chromium against a real hub and a
 // scripted model: open while the edit waits, it lists the file as soon as the
 // edit is approved (no reload, no refresh), with its badge and line counts,
-// and opens to the diff.
+// and opens to the diff; the folder being a git repository, the working tree
+// against HEAD is listed too.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { expect } from './expect.mjs';
 import { startHub, launchBrowser, makeFolder, snapshot } from '../hub.mjs';
@@ -30,6 +32,11 @@ after(async () => {
 test('after an approved edit the Changes panel lists the file and shows its diff', async () => {
   const folder = makeFolder();
   writeFileSync(join(folder, 'poem.txt'), 'roses are red\nviolets are blue\n');
+  const git = (...args) => execFileSync('git', ['-C', folder, '-c', 'user.name=Test', '-c', 'user.email=t@example.com',
+    '-c', 'init.defaultBranch=main', ...args]);
+  git('init', '-q');
+  git('add', '.');
+  git('commit', '-q', '-m', 'first');
   model.script(
     call('e1', 'replace', { file_path: 'poem.txt', old_string: 'blue', new_string: 'purple' }),
     text('Done.'),
@@ -45,7 +52,7 @@ test('after an approved edit the Changes panel lists the file and shows its diff
   await panel.getByTestId('changes-empty').waitFor();
 
   await page.getByTestId('card-approve').click();
-  const row = panel.locator('[data-testid="change-row"][data-path="poem.txt"]');
+  const row = panel.getByTestId('changes-files').locator('[data-testid="change-row"][data-path="poem.txt"]');
   await row.waitFor();
   assert.equal(await row.getByTestId('change-kind').innerText(), 'modified');
   assert.equal(await row.getByTestId('change-stats').innerText(), '+1 −1');
@@ -59,7 +66,11 @@ test('after an approved edit the Changes panel lists the file and shows its diff
   await diff.waitFor();
   assert.equal(await diff.getByTestId('diff-removed').innerText(), '2\t\t-\tviolets are blue');
   assert.equal(await diff.getByTestId('diff-added').innerText(), '\t2\t+\tviolets are purple');
-  assert.equal(await panel.getByTestId('changes-git').count(), 0, 'not a git repository');
+  const tree = panel.getByTestId('changes-git');
+  assert.match(await tree.innerText(), /Working tree \(git, main\) against HEAD/i);
+  const treeRow = tree.locator('[data-testid="change-row"][data-path="poem.txt"]');
+  assert.equal(await treeRow.getByTestId('change-kind').innerText(), 'modified');
+  assert.equal(await treeRow.getByTestId('change-stats').innerText(), '+1 −1');
   await snapshot(page, 'changes-panel');
 
   await panel.press('Escape');
