@@ -60,11 +60,18 @@ fn git(folder: &Path) -> Command {
         .args(["--no-optional-locks", "-c", "core.fsmonitor=false"])
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_OPTIONAL_LOCKS", "0")
+        // Its messages in English: "not a git repository" is read below.
+        .env("LC_ALL", "C")
+        .env_remove("LANGUAGE")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     crate::tools::process::scrub_env(&mut command);
+    // The folder's own repository, whatever the hub was started from.
+    for name in ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR"] {
+        command.env_remove(name);
+    }
     command
 }
 
