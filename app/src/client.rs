@@ -115,6 +115,11 @@ pub async fn set_mode(session_id: &str, mode_id: &str) -> Result<ChatConfig, Hub
     send_json("POST", &url, Some(&SetModeRequest { mode_id: mode_id.to_string() })).await
 }
 
+/// What the session's agent changed, and the folder's git working tree.
+pub async fn changes(session_id: &str) -> Result<crate::types::changes::ChangesResponse, HubError> {
+    get_json(&format!("/api/sessions/{}/changes", urlencoding::encode(session_id))).await
+}
+
 pub async fn get_json<T: DeserializeOwned>(url: &str) -> Result<T, HubError> {
     send_json::<(), T>("GET", url, None).await
 }

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod changes;
+
 /// Where a session's current YOLO value came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -1,6 +1,7 @@
 pub mod always_step;
 pub mod approval_card;
 pub mod card_choices;
+pub mod changes;
 pub mod chat;
 pub mod decisions;
 pub mod diff_view;

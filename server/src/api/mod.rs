@@ -1,5 +1,6 @@
 //! `/api/*` handlers for folders, sessions and the YOLO config.
 
+mod changes;
 mod chat;
 mod rules;
 mod sessions;
@@ -36,6 +37,7 @@ pub fn router() -> Router<Arc<Hub>> {
         .route("/sessions/{id}/cancel", post(chat::cancel))
         .route("/sessions/{id}/mode", post(chat::set_mode))
         .route("/sessions/{id}/events", get(chat::events))
+        .route("/sessions/{id}/changes", get(changes::changes))
         .route("/updates", get(updates))
         .route("/rules", get(rules::list))
         .route("/rules/export", get(rules::export))
