@@ -103,6 +103,14 @@ pub async fn open_folder(folder_path: &str) -> Result<ChatConfig, HubError> {
     get_json(&config_url(folder_path)).await
 }
 
+/// Opens one of the folder's sessions (its default one without `session_id`).
+pub async fn open_session(folder_path: &str, session_id: Option<&str>) -> Result<ChatConfig, HubError> {
+    match session_id {
+        Some(id) => get_json(&format!("{}&sessionId={}", config_url(folder_path), urlencoding::encode(id))).await,
+        None => open_folder(folder_path).await,
+    }
+}
+
 pub async fn set_yolo(folder_path: &str, session_id: &str, yolo_mode: bool) -> Result<ChatConfig, HubError> {
     let body =
         SetConfigRequest { folder_path: folder_path.to_string(), session_id: Some(session_id.to_string()), yolo_mode };

@@ -7,8 +7,10 @@ use crate::client;
 use crate::components::changes::SessionActivity;
 use crate::components::chat::ChatPanel;
 use crate::components::folder_tools::{FolderTools, ToolButtons, ToolPanel};
-use crate::components::hub_page::{folder_href, HubState};
+use crate::components::hub_page::{folder_href, session_href, HubState};
 use crate::components::inbox::Inbox;
+use crate::components::sessions::SessionList;
+use crate::location::use_location;
 use crate::parts::{deferred, wasm_split, PartMissing};
 use crate::types::{ChatConfig, SessionStatus, SessionSummary};
 
@@ -153,12 +155,35 @@ pub fn open_folder_view(folder_path: String, session_id: String) -> Result<AnyVi
     let tools = FolderTools::new();
     // The chat tells the Changes panel when a call ended.
     SessionActivity::provide();
+    let state = expect_context::<HubState>();
+    let location = use_location();
+    let current = Signal::derive({
+        let session_id = session_id.clone();
+        move || Some(session_id.clone())
+    });
+    let on_select = Callback::new({
+        let folder_path = folder_path.clone();
+        move |id: String| location.navigate(&session_href(&folder_path, &id))
+    });
+    // The last session went: the folder's default one opens, made anew.
+    let on_none_left = Callback::new({
+        let folder_path = folder_path.clone();
+        move |()| {
+            location.navigate(&folder_href(&folder_path));
+            state.load_config();
+        }
+    });
     Ok(view! {
-        <section class="mx-auto flex w-full max-w-4xl flex-col gap-4" data-testid="folder-panel">
-            <FolderHeading folder_path=folder_path.clone() session_id=session_id.clone() tools />
-            <ToolPanel tools folder_path=folder_path.clone() session_id=session_id.clone() />
-            <ChatPanel folder_path session_id />
-        </section>
+        <div class="mx-auto flex w-full max-w-6xl flex-col gap-6 lg:flex-row">
+            <nav aria-label="Sessions of this folder" class="lg:w-64 lg:shrink-0">
+                <SessionList folder_path=folder_path.clone() current on_select on_none_left />
+            </nav>
+            <section class="flex min-w-0 flex-1 flex-col gap-4" data-testid="folder-panel">
+                <FolderHeading folder_path=folder_path.clone() session_id=session_id.clone() tools />
+                <ToolPanel tools folder_path=folder_path.clone() session_id=session_id.clone() />
+                <ChatPanel folder_path session_id />
+            </section>
+        </div>
     }
     .into_any())
 }

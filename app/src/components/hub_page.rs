@@ -7,7 +7,7 @@ use crate::client::{self, HubError};
 use crate::components::folders::{FolderPanel, FolderSidebar};
 use crate::components::header::Header;
 use crate::components::inbox::{page_title, waiting_sessions};
-use crate::components::updates;
+use crate::components::{shortcuts, updates};
 use crate::location::{set_title, use_location};
 use crate::parts;
 use crate::types::{ChatConfig, HubUpdate, ProjectSummary};
@@ -19,6 +19,8 @@ use crate::types::{ChatConfig, HubUpdate, ProjectSummary};
 pub struct HubState {
     /// The folder named in the URL (`/?folder=…`), as typed or linked.
     pub folder: Memo<Option<String>>,
+    /// The session named in the URL (`&session=…`); none is the folder's default.
+    pub session: Memo<Option<String>>,
     pub projects: RwSignal<Vec<ProjectSummary>>,
     /// The open folder's YOLO config, once the hub answered.
     pub config: RwSignal<Option<ChatConfig>>,
@@ -41,17 +43,17 @@ impl HubState {
         });
     }
 
-    /// Fetches the config of the folder in the URL, ignoring answers that arrive
-    /// after the user moved on to another folder.
+    /// Fetches the config of the folder and session in the URL, ignoring
+    /// answers that arrive after the user moved on to another.
     pub fn load_config(self) {
-        let Some(folder) = self.folder.try_get_untracked() else { return };
-        let Some(folder) = folder else {
+        let Some(opened) = self.opened_untracked() else { return };
+        let Some((folder, session)) = opened else {
             self.config.try_set(None);
             return;
         };
         spawn_local(async move {
-            let result = client::open_folder(&folder).await;
-            if self.folder.try_get_untracked().flatten().as_deref() != Some(folder.as_str()) {
+            let result = client::open_session(&folder, session.as_deref()).await;
+            if self.opened_untracked() != Some(Some((folder, session))) {
                 return;
             }
             match result {
@@ -65,6 +67,13 @@ impl HubState {
                 }
             }
         });
+    }
+
+    /// The folder and session in the URL; `None` once the page is gone.
+    fn opened_untracked(self) -> Option<Option<(String, Option<String>)>> {
+        let folder = self.folder.try_get_untracked()?;
+        let session = self.session.try_get_untracked()?;
+        Some(folder.map(|folder| (folder, session)))
     }
 
     pub fn toggle_yolo(self) {
@@ -125,8 +134,10 @@ pub const HUB_TITLE: &str = "Agent Hub";
 pub fn HubPage() -> impl IntoView {
     let location = use_location();
     let folder = location.query("folder");
+    let session = location.query("session");
     let state = HubState {
         folder,
+        session,
         projects: RwSignal::new(Vec::new()),
         config: RwSignal::new(None),
         error: RwSignal::new(None),
@@ -147,8 +158,10 @@ pub fn HubPage() -> impl IntoView {
     });
     Effect::new(move |_| {
         folder.track();
+        session.track();
         state.load_config();
     });
+    shortcuts::listen(state, location);
 
     let open = Callback::new(move |config: ChatConfig| location.navigate(&folder_href(&config.folder_path)));
 
@@ -177,6 +190,11 @@ pub fn mark_hydrated() {
 
 pub fn folder_href(folder_path: &str) -> String {
     format!("/?folder={}", urlencoding::encode(folder_path))
+}
+
+/// The address of one session of a folder: a reload or a shared link opens it.
+pub fn session_href(folder_path: &str, session_id: &str) -> String {
+    format!("{}&session={}", folder_href(folder_path), urlencoding::encode(session_id))
 }
 
 #[component]

@@ -5,7 +5,8 @@
 use leptos::prelude::*;
 
 use crate::components::folders::{folder_name, StatusBadge};
-use crate::components::hub_page::{folder_href, HubState, HUB_TITLE};
+use crate::components::hub_page::{session_href, HubState, HUB_TITLE};
+use crate::components::shortcuts::NEXT_WAITING_KEYS;
 use crate::types::{ProjectSummary, SessionStatus};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,6 +79,10 @@ pub fn Inbox() -> impl IntoView {
                         {move || waiting.with(Vec::len)}
                     </span>
                 </Show>
+                <span class="ml-auto font-normal normal-case tracking-normal" title="Open the next session that waits on you">
+                    <kbd>{NEXT_WAITING_KEYS}</kbd>
+                    " next"
+                </span>
             </h2>
             <Show
                 when=move || waiting.with(|w| !w.is_empty())
@@ -91,7 +96,7 @@ pub fn Inbox() -> impl IntoView {
                     >
                         <li>
                             <a
-                                href=folder_href(&item.folder_path)
+                                href=session_href(&item.folder_path, &item.session_id)
                                 data-testid="inbox-item"
                                 title=item.folder_path.clone()
                                 class="flex items-center gap-2 rounded-md px-2 py-1.5 text-sm hover:bg-amber-50 dark:hover:bg-amber-950/40"

@@ -13,5 +13,6 @@ pub mod inbox;
 pub mod question_card;
 pub mod rules_panel;
 pub mod sessions;
+pub mod shortcuts;
 pub mod tool_call;
 pub mod updates;

@@ -8,6 +8,7 @@ use leptos::prelude::*;
 use crate::client::{self, HubError};
 use crate::components::folders::StatusBadge;
 use crate::components::hub_page::HubState;
+use crate::components::shortcuts::NEW_SESSION_KEYS;
 use crate::policy::now_ms;
 use crate::types::{ProjectSummary, SessionStatus, SessionSummary};
 
@@ -86,9 +87,14 @@ struct Confirm {
 /// The sessions of `folder_path`, most recent first. `current` is the session
 /// shown; `on_select` is called with the id of the one the user picks (a new
 /// session is picked as it is made, and when the current one is deleted, the
-/// most recent left).
+/// most recent left); `on_none_left` when the current one was deleted and was the last.
 #[component]
-pub fn SessionList(folder_path: String, current: Signal<Option<String>>, on_select: Callback<String>) -> impl IntoView {
+pub fn SessionList(
+    folder_path: String,
+    current: Signal<Option<String>>,
+    on_select: Callback<String>,
+    #[prop(optional)] on_none_left: Option<Callback<()>>,
+) -> impl IntoView {
     let state = use_context::<HubState>();
     let folder = StoredValue::new(folder_path);
     // Without the page's state (kept fresh by /api/updates) the list fetches its own.
@@ -148,8 +154,10 @@ pub fn SessionList(folder_path: String, current: Signal<Option<String>>, on_sele
                         if current.get_untracked().as_deref() == Some(id.as_str()) {
                             let next =
                                 sessions.with_untracked(|list| list.iter().find(|s| s.id != id).map(|s| s.id.clone()));
-                            if let Some(next) = next {
-                                on_select.run(next);
+                            match (next, on_none_left) {
+                                (Some(next), _) => on_select.run(next),
+                                (None, Some(none_left)) => none_left.run(()),
+                                (None, None) => {}
                             }
                         }
                     }
@@ -184,6 +192,8 @@ pub fn SessionList(folder_path: String, current: Signal<Option<String>>, on_sele
                 <button
                     type="button"
                     data-testid="new-session"
+                    aria-keyshortcuts=NEW_SESSION_KEYS
+                    title=format!("New session ({NEW_SESSION_KEYS})")
                     disabled=move || pending.get()
                     on:click=move |_| on_change.run(Change::Create)
                     class="rounded-md border border-slate-300 px-2 py-0.5 text-xs font-medium text-slate-700 hover:bg-slate-100 disabled:opacity-50 dark:border-slate-700 dark:text-slate-300 dark:hover:bg-slate-800"

@@ -1,0 +1,118 @@
+//! The page's keys: Alt+N starts a new session in the open folder, Alt+J opens
+//! the next session with a card or question waiting (its card then takes the
+//! focus, so its own keys work at once). Keys are read by `code`, not `key`: on a
+//! Mac, Alt with a letter types another character.
+
+#[cfg(feature = "hydrate")]
+use leptos::prelude::*;
+
+#[cfg(feature = "hydrate")]
+use crate::components::hub_page::session_href;
+use crate::components::hub_page::HubState;
+#[cfg(feature = "hydrate")]
+use crate::components::inbox::waiting_sessions;
+use crate::components::inbox::Waiting;
+use crate::location::Location;
+
+/// For `aria-keyshortcuts` and the hints beside the controls.
+pub const NEW_SESSION_KEYS: &str = "Alt+N";
+pub const NEXT_WAITING_KEYS: &str = "Alt+J";
+
+/// Listens for the keys as long as the page lives (browser only).
+pub fn listen(state: HubState, location: Location) {
+    #[cfg(feature = "hydrate")]
+    {
+        let handle = window_event_listener(leptos::ev::keydown, move |event| {
+            if !event.alt_key() || event.ctrl_key() || event.meta_key() || event.shift_key() || event.repeat() {
+                return;
+            }
+            let acted = match event.code().as_str() {
+                "KeyN" => new_session(state, location),
+                "KeyJ" => next_waiting(state, location),
+                _ => false,
+            };
+            if acted {
+                event.prevent_default();
+            }
+        });
+        on_cleanup(move || handle.remove());
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (state, location);
+}
+
+/// A new session in the open folder, opened once the hub made it.
+#[cfg(feature = "hydrate")]
+fn new_session(state: HubState, location: Location) -> bool {
+    let Some(Some(folder)) = state.config.try_with_untracked(|config| config.as_ref().map(|c| c.folder_path.clone()))
+    else {
+        return false;
+    };
+    leptos::task::spawn_local(async move {
+        match crate::client::sessions::create(&folder, None).await {
+            Ok(session) => {
+                state.refresh_projects();
+                location.navigate(&session_href(&folder, &session.id));
+            }
+            Err(error) => {
+                state.error.try_set(Some(error));
+            }
+        }
+    });
+    true
+}
+
+#[cfg(feature = "hydrate")]
+fn next_waiting(state: HubState, location: Location) -> bool {
+    let Some(waiting) = state.projects.try_with_untracked(|projects| waiting_sessions(projects)) else { return false };
+    let current = state.config.try_with_untracked(|config| config.as_ref().map(|c| c.session_id.clone())).flatten();
+    match next_after(&waiting, current.as_deref()) {
+        Some(next) => {
+            location.navigate(&session_href(&next.folder_path, &next.session_id));
+            true
+        }
+        None => false,
+    }
+}
+
+/// The waiting session after `current` in the inbox's order (longest waiting
+/// first), round to the first; the first when `current` is not waiting.
+pub fn next_after<'a>(waiting: &'a [Waiting], current: Option<&str>) -> Option<&'a Waiting> {
+    let at = current.and_then(|current| waiting.iter().position(|item| item.session_id == current));
+    match at {
+        Some(at) => waiting.get((at + 1) % waiting.len()),
+        None => waiting.first(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::SessionStatus;
+
+    fn waiting(ids: &[&str]) -> Vec<Waiting> {
+        ids.iter()
+            .enumerate()
+            .map(|(at, id)| Waiting {
+                folder_path: format!("/p/{id}"),
+                session_id: id.to_string(),
+                status: SessionStatus::WaitingApproval,
+                pending_count: 1,
+                updated_at: at as u64,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_next_waiting_session_goes_round() {
+        let list = waiting(&["a", "b", "c"]);
+        let next = |current| next_after(&list, current).map(|item| item.session_id.as_str());
+        for (current, expected) in
+            [(None, "a"), (Some("a"), "b"), (Some("b"), "c"), (Some("c"), "a"), (Some("idle"), "a")]
+        {
+            assert_eq!(next(current), Some(expected), "after {current:?}");
+        }
+        assert_eq!(next_after(&waiting(&["only"]), Some("only")).map(|item| item.session_id.as_str()), Some("only"));
+        assert!(next_after(&[], Some("a")).is_none());
+    }
+}
