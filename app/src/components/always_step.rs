@@ -123,7 +123,7 @@ pub fn AlwaysStep(
         >
             <p id="card-always-title" class="font-medium">"Always in this folder"</p>
             {what}
-            <p class="text-xs text-slate-500">
+            <p class="text-xs text-slate-500 dark:text-slate-400">
                 "Saved in the hub as an allow rule (your folder's files are not changed). Delete it any time under Rules."
             </p>
             <div class="flex flex-wrap items-center gap-2">
@@ -132,7 +132,7 @@ pub fn AlwaysStep(
                     node_ref=save_ref
                     data-testid="card-prefix-save"
                     disabled=move || busy.get() || blank()
-                    class="rounded-md bg-amber-500 px-3 py-1.5 font-medium text-white hover:bg-amber-600 disabled:opacity-50"
+                    class="rounded-md bg-amber-700 px-3 py-1.5 font-medium text-white hover:bg-amber-800 disabled:opacity-50"
                 >
                     {if edit { "Save rule and apply" } else { "Save rule and run" }}
                 </button>
@@ -144,7 +144,7 @@ pub fn AlwaysStep(
                 >
                     "Back"
                 </button>
-                <span class="text-xs text-slate-500">"Enter Save • Esc Back"</span>
+                <span class="text-xs text-slate-500 dark:text-slate-400">"Enter Save • Esc Back"</span>
             </div>
         </form>
     }

@@ -347,7 +347,7 @@ pub fn ApprovalCard(
     let marker = move |place: usize| if selected.get() == place { "❯" } else { "\u{a0}" };
     let button_class = move |place: usize| {
         if selected.get() == place {
-            "rounded-md bg-amber-500 px-3 py-1.5 font-medium text-white disabled:opacity-50"
+            "rounded-md bg-amber-700 px-3 py-1.5 font-medium text-white disabled:opacity-50"
         } else {
             "rounded-md px-3 py-1.5 font-medium text-slate-700 hover:bg-amber-100 disabled:opacity-50 dark:text-slate-200 dark:hover:bg-amber-900/40"
         }
@@ -415,7 +415,7 @@ pub fn ApprovalCard(
                     </span>
                     {buttons}
                 </div>
-                {remembers.then(|| view! { <p data-testid="card-agent-remembers" class="text-xs text-slate-500">{AGENT_REMEMBERS}</p> })}
+                {remembers.then(|| view! { <p data-testid="card-agent-remembers" class="text-xs text-slate-500 dark:text-slate-400">{AGENT_REMEMBERS}</p> })}
             </div>
         }
     });
@@ -444,7 +444,7 @@ pub fn ApprovalCard(
                 </span>
                 <span data-testid="card-tool" class="font-mono font-semibold">{card.call.tool_name.clone()}</span>
                 <span class="flex-1"></span>
-                <span data-testid="card-position" class="font-mono text-sm text-slate-500">
+                <span data-testid="card-position" class="font-mono text-sm text-slate-500 dark:text-slate-400">
                     {format!("{}/{}", card.position, card.total)}
                 </span>
             </header>
@@ -491,7 +491,7 @@ pub fn ApprovalCard(
                         data-testid="card-editor-save"
                         disabled=move || busy.get()
                         on:click=move |_| save_editor()
-                        class="rounded-md bg-amber-500 px-3 py-1.5 font-medium text-white disabled:opacity-50"
+                        class="rounded-md bg-amber-700 px-3 py-1.5 font-medium text-white disabled:opacity-50"
                     >
                         "Save and apply"
                     </button>
@@ -503,7 +503,7 @@ pub fn ApprovalCard(
                     >
                         "Back to the diff"
                     </button>
-                    <span class="text-xs text-slate-500">"Ctrl+Enter Save • Esc Back"</span>
+                    <span class="text-xs text-slate-500 dark:text-slate-400">"Ctrl+Enter Save • Esc Back"</span>
                 </div>
             </div>
             <div
@@ -533,7 +533,7 @@ pub fn ApprovalCard(
             </div>
             <p
                 data-testid="card-hint"
-                class="mt-3 text-xs text-slate-500"
+                class="mt-3 text-xs text-slate-500 dark:text-slate-400"
                 class:hidden=move || editing.get() || scoping.get()
             >
                 {hint}

@@ -221,12 +221,12 @@ pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
                     <TranscriptItem item />
                 </For>
                 <Show when=move || chat.transcript.with(|transcript| transcript.items().is_empty())>
-                    <p class="text-sm text-slate-500">"Ask the agent to do something in this folder."</p>
+                    <p class="text-sm text-slate-500 dark:text-slate-400">"Ask the agent to do something in this folder."</p>
                 </Show>
             </div>
             <Show when=working>
                 <div class="flex items-center gap-3">
-                    <p data-testid="working" class="flex items-center gap-2 text-sm text-slate-500" role="status">
+                    <p data-testid="working" class="flex items-center gap-2 text-sm text-slate-500 dark:text-slate-400" role="status">
                         <span class="inline-block h-2 w-2 animate-pulse rounded-full bg-sky-500"></span>
                         "Working…"
                     </p>
@@ -257,7 +257,7 @@ pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
 fn TranscriptItem(item: Item) -> impl IntoView {
     match item.entry {
         Entry::User(text) => view! {
-            <div data-testid="user-message" class="ml-auto max-w-[85%] rounded-2xl rounded-br-sm bg-sky-600 px-4 py-2 whitespace-pre-wrap text-white">
+            <div data-testid="user-message" class="ml-auto max-w-[85%] rounded-2xl rounded-br-sm bg-sky-700 px-4 py-2 whitespace-pre-wrap text-white">
                 {text}
             </div>
         }
@@ -273,7 +273,7 @@ fn TranscriptItem(item: Item) -> impl IntoView {
             .into_any(),
         }),
         Entry::Thought(text) => view! {
-            <details data-testid="thought" class="max-w-full text-sm text-slate-500">
+            <details data-testid="thought" class="max-w-full text-sm text-slate-500 dark:text-slate-400">
                 <summary class="cursor-pointer select-none italic">"Thinking…"</summary>
                 <div class="mt-1 border-l-2 border-slate-200 pl-3 whitespace-pre-wrap">{text}</div>
             </details>
@@ -283,7 +283,7 @@ fn TranscriptItem(item: Item) -> impl IntoView {
         Entry::Question(question) => view! { <QuestionEntry question /> }.into_any(),
         Entry::Error { message, code } => view! { <Alert message testid="agent-error" code=code.unwrap_or_default() /> }.into_any(),
         Entry::Notice(text) => view! {
-            <p data-testid="notice" class="text-center text-xs text-slate-500">{text}</p>
+            <p data-testid="notice" class="text-center text-xs text-slate-500 dark:text-slate-400">{text}</p>
         }
         .into_any(),
     }
@@ -327,7 +327,7 @@ fn PromptBox(on_send: Callback<String>, busy: Signal<bool>) -> impl IntoView {
             <button
                 type="submit"
                 disabled=move || busy.get()
-                class="rounded-lg bg-sky-600 px-4 py-2 text-sm font-medium text-white hover:bg-sky-700 disabled:opacity-50"
+                class="rounded-lg bg-sky-700 px-4 py-2 text-sm font-medium text-white hover:bg-sky-800 disabled:opacity-50"
             >
                 "Send"
             </button>

@@ -177,10 +177,10 @@ pub fn DecisionsView(
                     })}
             </header>
             {move || match entries.get() {
-                None => view! { <p role="status" class="text-slate-500">"Loading the decisions…"</p> }.into_any(),
+                None => view! { <p role="status" class="text-slate-500 dark:text-slate-400">"Loading the decisions…"</p> }.into_any(),
                 Some(Err(error)) => view! { <Alert message=error.message testid="decisions-error" /> }.into_any(),
                 Some(Ok(_)) if rows.with(Vec::is_empty) => {
-                    view! { <p class="text-slate-500">"No decisions recorded yet."</p> }.into_any()
+                    view! { <p class="text-slate-500 dark:text-slate-400">"No decisions recorded yet."</p> }.into_any()
                 }
                 Some(Ok(_)) => view! { <AuditTable rows across shown /> }.into_any(),
             }}

@@ -37,7 +37,7 @@ pub fn DiffView(diff: FileDiff, #[prop(optional)] label: Option<&'static str>) -
             <figcaption class="flex items-center gap-3 border-b border-slate-200 bg-slate-100 px-3 py-1.5 dark:border-slate-700 dark:bg-slate-800">
                 <span data-testid="diff-path" class="min-w-0 flex-1 truncate font-mono font-medium">{diff.path}</span>
                 {label.map(|label| view! { <span class="rounded bg-sky-100 px-1.5 text-sky-800 dark:bg-sky-900 dark:text-sky-200">{label}</span> })}
-                {new_file.then(|| view! { <span class="text-slate-500">"new file"</span> })}
+                {new_file.then(|| view! { <span class="text-slate-500 dark:text-slate-400">"new file"</span> })}
                 <span data-testid="diff-stats" class="font-mono">
                     <span class="text-emerald-700 dark:text-emerald-400">{format!("+{}", unified.added)}</span>
                     " "
@@ -45,7 +45,7 @@ pub fn DiffView(diff: FileDiff, #[prop(optional)] label: Option<&'static str>) -
                 </span>
             </figcaption>
             {if total == 0 {
-                view! { <p class="px-3 py-2 text-slate-500">"No changes to the file's content."</p> }.into_any()
+                view! { <p class="px-3 py-2 text-slate-500 dark:text-slate-400">"No changes to the file's content."</p> }.into_any()
             } else {
                 view! {
                     <div class="max-h-[28rem] overflow-auto">
@@ -73,7 +73,7 @@ pub fn DiffView(diff: FileDiff, #[prop(optional)] label: Option<&'static str>) -
 fn row_view(row: DiffRow) -> AnyView {
     match row {
         DiffRow::Fold(lines) => view! {
-            <tr data-testid="diff-fold" class="bg-slate-50 text-slate-500 dark:bg-slate-900">
+            <tr data-testid="diff-fold" class="bg-slate-50 text-slate-500 dark:text-slate-400 dark:bg-slate-900">
                 <td colspan="4" class="px-3 py-0.5">{format!("⋯ {lines} unchanged line{}", if lines == 1 { "" } else { "s" })}</td>
             </tr>
         }

@@ -49,7 +49,7 @@ pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {
     view! {
         <aside class="w-full border-b border-slate-200 bg-white p-4 md:w-80 md:border-b-0 md:border-r dark:border-slate-800 dark:bg-slate-900">
             <form on:submit=submit class="flex flex-col gap-2" data-testid="open-folder-form">
-                <label for="folder-path" class="text-xs font-semibold uppercase tracking-wide text-slate-500">
+                <label for="folder-path" class="text-xs font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">
                     "Open a folder"
                 </label>
                 <div class="flex gap-2">
@@ -66,7 +66,7 @@ pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {
                     <button
                         type="submit"
                         disabled=move || busy.get()
-                        class="rounded-md bg-sky-600 px-3 py-1.5 text-sm font-medium text-white hover:bg-sky-700 disabled:opacity-50"
+                        class="rounded-md bg-sky-700 px-3 py-1.5 text-sm font-medium text-white hover:bg-sky-800 disabled:opacity-50"
                     >
                         "Open"
                     </button>
@@ -77,7 +77,7 @@ pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {
                     </p>
                 </Show>
             </form>
-            <h2 class="mt-6 mb-2 text-xs font-semibold uppercase tracking-wide text-slate-500">"Open folders"</h2>
+            <h2 class="mt-6 mb-2 text-xs font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">"Open folders"</h2>
             <ul data-testid="folder-list" class="flex flex-col gap-1">
                 <For
                     each=move || state.projects.get()
@@ -103,7 +103,7 @@ pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {
                                 >
                                     {folder_name(&project.folder_path)}
                                     <Show when=move || { waiting > 0 }>
-                                        <span class="ml-2 rounded-full bg-amber-500 px-1.5 text-xs text-white">{waiting}</span>
+                                        <span class="ml-2 rounded-full bg-amber-700 px-1.5 text-xs text-white">{waiting}</span>
                                     </Show>
                                 </a>
                             </li>
@@ -112,7 +112,7 @@ pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {
                 />
             </ul>
             <Show when=move || state.projects.with(Vec::is_empty)>
-                <p class="text-sm text-slate-500">"No folder open yet."</p>
+                <p class="text-sm text-slate-500 dark:text-slate-400">"No folder open yet."</p>
             </Show>
             <Inbox />
         </aside>

@@ -216,7 +216,7 @@ fn AgentModePicker() -> impl IntoView {
                                                     type="button"
                                                     data-testid="agent-mode-confirm-button"
                                                     on:click=move |_| send(id.clone())
-                                                    class="rounded-md bg-amber-500 px-3 py-1.5 font-medium text-white hover:bg-amber-600"
+                                                    class="rounded-md bg-amber-700 px-3 py-1.5 font-medium text-white hover:bg-amber-800"
                                                 >
                                                     {format!("Switch to {}", mode.name)}
                                                 </button>

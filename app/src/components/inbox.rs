@@ -72,10 +72,10 @@ pub fn Inbox() -> impl IntoView {
     });
     view! {
         <section data-testid="inbox" class="mt-6">
-            <h2 class="mb-2 flex items-center gap-2 text-xs font-semibold uppercase tracking-wide text-slate-500">
+            <h2 class="mb-2 flex items-center gap-2 text-xs font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">
                 "Waiting on you"
                 <Show when=move || waiting.with(|w| !w.is_empty())>
-                    <span data-testid="inbox-count" class="rounded-full bg-amber-500 px-1.5 text-white">
+                    <span data-testid="inbox-count" class="rounded-full bg-amber-700 px-1.5 text-white">
                         {move || waiting.with(Vec::len)}
                     </span>
                 </Show>
@@ -86,7 +86,7 @@ pub fn Inbox() -> impl IntoView {
             </h2>
             <Show
                 when=move || waiting.with(|w| !w.is_empty())
-                fallback=|| view! { <p class="text-sm text-slate-500">"Nothing is waiting."</p> }
+                fallback=|| view! { <p class="text-sm text-slate-500 dark:text-slate-400">"Nothing is waiting."</p> }
             >
                 <ul class="flex flex-col gap-1">
                     <For

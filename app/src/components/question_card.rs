@@ -184,7 +184,7 @@ pub fn QuestionCard(question: Question, on_answer: Callback<InputAnswer>, busy: 
                                     on:mouseenter=move |_| highlighted.set(index)
                                     on:click=move |_| answer(json!({"index": index, "value": value.clone()}))>
                                     <span class="inline-block w-4 text-sky-600">{move || if is_highlighted() { "▸" } else { "" }}</span>
-                                    <span class="mr-2 font-mono text-slate-500">{format!("{})", index + 1)}</span>
+                                    <span class="mr-2 font-mono text-slate-500 dark:text-slate-400">{format!("{})", index + 1)}</span>
                                     {choice.clone()}
                                 </button>
                             </li>
@@ -233,7 +233,7 @@ pub fn QuestionCard(question: Question, on_answer: Callback<InputAnswer>, busy: 
             </header>
             <p data-testid="question-prompt" class="mb-3 whitespace-pre-wrap">{question.prompt.clone()}</p>
             {body}
-            <p data-testid="question-hint" class="mt-3 text-xs text-slate-500">{hint}</p>
+            <p data-testid="question-hint" class="mt-3 text-xs text-slate-500 dark:text-slate-400">{hint}</p>
         </section>
     }
 }

@@ -136,7 +136,7 @@ pub fn RulesPanel(folder_path: String, session_id: String, on_close: Callback<()
                 body()
                     .unwrap_or_else(|| {
                         view! {
-                            <p role="status" class="text-slate-500">
+                            <p role="status" class="text-slate-500 dark:text-slate-400">
                                 "Loading the rules…"
                             </p>
                         }
@@ -165,11 +165,11 @@ fn RulesBody(
     view! {
         {(!problems.is_empty()).then(|| view! { <Problems problems /> })}
         <section aria-labelledby="grants-title" class="flex flex-col gap-2">
-            <h3 id="grants-title" class="text-xs font-semibold uppercase tracking-wide text-slate-500">
+            <h3 id="grants-title" class="text-xs font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">
                 "Session grants (“Yes, for this session”)"
             </h3>
             {if grants.is_empty() {
-                view! { <p class="text-slate-500">"None: no tool runs without a card because of a session grant."</p> }
+                view! { <p class="text-slate-500 dark:text-slate-400">"None: no tool runs without a card because of a session grant."</p> }
                     .into_any()
             } else {
                 view! {
@@ -187,11 +187,11 @@ fn RulesBody(
             }}
         </section>
         <section aria-labelledby="rule-list-title" class="flex flex-col gap-2">
-            <h3 id="rule-list-title" class="text-xs font-semibold uppercase tracking-wide text-slate-500">
+            <h3 id="rule-list-title" class="text-xs font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">
                 {format!("Rules that apply here ({count}), highest first")}
             </h3>
             {if rules.is_empty() {
-                view! { <p class="text-slate-500">"No rules."</p> }.into_any()
+                view! { <p class="text-slate-500 dark:text-slate-400">"No rules."</p> }.into_any()
             } else {
                 view! {
                     <ol class="flex flex-col gap-2">

@@ -382,7 +382,7 @@ fn TitleEditor(
                 data-testid="session-title-save"
                 disabled=move || pending.get() || draft.with(|draft| draft.trim().is_empty())
                 on:click=move |_| save()
-                class="rounded-md bg-sky-600 px-2 py-1 text-xs font-medium text-white hover:bg-sky-700 disabled:opacity-50"
+                class="rounded-md bg-sky-700 px-2 py-1 text-xs font-medium text-white hover:bg-sky-800 disabled:opacity-50"
             >
                 "Save"
             </button>

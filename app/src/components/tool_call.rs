@@ -269,7 +269,7 @@ pub fn ToolEntry(call: ToolCall) -> impl IntoView {
         None => ("●", "text-amber-500", "waiting"),
         Some(ToolStatus::Success) => ("✓", "text-emerald-600 dark:text-emerald-400", "success"),
         Some(ToolStatus::Error) => ("✗", "text-red-600 dark:text-red-400", "error"),
-        Some(ToolStatus::Skipped) => ("↷", "text-slate-500", "skipped"),
+        Some(ToolStatus::Skipped) => ("↷", "text-slate-500 dark:text-slate-400", "skipped"),
     };
     // A call cut by a crash or a Stop says so on its line, not only "error".
     let label = match error_kind.as_deref() {

@@ -1,0 +1,68 @@
+// axe-core (npm, locked) injected into the hub's pages in headless Chromium, in
+// light and dark: the hub page with a card waiting, its sessions and the
+// Changes panel open, and the decisions page. Any violation fails the test,
+// listed with the rule, its impact and the nodes it found.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { expect } from './expect.mjs';
+import { startHub, launchBrowser, makeFolder, snapshot } from '../hub.mjs';
+import { openChat, sendPrompt } from '../chat-page.mjs';
+import { startFakeModel, call } from '../fake-model.mjs';
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+let hub;
+let model;
+let browser;
+
+before(async () => {
+  model = await startFakeModel();
+  hub = await startHub(['--model-url', model.baseUrl, '--model', 'fake-model']);
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await hub?.stop();
+  await model?.stop();
+});
+
+/** Every axe violation on the page as it is now, one readable line per node. */
+async function violations(page) {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: AXE });
+  const found = await page.evaluate(async () => {
+    const result = await window.axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.map((v) => ({
+      rule: v.id,
+      impact: v.impact,
+      nodes: v.nodes.map((node) => `${node.target.join(' ')}: ${node.failureSummary.replace(/\s+/g, ' ')}`),
+    }));
+  });
+  return found.flatMap((v) => v.nodes.map((node) => `${v.rule} (${v.impact}) ${node}`));
+}
+
+for (const scheme of ['light', 'dark']) {
+  test(`no axe violation on the hub page with a card waiting, in ${scheme}`, async () => {
+    const folder = makeFolder();
+    model.script(call('a1', 'run_shell_command', { command: 'echo accessible' }));
+    const { page, errors } = await openChat(browser, hub, folder);
+    await page.emulateMedia({ colorScheme: scheme });
+    await sendPrompt(page, 'run something');
+    await page.getByTestId('approval-card').waitFor();
+    await page.getByTestId('session-list').waitFor();
+    await expect(async () => assert.ok((await page.getByTestId('inbox-item').count()) > 0));
+    assert.deepEqual(await violations(page), [], `the hub page in ${scheme}`);
+
+    await page.getByTestId('changes-button').click();
+    await page.getByTestId('changes-panel').waitFor();
+    assert.deepEqual(await violations(page), [], `the Changes panel in ${scheme}`);
+    await snapshot(page, `a11y-hub-${scheme}`);
+
+    await page.goto(`${new URL(hub.url).origin}/decisions`);
+    await page.waitForSelector('html[data-hydrated="true"]');
+    await page.getByTestId('decisions-table').waitFor().catch(() => {});
+    assert.deepEqual(await violations(page), [], `the decisions page in ${scheme}`);
+    assert.deepEqual(errors, []);
+  });
+}
