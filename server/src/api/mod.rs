@@ -1,6 +1,7 @@
 //! `/api/*` handlers for folders, sessions and the YOLO config.
 
 mod chat;
+mod fs;
 mod rules;
 
 use std::convert::Infallible;
@@ -41,6 +42,7 @@ pub fn router() -> Router<Arc<Hub>> {
         .route("/rules/{id}", delete(rules::delete))
         .route("/sessions/{id}/grants/{tool}", delete(rules::withdraw_grant))
         .route("/audit", get(rules::audit))
+        .route("/fs/dirs", get(fs::dirs))
         .fallback(|| async { ApiError::not_found("No such API endpoint.") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "bad_request", "Method not allowed on this endpoint.")
