@@ -302,9 +302,14 @@ impl Hub {
         let _ = self.updates.send(update);
     }
 
-    /// Validates the folder and opens (creating on first use) the session.
+    /// Validates the folder and opens (creating on first use) the session; the
+    /// folder goes to the front of the recent folders.
     pub fn open_session(&self, folder_path: &str, session_id: Option<&str>) -> ApiResult<ChatConfig> {
-        self.with_session(folder_path, session_id, |session| Ok(self.config_of(session)))
+        let config = self.with_session(folder_path, session_id, |session| Ok(self.config_of(session)))?;
+        if let Some(store) = &self.store {
+            store.record_folder_opened(Path::new(&config.folder_path), now_ms());
+        }
+        Ok(config)
     }
 
     pub fn set_yolo(&self, folder_path: &str, session_id: Option<&str>, enabled: bool) -> ApiResult<ChatConfig> {

@@ -1,6 +1,7 @@
 //! `/api/*` handlers for folders, sessions and the YOLO config.
 
 mod chat;
+mod folders;
 mod fs;
 mod rules;
 
@@ -43,6 +44,7 @@ pub fn router() -> Router<Arc<Hub>> {
         .route("/sessions/{id}/grants/{tool}", delete(rules::withdraw_grant))
         .route("/audit", get(rules::audit))
         .route("/fs/dirs", get(fs::dirs))
+        .route("/folders/recent", get(folders::recent))
         .fallback(|| async { ApiError::not_found("No such API endpoint.") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "bad_request", "Method not allowed on this endpoint.")
