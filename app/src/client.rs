@@ -7,7 +7,8 @@ use serde::Serialize;
 
 use crate::events::SeqEvent;
 use crate::types::{
-    ApproveRequest, ChatConfig, InputAnswer, ProjectsResponse, PromptRequest, SetConfigRequest, SetModeRequest,
+    ApproveRequest, ChatConfig, DirListing, InputAnswer, ProjectsResponse, PromptRequest, RecentFolders,
+    SetConfigRequest, SetModeRequest,
 };
 
 /// Rules, session grants and the audit trail (issue 15).
@@ -99,6 +100,16 @@ pub async fn projects() -> Result<ProjectsResponse, HubError> {
 /// Opens (creating on first use) the folder's default session.
 pub async fn open_folder(folder_path: &str) -> Result<ChatConfig, HubError> {
     get_json(&config_url(folder_path)).await
+}
+
+/// The sub-directory names of `path` (absolute, or `~`/`~/…`: the answer says it expanded).
+pub async fn list_dirs(path: &str) -> Result<DirListing, HubError> {
+    get_json(&format!("/api/fs/dirs?path={}", urlencoding::encode(path))).await
+}
+
+/// The folders opened last, newest first.
+pub async fn recent_folders() -> Result<RecentFolders, HubError> {
+    get_json("/api/folders/recent").await
 }
 
 pub async fn set_yolo(folder_path: &str, session_id: &str, yolo_mode: bool) -> Result<ChatConfig, HubError> {
