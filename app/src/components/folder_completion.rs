@@ -12,19 +12,26 @@ use crate::parts::{wasm_split, when_loaded, PartMissing};
 /// At most this many sub-directories are offered at once.
 const MAX_COMPLETIONS: usize = 50;
 
+/// What the combobox shows. One signal for all of it: each signal type costs
+/// the first load its own copy of the reactive code.
+#[derive(Clone, Default)]
+struct State {
+    /// `(value, label)`: what the list offers for what is typed.
+    options: Vec<(String, &'static str)>,
+    /// The suggestion marked with the arrow keys.
+    active: Option<usize>,
+    /// The user wants the list (typing, focus); `Esc` and leaving the input close it.
+    open: bool,
+    /// The hub user's home, once a listing of `~/…` said it.
+    home: Option<String>,
+}
+
 /// The combobox's state, shared by the input (in the main module) and its list
 /// (in the `session` part).
 #[derive(Clone, Copy)]
 pub struct Combo {
     path: RwSignal<String>,
-    /// `(value, label)`: what the list offers for what is typed.
-    options: RwSignal<Vec<(String, &'static str)>>,
-    /// The suggestion marked with the arrow keys.
-    active: RwSignal<Option<usize>>,
-    /// The user wants the list (typing, focus); `Esc` and leaving the input close it.
-    open: RwSignal<bool>,
-    /// The hub user's home, once a listing of `~/…` said it.
-    home: RwSignal<Option<String>>,
+    state: RwSignal<State>,
     /// The input had the focus once: the list is made (and its part fetched) then.
     used: RwSignal<bool>,
 }
@@ -33,20 +40,13 @@ impl Combo {
     pub const LIST_ID: &'static str = "folder-suggestions";
 
     pub fn new(path: RwSignal<String>) -> Self {
-        Self {
-            path,
-            options: RwSignal::new(Vec::new()),
-            active: RwSignal::new(None),
-            open: RwSignal::new(false),
-            home: RwSignal::new(None),
-            used: RwSignal::new(false),
-        }
+        Self { path, state: RwSignal::new(State::default()), used: RwSignal::new(false) }
     }
 
     /// `typed` with `~` replaced by the home the hub said (the API takes absolute
     /// paths only); as it is when there is no `~` or the home is not known.
     pub fn expand_home(self, typed: &str) -> String {
-        match (typed.strip_prefix('~'), self.home.get_untracked()) {
+        match (typed.strip_prefix('~'), self.state.with_untracked(|state| state.home.clone())) {
             (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
                 format!("{}{rest}", home.trim_end_matches('/'))
             }
@@ -55,34 +55,38 @@ impl Combo {
     }
 
     pub fn expanded(self) -> bool {
-        self.open.get() && self.options.with(|options| !options.is_empty())
+        self.state.with(|state| state.open && !state.options.is_empty())
     }
 
     /// For `aria-activedescendant`.
     pub fn active_id(self) -> Option<String> {
-        self.active.get().filter(|_| self.expanded()).map(option_id)
+        self.state.with(|state| state.active.filter(|_| state.open && !state.options.is_empty())).map(option_id)
     }
 
     pub fn set_open(self, open: bool) {
-        self.open.set(open);
-        if open {
+        self.state.update(|state| {
+            state.open = open;
+            state.active = state.active.filter(|_| open);
+        });
+        if open && !self.used.get_untracked() {
             self.used.set(true);
-        } else {
-            self.active.set(None);
         }
     }
 
     /// The input's keys; `Enter` takes the marked suggestion (else the form is sent).
     pub fn on_key(self, event: leptos::ev::KeyboardEvent) {
-        let count = self.options.with_untracked(Vec::len);
         let key = event.key();
+        let (count, open, marked) = self.state.with_untracked(|state| {
+            let marked = state.active.filter(|_| state.open).and_then(|at| state.options.get(at)).map(|o| o.0.clone());
+            (state.options.len(), state.open, marked)
+        });
         match key.as_str() {
             "ArrowDown" | "ArrowUp" if count > 0 => {
                 event.prevent_default();
-                self.open.set(true);
                 let down = key == "ArrowDown";
-                self.active.update(|active| {
-                    *active = Some(match *active {
+                self.state.update(|state| {
+                    state.open = true;
+                    state.active = Some(match state.active {
                         None if down => 0,
                         None => count - 1,
                         Some(at) if down => (at + 1) % count,
@@ -91,15 +95,12 @@ impl Combo {
                 });
             }
             "Enter" => {
-                let marked = self.active.get_untracked().filter(|_| self.open.get_untracked());
-                if let Some(value) =
-                    marked.and_then(|at| self.options.with_untracked(|options| options.get(at).cloned()))
-                {
+                if let Some(value) = marked {
                     event.prevent_default();
-                    self.pick(value.0);
+                    self.pick(value);
                 }
             }
-            "Escape" if self.open.get_untracked() => {
+            "Escape" if open => {
                 event.prevent_default();
                 self.set_open(false);
             }
@@ -110,8 +111,10 @@ impl Combo {
     /// Puts a suggestion in the input; the list goes on with what is under it.
     fn pick(self, value: String) {
         self.path.set(value);
-        self.active.set(None);
-        self.open.set(true);
+        self.state.update(|state| {
+            state.active = None;
+            state.open = true;
+        });
     }
 
     /// The list, from the `session` part, once the input had the focus (in the
@@ -151,7 +154,7 @@ pub fn folder_suggestions(combo: Combo) -> Result<AnyView, PartMissing> {
             // nothing; typing the path by hand goes on as before.
             let dirs = client::list_dirs(&wanted).await.unwrap_or_default();
             if let Some(home) = home_of(&wanted, &dirs.path) {
-                combo.home.try_set(Some(home));
+                combo.state.try_update(|state| state.home = Some(home));
             }
             if parent.try_get_untracked().flatten().as_ref() == Some(&wanted) {
                 listing.try_set(Some((wanted, dirs)));
@@ -177,14 +180,15 @@ pub fn folder_suggestions(combo: Combo) -> Result<AnyView, PartMissing> {
             }
             _ => Vec::new(),
         });
-        combo.options.set(recent.with(|recent| suggestions(&typed, recent, found)));
-        combo.active.set(None);
+        let options = recent.with(|recent| suggestions(&typed, recent, found));
+        combo.state.update(|state| {
+            state.options = options;
+            state.active = None;
+        });
     });
     let items = move || {
-        let active = combo.active.get();
-        combo
-            .options
-            .get()
+        let (active, options) = combo.state.with(|state| (state.active, state.options.clone()));
+        options
             .into_iter()
             .enumerate()
             .map(|(at, (value, label))| {
@@ -307,7 +311,7 @@ mod tests {
         owner.set();
         let combo = Combo::new(RwSignal::new(String::new()));
         assert_eq!(combo.expand_home("~/code"), "~/code", "not known yet: left for the hub to refuse");
-        combo.home.set(Some("/home/me".into()));
+        combo.state.update(|state| state.home = Some("/home/me".into()));
         assert_eq!(combo.expand_home("~/code"), "/home/me/code");
         assert_eq!(combo.expand_home("~"), "/home/me");
         assert_eq!(combo.expand_home("~other/x"), "~other/x");
