@@ -13,6 +13,8 @@ use crate::types::{
 
 /// Rules, session grants and the audit trail (issue 15).
 pub mod policy;
+/// A folder's sessions: created, renamed, deleted (issue 18).
+pub mod sessions;
 
 /// What went wrong with a call to the hub.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,6 +124,11 @@ pub async fn set_yolo(folder_path: &str, session_id: &str, yolo_mode: bool) -> R
 pub async fn set_mode(session_id: &str, mode_id: &str) -> Result<ChatConfig, HubError> {
     let url = format!("/api/sessions/{}/mode", urlencoding::encode(session_id));
     send_json("POST", &url, Some(&SetModeRequest { mode_id: mode_id.to_string() })).await
+}
+
+/// What the session's agent changed, and the folder's git working tree.
+pub async fn changes(session_id: &str) -> Result<crate::types::changes::ChangesResponse, HubError> {
+    get_json(&format!("/api/sessions/{}/changes", urlencoding::encode(session_id))).await
 }
 
 pub async fn get_json<T: DeserializeOwned>(url: &str) -> Result<T, HubError> {

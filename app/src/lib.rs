@@ -13,6 +13,7 @@ pub mod client;
 pub mod components;
 pub mod diff;
 pub mod events;
+pub mod location;
 pub mod markdown;
 pub mod parts;
 pub mod policy;
@@ -20,15 +21,19 @@ pub mod transcript;
 pub mod types;
 
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
-use leptos_router::components::{Route, Router, Routes};
-use leptos_router::path;
 
-use crate::components::decisions::DecisionsPage;
-use crate::components::hub_page::HubPage;
+use crate::components::decisions::{DecisionsPage, DECISIONS_TITLE};
+use crate::components::hub_page::{HubPage, HUB_TITLE};
+use crate::location::{provide_location, Url};
+
+/// The paths of the hub's pages; the server serves these and nothing else as HTML.
+pub const PAGES: [&str; 2] = ["/", DECISIONS_PATH];
+const DECISIONS_PATH: &str = "/decisions";
 
 /// The HTML document around the app (server side only).
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    // The first title; the page keeps it current from then on (`location::set_title`).
+    let title = if Url::current().path == DECISIONS_PATH { DECISIONS_TITLE } else { HUB_TITLE };
     view! {
         <!DOCTYPE html>
         <html lang="en">
@@ -37,8 +42,10 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
                 <meta name="color-scheme" content="light dark" />
                 <link rel="icon" type="image/svg+xml" href="/favicon.svg" />
+                // inner_html: a text child would carry a hydration marker, which a title shows as text.
+                <title inner_html=title></title>
+                <link rel="stylesheet" href="/pkg/agent_hub.css" />
                 <HydrationScripts options />
-                <MetaTags />
             </head>
             <body class="bg-slate-50 text-slate-900 dark:bg-slate-950 dark:text-slate-100">
                 <App />
@@ -47,21 +54,14 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     }
 }
 
+/// The page the path names, chosen once per load: the server and the browser
+/// choose alike, and moving between pages is a full load.
 #[component]
 pub fn App() -> impl IntoView {
-    provide_meta_context();
-    view! {
-        <Stylesheet id="leptos" href="/pkg/agent_hub.css" />
-        <Router>
-            <Routes fallback=|| {
-                view! {
-                    <Title text="Agent Hub" />
-                    <p class="p-8">"Page not found."</p>
-                }
-            }>
-                <Route path=path!("/") view=HubPage />
-                <Route path=path!("/decisions") view=DecisionsPage />
-            </Routes>
-        </Router>
+    let location = provide_location();
+    if location.path_untracked() == DECISIONS_PATH {
+        view! { <DecisionsPage /> }.into_any()
+    } else {
+        view! { <HubPage /> }.into_any()
     }
 }

@@ -268,7 +268,8 @@ pub fn local_clock(ms: u64) -> Clock {
     utc_clock(ms)
 }
 
-fn now_ms() -> u64 {
+/// Now, in ms since the epoch (the browser's clock in the browser).
+pub fn now_ms() -> u64 {
     #[cfg(feature = "hydrate")]
     {
         js_sys::Date::now() as u64

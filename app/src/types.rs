@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod changes;
+
 /// Where a session's current YOLO value came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -117,6 +119,9 @@ pub struct SetConfigRequest {
 #[serde(rename_all = "camelCase")]
 pub struct SessionSummary {
     pub id: String,
+    /// From the first prompt unless the user named it; `null` before the first prompt.
+    #[serde(default)]
+    pub title: Option<String>,
     pub status: SessionStatus,
     pub pending_count: usize,
     pub yolo_mode: bool,
@@ -134,6 +139,21 @@ pub struct ProjectSummary {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProjectsResponse {
     pub projects: Vec<ProjectSummary>,
+}
+
+/// `POST /api/sessions`: a new session in the folder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateSessionRequest {
+    pub folder_path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+/// `PATCH /api/sessions/{id}`: the session's new title.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RenameSessionRequest {
+    pub title: String,
 }
 
 /// Pushed to open pages on `GET /api/updates` (server-sent events, one JSON per event).
@@ -198,6 +218,8 @@ pub struct InputAnswer {
 #[serde(rename_all = "camelCase")]
 pub struct SessionDetail {
     pub id: String,
+    #[serde(default)]
+    pub title: Option<String>,
     pub folder_path: String,
     pub status: SessionStatus,
     pub yolo_mode: bool,

@@ -72,6 +72,7 @@ async fn main() {
         status: SessionStatus::Idle,
         yolo_override: None,
         pending_count: 0,
+        title: None,
         created_at_ms: 1,
         updated_at_ms: 2,
     });

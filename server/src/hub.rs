@@ -23,6 +23,8 @@ use crate::settings::read_settings;
 use crate::store::{SessionRow, Store, StoreError};
 use crate::watcher::SettingsWatcher;
 
+mod sessions;
+
 /// How the hub's agents work.
 #[derive(Debug, Clone)]
 pub struct HubOptions {
@@ -123,6 +125,7 @@ impl Hub {
                 status: SessionStatus::Idle,
                 pending_count: 0,
                 yolo,
+                title: row.title.clone(),
                 created_at_ms: row.created_at_ms,
                 updated_at_ms: row.updated_at_ms,
             };
@@ -150,6 +153,7 @@ impl Hub {
                 status: session.status,
                 yolo_override: (session.yolo.source == YoloSource::User).then_some(session.yolo.enabled),
                 pending_count: session.pending_count,
+                title: session.title.clone(),
                 created_at_ms: session.created_at_ms,
                 updated_at_ms: session.updated_at_ms,
             });
@@ -199,16 +203,23 @@ impl Hub {
     /// [`Hub::runtime`], saying why a session that exists could not be read.
     pub fn try_runtime(&self, id: &str) -> Result<Option<Arc<SessionRuntime>>, StoreError> {
         let Some(folder) = self.registry().get(id).map(|session| session.folder.clone()) else { return Ok(None) };
-        let mut runtimes = self.runtimes();
-        let runtime = match runtimes.get(id) {
-            Some(runtime) => runtime.clone(),
+        let resident = self.runtimes().get(id).cloned();
+        let runtime = match resident {
+            Some(runtime) => runtime,
             None => {
                 // Not kept when it fails: the next use tries again.
-                let runtime = Arc::new(SessionRuntime::load(id.to_string(), folder, self.store.clone())?);
-                runtimes.insert(id.to_string(), runtime.clone());
-                runtime
+                let loaded = Arc::new(SessionRuntime::load(id.to_string(), folder.clone(), self.store.clone())?);
+                // Kept only while the session still exists, checked under the
+                // registry's lock, which a delete holds while it removes both:
+                // a runtime read just before a delete must not outlive it.
+                let registry = self.registry();
+                if registry.get(id).is_none_or(|session| session.folder != folder) {
+                    return Ok(None);
+                }
+                self.runtimes().entry(id.to_string()).or_insert(loaded).clone()
             }
         };
+        let mut runtimes = self.runtimes();
         runtime.last_used.store(self.uses.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
         self.bound_resident(&mut runtimes);
         Ok(Some(runtime))
@@ -302,14 +313,9 @@ impl Hub {
         let _ = self.updates.send(update);
     }
 
-    /// Validates the folder and opens (creating on first use) the session; the
-    /// folder goes to the front of the recent folders.
+    /// Validates the folder and opens (creating on first use) the session.
     pub fn open_session(&self, folder_path: &str, session_id: Option<&str>) -> ApiResult<ChatConfig> {
-        let config = self.with_session(folder_path, session_id, |session| Ok(self.config_of(session)))?;
-        if let Some(store) = &self.store {
-            store.record_folder_opened(Path::new(&config.folder_path), now_ms());
-        }
-        Ok(config)
+        self.with_session(folder_path, session_id, |session| Ok(self.config_of(session)))
     }
 
     pub fn set_yolo(&self, folder_path: &str, session_id: Option<&str>, enabled: bool) -> ApiResult<ChatConfig> {
@@ -329,6 +335,8 @@ impl Hub {
         Ok(config)
     }
 
+    /// Runs `act` on the session (created on first use); a folder whose session
+    /// is used goes to the front of the recent folders.
     fn with_session<T>(
         &self,
         folder_path: &str,
@@ -353,6 +361,9 @@ impl Hub {
                 watcher.watch(&folder);
             }
             self.publish(HubUpdate::Projects);
+        }
+        if let (Ok(_), Some(store)) = (&result, &self.store) {
+            store.record_folder_opened(&folder, now_ms());
         }
         result
     }

@@ -5,6 +5,7 @@ pub mod agent;
 pub mod api;
 pub mod approval;
 pub mod audit;
+pub mod changes;
 pub mod cli;
 pub mod error;
 pub mod folder;

@@ -59,6 +59,8 @@ pub struct Session {
     /// Tool calls waiting for the user.
     pub pending_count: usize,
     pub yolo: YoloState,
+    /// Named by the user, else taken from the first prompt; `None` before it.
+    pub title: Option<String>,
     pub created_at_ms: u64,
     pub updated_at_ms: u64,
 }
@@ -80,6 +82,7 @@ impl Session {
     pub fn summary(&self) -> SessionSummary {
         SessionSummary {
             id: self.id.clone(),
+            title: self.title.clone(),
             status: self.status,
             pending_count: self.pending_count,
             yolo_mode: self.yolo.enabled,
@@ -108,6 +111,40 @@ impl std::fmt::Display for RegistryError {
                 write!(f, "Session '{id}' belongs to another folder ({}).", folder.display())
             }
         }
+    }
+}
+
+/// A title the user gives is at most this long (in characters).
+pub const TITLE_MAX_CHARS: usize = 200;
+/// A title taken from a prompt is cut to this many characters.
+pub const PROMPT_TITLE_CHARS: usize = 80;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TitleError {
+    #[error("title must not be blank.")]
+    Blank,
+    #[error("title is {0} characters long; at most {TITLE_MAX_CHARS} are allowed.")]
+    TooLong(usize),
+}
+
+/// A title as the user gave it, trimmed; blank or too long is refused.
+pub fn checked_title(text: &str) -> Result<String, TitleError> {
+    let title = text.trim();
+    let chars = title.chars().count();
+    match chars {
+        0 => Err(TitleError::Blank),
+        n if n > TITLE_MAX_CHARS => Err(TitleError::TooLong(n)),
+        _ => Ok(title.to_string()),
+    }
+}
+
+/// The title a session takes from its first prompt: the first line with text,
+/// trimmed, cut at a character boundary (an ellipsis says it was cut).
+pub fn title_from_prompt(prompt: &str) -> Option<String> {
+    let line = prompt.lines().map(str::trim).find(|line| !line.is_empty())?;
+    match line.char_indices().nth(PROMPT_TITLE_CHARS) {
+        None => Some(line.to_string()),
+        Some((cut, _)) => Some(format!("{}…", line[..cut].trim_end())),
     }
 }
 
@@ -150,6 +187,7 @@ impl Registry {
             status: SessionStatus::Idle,
             pending_count: 0,
             yolo: YoloState::from_settings(read_settings()),
+            title: None,
             created_at_ms: now_ms,
             updated_at_ms: now_ms,
         });
@@ -162,6 +200,26 @@ impl Registry {
     /// Puts back a session loaded from the store.
     pub fn restore(&mut self, session: Session) {
         self.sessions.insert(session.id.clone(), session);
+    }
+
+    /// Forgets a session (deleted); its folder's default comes back empty on next use.
+    pub fn remove(&mut self, id: &str) -> Option<Session> {
+        self.sessions.remove(id)
+    }
+
+    /// Gives the session the title the user chose. `None`: no such session.
+    pub fn rename(&mut self, id: &str, title: String) -> Option<&Session> {
+        let session = self.sessions.get_mut(id)?;
+        session.title = Some(title);
+        Some(session)
+    }
+
+    /// A prompt was sent: a session without a title takes it from the prompt.
+    /// Returns the session when its title changed.
+    pub fn note_prompt(&mut self, id: &str, prompt: &str) -> Option<&Session> {
+        let session = self.sessions.get_mut(id).filter(|session| session.title.is_none())?;
+        session.title = Some(title_from_prompt(prompt)?);
+        Some(session)
     }
 
     pub fn get(&self, id: &str) -> Option<&Session> {
@@ -260,6 +318,61 @@ mod tests {
             ));
         }
         assert_eq!(registry.projects().projects.len(), 1, "refusals create nothing");
+    }
+
+    #[test]
+    fn a_prompt_titles_the_session_by_its_first_line() {
+        let long = "é".repeat(PROMPT_TITLE_CHARS + 5);
+        let cut = format!("{}…", "é".repeat(PROMPT_TITLE_CHARS));
+        let rows: [(&str, Option<&str>); 6] = [
+            ("Fix the login bug", Some("Fix the login bug")),
+            ("  padded  \nsecond line", Some("padded")),
+            ("\n\n  \nafter blank lines", Some("after blank lines")),
+            ("   \n\t", None),
+            (&long, Some(&cut)),
+            ("exactly", Some("exactly")),
+        ];
+        for (prompt, expected) in rows {
+            assert_eq!(title_from_prompt(prompt).as_deref(), expected, "prompt {prompt:?}");
+        }
+        let at_limit = "x".repeat(PROMPT_TITLE_CHARS);
+        assert_eq!(title_from_prompt(&at_limit), Some(at_limit), "a line at the limit is not cut");
+    }
+
+    #[test]
+    fn a_given_title_is_trimmed_and_bounded() {
+        assert_eq!(checked_title("  Release notes "), Ok("Release notes".into()));
+        assert_eq!(checked_title(" \t\n"), Err(TitleError::Blank));
+        assert_eq!(checked_title(&"ü".repeat(TITLE_MAX_CHARS)).map(|t| t.chars().count()), Ok(TITLE_MAX_CHARS));
+        assert_eq!(checked_title(&"ü".repeat(TITLE_MAX_CHARS + 1)), Err(TitleError::TooLong(TITLE_MAX_CHARS + 1)));
+    }
+
+    #[test]
+    fn only_the_first_prompt_titles_and_a_chosen_title_stays() {
+        let mut registry = Registry::default();
+        let folder = Path::new("/work/a");
+        registry.open(folder, Some("s"), 1, missing).unwrap();
+        assert_eq!(registry.note_prompt("s", "first\nmore").and_then(|s| s.title.clone()), Some("first".into()));
+        assert!(registry.note_prompt("s", "second").is_none(), "the first prompt's title stays");
+        assert_eq!(registry.rename("s", "Mine".into()).and_then(|s| s.title.clone()), Some("Mine".into()));
+        assert!(registry.note_prompt("s", "third").is_none());
+        assert_eq!(registry.projects().projects[0].sessions[0].title.as_deref(), Some("Mine"));
+        assert!(registry.rename("nope", "x".into()).is_none());
+        assert!(registry.note_prompt("nope", "x").is_none());
+    }
+
+    #[test]
+    fn a_removed_default_session_comes_back_empty() {
+        let mut registry = Registry::default();
+        let folder = Path::new("/work/a");
+        let id = registry.open(folder, None, 1, yolo_on).unwrap().0.id.clone();
+        registry.note_prompt(&id, "hello");
+        assert_eq!(registry.remove(&id).map(|s| s.title), Some(Some("hello".into())));
+        assert!(registry.get(&id).is_none() && registry.projects().projects.is_empty());
+        assert!(registry.remove(&id).is_none());
+        let (again, created) = registry.open(folder, None, 2, missing).unwrap();
+        assert!(created, "created anew");
+        assert_eq!((again.id.as_str(), again.title.as_deref(), again.created_at_ms), (id.as_str(), None, 2));
     }
 
     #[test]

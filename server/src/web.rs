@@ -2,25 +2,29 @@
 
 use std::path::Path;
 
-use app::{shell, App};
+use app::{shell, PAGES};
 use axum::http::header::CACHE_CONTROL;
 use axum::http::HeaderValue;
+use axum::routing::get;
 use axum::Router;
 use leptos::config::LeptosOptions;
-use leptos_axum::{generate_route_list, LeptosRoutes};
 use tower_http::compression::CompressionLayer;
 use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 
 pub fn router(options: LeptosOptions) -> Router {
     let site_root = Path::new(options.site_root.as_ref()).to_path_buf();
-    let routes = generate_route_list(App);
-    let pages = Router::new()
-        .leptos_routes(&options, routes, {
-            let options = options.clone();
-            move || shell(options.clone())
-        })
-        .with_state(options)
+    // Rendering spawns tasks through Leptos' executor; already set is fine (tests
+    // build several routers in one process).
+    let _ = any_spawner::Executor::init_tokio();
+    // Every page is the same app, which picks its page from the path (`app::App`).
+    let render = leptos_axum::render_app_to_stream({
+        let options = options.clone();
+        move || shell(options.clone())
+    });
+    let pages = PAGES
+        .iter()
+        .fold(Router::new(), |pages, path| pages.route(path, get(render.clone())))
         .layer(CompressionLayer::new());
     // The bundle keeps one name across builds: revalidate instead of caching blindly.
     // Pre-compressed .br/.gz siblings (written by scripts/build) are served as is.

@@ -254,3 +254,25 @@ async fn an_agent_started_without_a_wrapper_gets_its_grace_too() {
     family.gone_within(Duration::from_secs(3), "the hub's exit").await;
     assert!(folder.join("agent.saved").exists(), "the agent got SIGTERM and the grace to save");
 }
+
+/// Deleting a session ends its agent's whole tree, though no turn runs: an
+/// ACP agent's process lives on between turns.
+#[tokio::test]
+async fn deleting_a_session_ends_its_agents_whole_tree() {
+    let data = tempfile::tempdir().unwrap();
+    let (_dir, folder) = project(None);
+    let hub = Hub::start(data.path());
+    let events = hub.prompt(&folder).await;
+    let session = events[0]["session_id"].as_str().expect("the init event names the session").to_string();
+    let family = Family::of(&folder).await;
+
+    let url = format!("{}/api/sessions/{session}", hub.base);
+    let deleted = hub.client.delete(&url).bearer_auth(TOKEN).send().await.unwrap();
+    assert_eq!(deleted.status(), 204);
+    family.gone_within(Duration::from_secs(4), "the session was deleted").await;
+    let projects = hub.client.get(format!("{}/api/projects", hub.base)).bearer_auth(TOKEN).send().await.unwrap();
+    let projects: Value = serde_json::from_str(&projects.text().await.unwrap()).unwrap();
+    assert_eq!(projects["projects"], json!([]), "{projects}");
+    let gone = hub.client.get(&url).bearer_auth(TOKEN).send().await.unwrap();
+    assert_eq!(gone.status(), 404);
+}

@@ -79,9 +79,10 @@ async fn a_v1_database_is_migrated_and_keeps_its_data() {
         .unwrap();
     }
     let store = Store::open(dir.path()).unwrap();
-    assert_eq!(user_version(dir.path()), 2);
+    assert_eq!(user_version(dir.path()), 3);
     let sessions = store.sessions().unwrap();
     assert_eq!((sessions.len(), sessions[0].id.as_str(), sessions[0].updated_at_ms), (1, "s1", 2));
+    assert_eq!(sessions[0].title, None, "a session from before titles has none");
     assert_eq!(store.events("s1").unwrap().len(), 1, "the old events read as before");
     assert_eq!(store.saved_rules(Path::new("/tmp/project")).unwrap(), vec![]);
     assert_eq!(store.audit(&AuditFilter::default()).unwrap(), vec![]);
@@ -89,7 +90,7 @@ async fn a_v1_database_is_migrated_and_keeps_its_data() {
     drop(store);
 
     let store = Store::open(dir.path()).unwrap();
-    assert_eq!(user_version(dir.path()), 2, "a migration runs once");
+    assert_eq!(user_version(dir.path()), 3, "a migration runs once");
     assert_eq!(store.sessions().unwrap().len(), 1);
     assert_eq!(store.saved_rules(Path::new("/tmp/project")).unwrap(), vec![saved]);
 }

@@ -8,6 +8,7 @@ use leptos::task::spawn_local;
 
 use crate::client;
 use crate::components::approval_card::approval_card_view;
+use crate::components::changes::SessionActivity;
 use crate::components::hub_page::{Alert, HubState};
 use crate::components::inbox::notify;
 use crate::components::question_card::question_card_view;
@@ -34,10 +35,15 @@ struct Chat {
     deciding: RwSignal<bool>,
     error: RwSignal<Option<client::HubError>>,
     streams: client::Streams,
+    /// Where the Changes panel hears that a call ended.
+    activity: Option<SessionActivity>,
 }
 
 impl Chat {
     fn apply(self, events: Vec<SeqEvent>) {
+        if let Some(activity) = self.activity {
+            activity.saw(&events);
+        }
         self.transcript.try_update(|transcript| {
             for event in &events {
                 transcript.apply(event);
@@ -170,6 +176,7 @@ pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
         deciding: RwSignal::new(false),
         error: RwSignal::new(None),
         streams: client::Streams::scoped(),
+        activity: use_context::<SessionActivity>(),
     };
     // On open, and whenever the hub reports a change (or the page reconnects).
     Effect::new(move |_| {

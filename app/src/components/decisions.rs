@@ -4,14 +4,13 @@
 //! same rows as a CSV download.
 
 use leptos::prelude::*;
-use leptos_meta::Title;
-use leptos_router::hooks::use_query_map;
 
 use crate::client::policy::{audit_url, AuditFilter};
 use crate::client::{self};
 use crate::components::folders::folder_name;
 use crate::components::hub_page::{mark_hydrated, Alert, HubState};
 use crate::components::updates;
+use crate::location::use_location;
 use crate::parts::{after_hydration, deferred, wasm_split, PartMissing};
 use crate::policy::{
     audit_decision_label, decided_by_label, decision_tone, outcome_label, outcome_tone, short_id, short_source,
@@ -286,11 +285,12 @@ fn AuditRow(entry: AuditEntry, across: bool) -> impl IntoView {
     }
 }
 
+pub const DECISIONS_TITLE: &str = "Decisions · Agent Hub";
+
 /// `/decisions`: every folder's decisions (or one folder's, `?folder=`).
 #[component]
 pub fn DecisionsPage() -> impl IntoView {
-    let query = use_query_map();
-    let folder = query.read_untracked().get("folder").filter(|folder| !folder.is_empty());
+    let folder = use_location().query("folder").get_untracked();
     let changes = RwSignal::new(0u64);
     Effect::new(move |_| {
         mark_hydrated();
@@ -306,7 +306,6 @@ pub fn DecisionsPage() -> impl IntoView {
     });
     let subtitle = folder.clone().unwrap_or_else(|| "every folder".to_string());
     view! {
-        <Title text="Decisions · Agent Hub" />
         <div class="flex min-h-screen flex-col">
             <header class="flex items-center gap-4 border-b border-slate-200 bg-white px-6 py-3 dark:border-slate-800 dark:bg-slate-900">
                 <a href="/" class="text-lg font-semibold tracking-tight">"Agent Hub"</a>

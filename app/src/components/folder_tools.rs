@@ -1,9 +1,10 @@
-//! The chat header's Rules and Decisions buttons, and the panel they open
+//! The chat header's Rules, Decisions and Changes buttons, and the panel they open
 //! above the chat. The chat stays mounted below, so a running turn and its
 //! card go on; Esc or Close shuts the panel and gives the focus back to its button.
 
 use leptos::prelude::*;
 
+use crate::components::changes::ChangesPanel;
 use crate::components::decisions::decisions_view;
 use crate::components::rules_panel::rules_panel_view;
 use crate::parts::deferred;
@@ -12,6 +13,7 @@ use crate::parts::deferred;
 pub enum Panel {
     Rules,
     Decisions,
+    Changes,
 }
 
 #[derive(Clone, Copy)]
@@ -19,11 +21,17 @@ pub struct FolderTools {
     open: RwSignal<Option<Panel>>,
     rules_button: NodeRef<leptos::html::Button>,
     decisions_button: NodeRef<leptos::html::Button>,
+    changes_button: NodeRef<leptos::html::Button>,
 }
 
 impl FolderTools {
     pub fn new() -> Self {
-        Self { open: RwSignal::new(None), rules_button: NodeRef::new(), decisions_button: NodeRef::new() }
+        Self {
+            open: RwSignal::new(None),
+            rules_button: NodeRef::new(),
+            decisions_button: NodeRef::new(),
+            changes_button: NodeRef::new(),
+        }
     }
 
     fn toggle(self, panel: Panel) {
@@ -36,6 +44,7 @@ impl FolderTools {
         let button = match panel {
             Panel::Rules => self.rules_button,
             Panel::Decisions => self.decisions_button,
+            Panel::Changes => self.changes_button,
         };
         if let Some(button) = button.get_untracked() {
             let _ = button.focus();
@@ -84,6 +93,18 @@ pub fn ToolButtons(tools: FolderTools) -> impl IntoView {
             >
                 "Decisions"
             </button>
+            <button
+                type="button"
+                node_ref=tools.changes_button
+                data-testid="changes-button"
+                aria-controls="changes-panel"
+                aria-expanded=move || (tools.open.get() == Some(Panel::Changes)).to_string()
+                title="Every file the agent changed in this session, and the git working tree"
+                class=move || class(Panel::Changes)
+                on:click=move |_| tools.toggle(Panel::Changes)
+            >
+                "Changes"
+            </button>
         </div>
     }
 }
@@ -95,5 +116,7 @@ pub fn ToolPanel(tools: FolderTools, folder_path: String, session_id: String) ->
         None => ().into_any(),
         Some(Panel::Rules) => deferred(rules_panel_view(folder_path.clone(), session_id.clone(), on_close)),
         Some(Panel::Decisions) => deferred(decisions_view(Some(folder_path.clone()), Some(on_close), None)),
+        // In the `session` part with the rest of the open folder; its diffs come from `cards`.
+        Some(Panel::Changes) => view! { <ChangesPanel session_id=session_id.clone() on_close /> }.into_any(),
     }
 }

@@ -4,6 +4,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::client;
+use crate::components::changes::SessionActivity;
 use crate::components::chat::ChatPanel;
 use crate::components::folder_completion::Combo;
 use crate::components::folder_tools::{FolderTools, ToolButtons, ToolPanel};
@@ -163,6 +164,8 @@ pub fn FolderPanel() -> impl IntoView {
 #[wasm_split(session, wasm_split_path = ::leptos::wasm_split, preload(preload_session), fallible)]
 pub fn open_folder_view(folder_path: String, session_id: String) -> Result<AnyView, PartMissing> {
     let tools = FolderTools::new();
+    // The chat tells the Changes panel when a call ended.
+    SessionActivity::provide();
     Ok(view! {
         <section class="mx-auto flex w-full max-w-4xl flex-col gap-4" data-testid="folder-panel">
             <FolderHeading folder_path=folder_path.clone() session_id=session_id.clone() tools />

@@ -2,14 +2,13 @@
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use leptos_meta::Title;
-use leptos_router::hooks::{use_navigate, use_query_map};
 
 use crate::client::{self, HubError};
 use crate::components::folders::{FolderPanel, FolderSidebar};
 use crate::components::header::Header;
 use crate::components::inbox::{page_title, waiting_sessions};
 use crate::components::updates;
+use crate::location::{set_title, use_location};
 use crate::parts;
 use crate::types::{ChatConfig, HubUpdate, ProjectSummary};
 
@@ -119,10 +118,13 @@ impl HubState {
     }
 }
 
+/// The hub page's title with nothing waiting (the server's, before the page knows).
+pub const HUB_TITLE: &str = "Agent Hub";
+
 #[component]
 pub fn HubPage() -> impl IntoView {
-    let query = use_query_map();
-    let folder = Memo::new(move |_| query.read().get("folder").filter(|folder| !folder.is_empty()));
+    let location = use_location();
+    let folder = location.query("folder");
     let state = HubState {
         folder,
         projects: RwSignal::new(Vec::new()),
@@ -148,14 +150,10 @@ pub fn HubPage() -> impl IntoView {
         state.load_config();
     });
 
-    let navigate = use_navigate();
-    let open = Callback::new(move |config: ChatConfig| {
-        navigate(&folder_href(&config.folder_path), Default::default());
-    });
+    let open = Callback::new(move |config: ChatConfig| location.navigate(&folder_href(&config.folder_path)));
 
-    let title = move || state.projects.with(|projects| page_title(waiting_sessions(projects).len()));
+    Effect::new(move |_| set_title(&state.projects.with(|projects| page_title(waiting_sessions(projects).len()))));
     view! {
-        <Title text=title />
         <div class="flex min-h-screen flex-col">
             <Header />
             <div class="flex flex-1 flex-col md:flex-row">

@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 
 use crate::components::folders::{folder_name, StatusBadge};
-use crate::components::hub_page::{folder_href, HubState};
+use crate::components::hub_page::{folder_href, HubState, HUB_TITLE};
 use crate::types::{ProjectSummary, SessionStatus};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,9 +41,9 @@ pub fn waiting_sessions(projects: &[ProjectSummary]) -> Vec<Waiting> {
 
 pub fn page_title(waiting: usize) -> String {
     if waiting == 0 {
-        "Agent Hub".to_string()
+        HUB_TITLE.to_string()
     } else {
-        format!("({waiting}) Agent Hub")
+        format!("({waiting}) {HUB_TITLE}")
     }
 }
 
@@ -161,7 +161,7 @@ mod tests {
     use crate::types::SessionSummary;
 
     fn session(id: &str, status: SessionStatus, updated_at: u64) -> SessionSummary {
-        SessionSummary { id: id.into(), status, pending_count: 1, yolo_mode: false, updated_at }
+        SessionSummary { id: id.into(), title: None, status, pending_count: 1, yolo_mode: false, updated_at }
     }
 
     #[test]

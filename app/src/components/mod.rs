@@ -1,6 +1,7 @@
 pub mod always_step;
 pub mod approval_card;
 pub mod card_choices;
+pub mod changes;
 pub mod chat;
 pub mod decisions;
 pub mod diff_view;
@@ -12,5 +13,6 @@ pub mod hub_page;
 pub mod inbox;
 pub mod question_card;
 pub mod rules_panel;
+pub mod sessions;
 pub mod tool_call;
 pub mod updates;

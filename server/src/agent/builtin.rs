@@ -57,6 +57,9 @@ pub fn begin(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>, start: Start) -> Res
     let (after, stop, number) = {
         let mut guard = runtime.state();
         let state = &mut *guard;
+        if state.deleted {
+            return Err(super::deleted(&runtime.id));
+        }
         if state.running {
             return Err(busy("A turn is already running in this session; wait for it to finish."));
         }

@@ -66,6 +66,9 @@ pub struct EventLog {
     /// The latest published seq, for readers waiting on more.
     published: watch::Sender<u64>,
     sink: Option<(Arc<Store>, String)>,
+    /// The session was deleted: nothing more is saved (set under the events' lock,
+    /// so no save can follow the store's delete).
+    detached: std::sync::atomic::AtomicBool,
     /// The store ticket of the last event sent to be saved.
     saved: std::sync::atomic::AtomicU64,
     /// Every call and question id the log has announced: the hub never gives
@@ -98,6 +101,7 @@ impl EventLog {
             events: Mutex::new(events),
             published: watch::channel(last).0,
             sink,
+            detached: Default::default(),
             saved: Default::default(),
             ids: Mutex::new(ids),
         }
@@ -128,7 +132,7 @@ impl EventLog {
             self.ids.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(id.to_string());
         }
         let mut logged = Logged::new(&SeqEvent { event, seq });
-        if let Some((store, session)) = &self.sink {
+        if let Some((store, session)) = self.sink.as_ref().filter(|_| !self.is_detached()) {
             let ticket = store.append_event(session, seq, logged.line.clone(), durable);
             self.saved.store(ticket, std::sync::atomic::Ordering::Release);
             if durable {
@@ -137,6 +141,17 @@ impl EventLog {
         }
         events.push(logged);
         seq
+    }
+
+    /// The session is being deleted: from now on its events stay in memory
+    /// only. Returns once no save of an event is under way.
+    pub fn detach(&self) {
+        let _events = self.events();
+        self.detached.store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    fn is_detached(&self) -> bool {
+        self.detached.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Drops the events appended since the last publish (nobody saw them); the

@@ -80,6 +80,39 @@ pub struct AgentState {
     /// Counts the built-in agent's turn tasks: a failed task acts only on its own turn.
     #[serde(skip)]
     pub turn: u64,
+    /// The session was deleted: nothing starts in it and nothing of it is saved.
+    #[serde(skip)]
+    pub deleted: bool,
+}
+
+/// Why a session cannot be deleted without `force`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Occupied {
+    Running,
+    WaitingApproval,
+    WaitingInput,
+}
+
+impl Occupied {
+    /// What the session is doing, if anything that deleting would cut short.
+    pub fn of(state: &AgentState) -> Option<Self> {
+        if state.running {
+            return Some(Self::Running);
+        }
+        if state.acp.waiting.is_some() {
+            return Some(Self::WaitingApproval);
+        }
+        let paused = state.paused.as_ref()?;
+        Some(if paused.batch.asked().is_some() { Self::WaitingInput } else { Self::WaitingApproval })
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Running => "a turn is running in it",
+            Self::WaitingApproval => "a tool call is waiting for your decision",
+            Self::WaitingInput => "the agent is waiting for your answer to its question",
+        }
+    }
 }
 
 /// How a turn begins: a new prompt, a decision on a paused one, or the answer
@@ -176,6 +209,11 @@ pub(crate) fn spawn_turn(
 /// 409 `session_busy`: the session cannot take this now.
 pub(crate) fn busy(message: &str) -> ApiError {
     ApiError::new(axum::http::StatusCode::CONFLICT, "session_busy", message)
+}
+
+/// 404: the session was deleted while this request held it.
+pub(crate) fn deleted(id: &str) -> ApiError {
+    ApiError::not_found(format!("No session with id '{id}': it was deleted."))
 }
 
 /// 409 `not_running`: Stop, with nothing to stop.
@@ -329,9 +367,18 @@ impl SessionRuntime {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// The session is being deleted (call with its state locked): nothing
+    /// starts in it any more, and nothing more of it is saved, so no write can
+    /// follow the store's delete. Its events stay in memory for whoever still
+    /// reads them.
+    pub(crate) fn detach(&self, state: &mut AgentState) {
+        state.deleted = true;
+        self.log.detach();
+    }
+
     /// Queues the agent state for saving (call with the state locked, so saves keep their order).
     pub fn save(&self, state: &AgentState) {
-        if let Some(store) = &self.store {
+        if let Some(store) = self.store.as_ref().filter(|_| !state.deleted) {
             match serde_json::to_string(state) {
                 Ok(text) => self.saved.store(store.save_agent_state(&self.id, text), Ordering::Release),
                 Err(err) => tracing::error!("agent state not saved: {err}"),
@@ -586,6 +633,30 @@ mod tests {
         let back: AgentState = serde_json::from_str(&text).unwrap();
         assert!(!back.running);
         assert_eq!(back.completions, 3);
+    }
+
+    #[tokio::test]
+    async fn a_detached_runtime_saves_nothing_more() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let runtime = SessionRuntime::fresh("s".into(), dir.path().into(), Some(store.clone()));
+        let ended = |status| AgentEvent::Result { status, pending: None };
+        runtime.log.push(ended(ResultStatus::Success));
+        runtime.save(&runtime.state());
+        store.flush().await.unwrap();
+        assert_eq!((store.events("s").unwrap().len(), store.agent_state("s").unwrap().is_some()), (1, true));
+
+        runtime.detach(&mut runtime.state());
+        store.delete_session("s");
+        runtime.log.push(ended(ResultStatus::Cancelled));
+        {
+            let mut state = runtime.state();
+            state.completions = 7;
+            runtime.save(&state);
+        }
+        store.flush().await.unwrap();
+        assert_eq!((store.events("s").unwrap(), store.agent_state("s").unwrap()), (vec![], None));
+        assert_eq!(runtime.log.all().len(), 2, "kept in memory for whoever still reads it");
     }
 
     #[tokio::test]

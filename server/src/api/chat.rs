@@ -29,7 +29,12 @@ pub async fn prompt(State(hub): State<Arc<Hub>>, ApiJson(request): ApiJson<Promp
     }
     let config = hub.open_session(&request.folder_path, request.session_id.as_deref())?;
     let runtime = hub.runtime(&config.session_id).ok_or_else(|| ApiError::internal("The session vanished."))?;
-    let after = begin(&hub, &runtime, Start::Prompt(request.message))?;
+    // A prompt that answers a waiting card ("yes") does not name the session.
+    let deciding = crate::agent::Occupied::of(&runtime.state()).is_some();
+    let after = begin(&hub, &runtime, Start::Prompt(request.message.clone()))?;
+    if !deciding {
+        hub.note_prompt(&runtime.id, &request.message);
+    }
     respond(&hub, runtime, after, request.stream.unwrap_or(true)).await
 }
 

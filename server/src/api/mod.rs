@@ -1,9 +1,11 @@
 //! `/api/*` handlers for folders, sessions and the YOLO config.
 
+mod changes;
 mod chat;
 mod folders;
 mod fs;
 mod rules;
+mod sessions;
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -29,13 +31,15 @@ pub fn router() -> Router<Arc<Hub>> {
     Router::new()
         .route("/projects", get(projects))
         .route("/chat/config", get(get_config).post(set_config))
-        .route("/sessions/{id}", get(session))
+        .route("/sessions", post(sessions::create))
+        .route("/sessions/{id}", get(session).patch(sessions::rename).delete(sessions::delete))
         .route("/chat/prompt", post(chat::prompt))
         .route("/sessions/{id}/approve", post(chat::approve))
         .route("/sessions/{id}/input", post(chat::input))
         .route("/sessions/{id}/cancel", post(chat::cancel))
         .route("/sessions/{id}/mode", post(chat::set_mode))
         .route("/sessions/{id}/events", get(chat::events))
+        .route("/sessions/{id}/changes", get(changes::changes))
         .route("/updates", get(updates))
         .route("/rules", get(rules::list))
         .route("/rules/export", get(rules::export))
@@ -78,6 +82,7 @@ async fn session(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> ApiResu
     Ok(Json(SessionDetail {
         pending_approval: Some(chat::pending_approval(&runtime, &events)).filter(|pending| !pending.is_null()),
         id: session.id,
+        title: session.title,
         folder_path: session.folder.display().to_string(),
         status: session.status,
         yolo_mode: session.yolo.enabled,

@@ -27,9 +27,8 @@ impl Store {
     /// The folders remembered, newest first (whether or not they still exist).
     pub fn recent_folders(&self) -> Result<Vec<RecentFolderRow>, StoreError> {
         self.read(|db| {
-            let mut statement = db.prepare_cached(
-                "SELECT folder, opened_at_ms FROM recent_folders ORDER BY opened_at_ms DESC, folder LIMIT ?1",
-            )?;
+            let mut statement =
+                db.prepare_cached("SELECT folder, opened_at_ms FROM recent_folders ORDER BY seq DESC LIMIT ?1")?;
             let rows = statement.query_map([RECENT_FOLDERS_KEPT as i64], |row| {
                 Ok(RecentFolderRow {
                     folder: PathBuf::from(row.get::<_, String>(0)?),
@@ -41,16 +40,18 @@ impl Store {
     }
 }
 
-/// Writes an opening and forgets the folders past the newest few.
+/// Writes an opening (newest in the order the writer gets them) and forgets
+/// the folders past the newest few.
 pub(super) fn insert_opened(tx: &Transaction<'_>, row: &RecentFolderRow) -> rusqlite::Result<()> {
     tx.prepare_cached(
-        "INSERT INTO recent_folders (folder, opened_at_ms) VALUES (?1, ?2)
-         ON CONFLICT(folder) DO UPDATE SET opened_at_ms = MAX(opened_at_ms, excluded.opened_at_ms)",
+        "INSERT INTO recent_folders (folder, opened_at_ms, seq)
+           VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM recent_folders))
+         ON CONFLICT(folder) DO UPDATE SET opened_at_ms = MAX(opened_at_ms, excluded.opened_at_ms), seq = excluded.seq",
     )?
     .execute(params![row.folder.to_string_lossy(), sql_ms(row.opened_at_ms)])?;
     tx.prepare_cached(
         "DELETE FROM recent_folders WHERE folder NOT IN
-           (SELECT folder FROM recent_folders ORDER BY opened_at_ms DESC, folder LIMIT ?1)",
+           (SELECT folder FROM recent_folders ORDER BY seq DESC LIMIT ?1)",
     )?
     .execute([RECENT_FOLDERS_KEPT as i64])?;
     Ok(())

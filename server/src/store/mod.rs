@@ -36,7 +36,8 @@ use writer::{write_loop, Command, Flush, Queue};
 const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/001_init.sql"),
     include_str!("../../migrations/002_rules_audit.sql"),
-    include_str!("../../migrations/003_recent_folders.sql"),
+    include_str!("../../migrations/003_session_titles.sql"),
+    include_str!("../../migrations/004_recent_folders.sql"),
 ];
 
 /// What went wrong with the database, said so that the user can act on it.
@@ -62,6 +63,7 @@ pub struct SessionRow {
     pub status: SessionStatus,
     pub yolo_override: Option<bool>,
     pub pending_count: usize,
+    pub title: Option<String>,
     pub created_at_ms: u64,
     pub updated_at_ms: u64,
 }
@@ -159,6 +161,13 @@ impl Store {
         self.send(Command::Session(row));
     }
 
+    /// Removes the session, its events and its agent state (not its audit
+    /// rows: the trail is append-only). Ordered after everything sent before
+    /// it; [`Store::flush_session`] says whether it is on disk.
+    pub fn delete_session(&self, session: &str) -> Ticket {
+        self.send(Command::DeleteSession(session.to_string()))
+    }
+
     pub fn save_agent_state(&self, session: &str, state: String) -> Ticket {
         self.send(Command::Agent { session: session.to_string(), state })
     }
@@ -206,7 +215,8 @@ impl Store {
     pub fn sessions(&self) -> Result<Vec<SessionRow>, StoreError> {
         self.read(|db| {
             let mut statement = db.prepare(
-                "SELECT id, folder, status, yolo_override, pending_count, created_at_ms, updated_at_ms FROM sessions",
+                "SELECT id, folder, status, yolo_override, pending_count, created_at_ms, updated_at_ms, title
+                 FROM sessions",
             )?;
             let rows = statement.query_map([], |row| {
                 let status: String = row.get(2)?;
@@ -218,6 +228,7 @@ impl Store {
                     pending_count: row.get::<_, i64>(4)? as usize,
                     created_at_ms: row.get::<_, i64>(5)? as u64,
                     updated_at_ms: row.get::<_, i64>(6)? as u64,
+                    title: row.get(7)?,
                 })
             })?;
             rows.collect()

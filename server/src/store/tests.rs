@@ -22,6 +22,7 @@ fn row(id: &str, status: SessionStatus) -> SessionRow {
         status,
         yolo_override: Some(true),
         pending_count: 2,
+        title: Some(format!("title of {id}")),
         created_at_ms: 1,
         updated_at_ms: 5,
     }
@@ -85,6 +86,45 @@ async fn what_is_flushed_is_there_after_reopening() {
     assert_eq!(store.agent_state("nobody").unwrap(), None);
     let mode: String = store.read(|db| db.pragma_query_value(None, "journal_mode", |r| r.get(0))).unwrap();
     assert_eq!(mode, "wal");
+}
+
+#[tokio::test]
+async fn a_deleted_session_leaves_nothing_but_its_audit_rows_and_may_come_back_new() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = Store::open(dir.path()).unwrap();
+        for id in ["gone", "kept"] {
+            store.save_session(row(id, SessionStatus::WaitingApproval));
+            append(&store, id, message("m", 1));
+            store.save_agent_state(id, "{}".into());
+        }
+        store.record_decision(DecisionRecord {
+            at_ms: 1,
+            folder: "/tmp/project".into(),
+            session_id: "gone".into(),
+            tool_id: "t".into(),
+            tool_name: "run_shell_command".into(),
+            summary: "ls".into(),
+            decision: "approved".into(),
+            decided_by: "user".into(),
+            rule: None,
+        });
+        // Sent in the same batch as the writes it undoes: the order holds.
+        store.delete_session("gone");
+        store.flush_session("gone").await.unwrap();
+    }
+    let store = Store::open(dir.path()).unwrap();
+    let ids: Vec<String> = store.sessions().unwrap().into_iter().map(|row| row.id).collect();
+    assert_eq!(ids, ["kept"]);
+    assert_eq!((store.events("gone").unwrap(), store.agent_state("gone").unwrap()), (vec![], None));
+    assert_eq!((store.events("kept").unwrap().len(), store.agent_state("kept").unwrap().is_some()), (1, true));
+    let audit = store.audit(&AuditFilter { session_id: Some("gone".into()), ..Default::default() }).unwrap();
+    assert_eq!(audit.len(), 1, "the audit trail keeps the deleted session's decisions");
+    // The same id used again starts from nothing.
+    store.save_session(SessionRow { title: None, ..row("gone", SessionStatus::Idle) });
+    store.flush().await.unwrap();
+    let again = store.sessions().unwrap().into_iter().find(|row| row.id == "gone").unwrap();
+    assert_eq!((again.title, again.status), (None, SessionStatus::Idle));
 }
 
 #[tokio::test]
@@ -156,7 +196,7 @@ async fn recent_folders_are_newest_first_one_row_a_folder_and_bounded() {
     for n in 0..RECENT_FOLDERS_KEPT + 5 {
         store.record_folder_opened(&folder(n), 1_000 + n as u64);
     }
-    // Opened again: it moves to the front, and an opening told late never moves it back.
+    // Opened again: it moves to the front (an opening with an earlier time, told late, keeps the later time).
     store.record_folder_opened(&folder(7), 9_000);
     store.record_folder_opened(&folder(7), 8_000);
     store.flush().await.unwrap();
@@ -169,6 +209,12 @@ async fn recent_folders_are_newest_first_one_row_a_folder_and_bounded() {
     let expected: Vec<PathBuf> =
         std::iter::once(folder(7)).chain((5..=newest).rev().filter(|&n| n != 7).map(folder)).collect();
     assert_eq!(kept, expected, "the oldest were forgotten");
+    // Two openings in the same millisecond: the later one first.
+    store.record_folder_opened(&folder(40), 50_000);
+    store.record_folder_opened(&folder(41), 50_000);
+    store.flush().await.unwrap();
+    let recent = store.recent_folders().unwrap();
+    assert_eq!((recent[0].folder.clone(), recent[1].folder.clone()), (folder(41), folder(40)));
 
     drop(store);
     let reopened = Store::open(dir.path()).unwrap();

@@ -37,6 +37,8 @@ pub(super) enum Command {
         urgent: bool,
     },
     Session(SessionRow),
+    /// A session deleted: its row, events and agent state go (audit rows stay).
+    DeleteSession(String),
     Agent {
         session: String,
         state: String,
@@ -200,7 +202,11 @@ impl Command {
     pub(super) fn urgent(&self) -> bool {
         matches!(
             self,
-            Command::Flush(_) | Command::Agent { .. } | Command::Event { urgent: true, .. } | Command::Rule(_)
+            Command::Flush(_)
+                | Command::Agent { .. }
+                | Command::Event { urgent: true, .. }
+                | Command::Rule(_)
+                | Command::DeleteSession(_)
         )
     }
 
@@ -210,7 +216,11 @@ impl Command {
             Command::Event { line, .. } => line.len() + 64,
             Command::Agent { state, .. } => state.len() + 64,
             Command::Decision(record) => record.summary.len() + record.folder.len() + 128,
-            Command::Session(_) | Command::Rule(_) | Command::Outcome(_) | Command::FolderOpened(_) => 256,
+            Command::Session(_)
+            | Command::DeleteSession(_)
+            | Command::Rule(_)
+            | Command::Outcome(_)
+            | Command::FolderOpened(_) => 256,
             Command::Flush(_) => 0,
         }
     }
@@ -221,6 +231,7 @@ impl Command {
         match self {
             Command::Event { session, .. } | Command::Agent { session, .. } => Some(session.clone()),
             Command::Session(row) => Some(row.id.clone()),
+            Command::DeleteSession(session) => Some(session.clone()),
             Command::Decision(DecisionRecord { session_id, .. })
             | Command::Outcome(OutcomeRecord { session_id, .. }) => Some(session_id.clone()),
             Command::Flush(_) | Command::Rule(_) | Command::FolderOpened(_) => None,
@@ -251,10 +262,11 @@ fn write_batch(db: &mut Connection, batch: Vec<Command>) -> rusqlite::Result<()>
         let mut event =
             tx.prepare_cached("INSERT OR REPLACE INTO events (session_id, seq, body) VALUES (?1, ?2, ?3)")?;
         let mut session = tx.prepare_cached(
-            "INSERT INTO sessions (id, folder, status, yolo_override, pending_count, created_at_ms, updated_at_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            "INSERT INTO sessions (id, folder, status, yolo_override, pending_count, created_at_ms, updated_at_ms, title)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
              ON CONFLICT(id) DO UPDATE SET status = excluded.status, yolo_override = excluded.yolo_override,
-               pending_count = excluded.pending_count, updated_at_ms = excluded.updated_at_ms",
+               pending_count = excluded.pending_count, updated_at_ms = excluded.updated_at_ms,
+               title = excluded.title",
         )?;
         let mut agent = tx.prepare_cached(
             "INSERT INTO agent_state (session_id, state) VALUES (?1, ?2)
@@ -278,7 +290,13 @@ fn write_batch(db: &mut Connection, batch: Vec<Command>) -> rusqlite::Result<()>
                         row.pending_count as i64,
                         row.created_at_ms as i64,
                         row.updated_at_ms as i64,
+                        row.title,
                     ])?;
+                }
+                Command::DeleteSession(id) => {
+                    tx.execute("DELETE FROM events WHERE session_id = ?1", [&id])?;
+                    tx.execute("DELETE FROM agent_state WHERE session_id = ?1", [&id])?;
+                    tx.execute("DELETE FROM sessions WHERE id = ?1", [&id])?;
                 }
                 Command::Agent { session, state } => {
                     agent.execute(params![session, state])?;

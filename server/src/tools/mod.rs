@@ -2,6 +2,7 @@
 //! the project folder; outputs are capped so no event carries megabytes.
 
 mod beneath;
+pub mod confined;
 mod files;
 pub mod paths;
 pub(crate) mod process;

@@ -313,7 +313,7 @@ impl Driver {
                 biased;
                 Some(message) = inbound.recv() => self.inbound(&cx, &session, message, prompt.is_none()).await?,
                 command = commands.recv() => match command {
-                    None => return Ok(Ok(())),
+                    None | Some(Command::End) => return Ok(Ok(())),
                     Some(Command::Prompt(text)) => {
                         self.stopping = false;
                         self.stop_asked = false;

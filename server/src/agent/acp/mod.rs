@@ -90,6 +90,8 @@ enum Command {
         agent_option: bool,
     },
     Cancel,
+    /// The session was deleted: the process ends (its whole group), reporting nothing.
+    End,
     /// The user picked one of the agent's session modes.
     SetMode {
         mode_id: String,
@@ -143,6 +145,9 @@ impl AcpAgent {
     /// this (a new one starts) or by its own end (which reports the turn).
     pub fn begin(&self, hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>, start: Start) -> Result<u64, ApiError> {
         let mut state = runtime.state();
+        if state.deleted {
+            return Err(super::deleted(&runtime.id));
+        }
         if state.running {
             return Err(busy("A turn is already running in this session; wait for it to finish or stop it."));
         }
@@ -249,6 +254,16 @@ impl AcpAgent {
                 "The agent did not answer session/set_mode within 15 s.",
             )),
         }
+    }
+}
+
+/// The session is being deleted: its agent process, if one runs, ends with
+/// its whole group (as when a session lets go of it), and its end reports
+/// nothing. Call with the state locked.
+pub fn end_process(state: &mut AgentState) {
+    state.acp.waiting = None;
+    if let Some(link) = state.acp.link.take() {
+        let _ = link.send(Command::End);
     }
 }
 

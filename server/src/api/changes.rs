@@ -1,0 +1,21 @@
+//! `GET /api/sessions/{id}/changes`: what the session's agent changed, and the
+//! folder's git working tree (see `crate::changes`).
+
+use std::sync::Arc;
+
+use app::types::changes::ChangesResponse;
+use axum::extract::{Path, State};
+use axum::Json;
+
+use crate::error::{ApiError, ApiResult};
+use crate::hub::Hub;
+
+pub async fn changes(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> ApiResult<Json<ChangesResponse>> {
+    let runtime = super::chat::session_runtime(&hub, &id)?;
+    // What clients may see: an event not yet on disk is not shown.
+    let events = runtime.log.all();
+    crate::changes::collect(runtime.folder.clone(), events)
+        .await
+        .map(Json)
+        .map_err(|err| ApiError::internal(err.to_string()))
+}

@@ -1,0 +1,48 @@
+//! `POST /api/sessions`, `PATCH /api/sessions/{id}` and `DELETE
+//! /api/sessions/{id}`: a folder's sessions created, renamed and deleted.
+
+use std::sync::Arc;
+
+use app::types::{CreateSessionRequest, RenameSessionRequest, SessionSummary};
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::Json;
+use serde::Deserialize;
+
+use super::chat::session_runtime;
+use crate::error::{ApiJson, ApiQuery, ApiResult};
+use crate::hub::Hub;
+
+pub async fn create(
+    State(hub): State<Arc<Hub>>,
+    ApiJson(request): ApiJson<CreateSessionRequest>,
+) -> ApiResult<(StatusCode, Json<SessionSummary>)> {
+    let summary = hub.create_session(&request.folder_path, request.title.as_deref())?;
+    Ok((StatusCode::CREATED, Json(summary)))
+}
+
+pub async fn rename(
+    State(hub): State<Arc<Hub>>,
+    Path(id): Path<String>,
+    ApiJson(request): ApiJson<RenameSessionRequest>,
+) -> ApiResult<Json<SessionSummary>> {
+    hub.rename_session(&id, &request.title).map(Json)
+}
+
+#[derive(Deserialize)]
+pub struct DeleteQuery {
+    /// Delete even when a turn runs or a card waits (the user confirmed).
+    #[serde(default)]
+    force: bool,
+}
+
+/// 204 once the session is gone from the hub and from the database.
+pub async fn delete(
+    State(hub): State<Arc<Hub>>,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<DeleteQuery>,
+) -> ApiResult<StatusCode> {
+    let runtime = session_runtime(&hub, &id)?;
+    hub.delete_session(runtime, query.force).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,153 @@
+//! A folder's sessions as the user manages them: created with a fresh id,
+//! titled (by the user, else by the first prompt), and deleted with all they
+//! stored but their audit rows.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use app::events::{AgentEvent, ResultStatus};
+use app::types::SessionSummary;
+use axum::http::StatusCode;
+use futures::StreamExt;
+
+use super::Hub;
+use crate::agent::log::until_turn_pauses;
+use crate::agent::{Occupied, SessionRuntime};
+use crate::error::{ApiError, ApiResult};
+use crate::registry::{checked_title, TitleError};
+
+/// How long a forced delete waits for a stopped turn to end (its running
+/// command killed) before the session goes regardless.
+const STOP_WAIT: Duration = Duration::from_secs(5);
+
+fn title_error(err: TitleError) -> ApiError {
+    ApiError::bad_request(err.to_string())
+}
+
+/// 409 `session_busy`, naming what deleting would cut short.
+fn occupied(occupied: Occupied) -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "session_busy",
+        format!("The session was not deleted: {}.", occupied.describe()),
+    )
+}
+
+/// A session id nobody chose: 128 random bits in hex.
+fn random_session_id() -> ApiResult<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|err| ApiError::internal(format!("No random id for the session: {err}.")))?;
+    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+}
+
+impl Hub {
+    /// `POST /api/sessions`: a new session in the folder, its settings read as
+    /// for any new session. A bad title or folder changes nothing.
+    pub fn create_session(&self, folder_path: &str, title: Option<&str>) -> ApiResult<SessionSummary> {
+        let title = title.map(checked_title).transpose().map_err(title_error)?;
+        let mut id = random_session_id()?;
+        while self.registry().get(&id).is_some() {
+            id = random_session_id()?;
+        }
+        self.with_session(folder_path, Some(&id), |session| {
+            if title.is_some() {
+                session.title = title;
+                self.persist(session);
+            }
+            Ok(session.summary())
+        })
+    }
+
+    /// `PATCH /api/sessions/{id}`: the user's title for the session.
+    pub fn rename_session(&self, id: &str, title: &str) -> ApiResult<SessionSummary> {
+        let title = checked_title(title).map_err(title_error)?;
+        let summary = {
+            let mut registry = self.registry();
+            let session =
+                registry.rename(id, title).ok_or_else(|| ApiError::not_found(format!("No session with id '{id}'.")))?;
+            self.persist(session);
+            session.summary()
+        };
+        self.projects_changed();
+        Ok(summary)
+    }
+
+    /// A prompt started a turn: a session without a title takes it from the prompt.
+    pub fn note_prompt(&self, id: &str, prompt: &str) {
+        let titled = {
+            let mut registry = self.registry();
+            registry.note_prompt(id, prompt).inspect(|session| self.persist(session)).is_some()
+        };
+        if titled {
+            self.projects_changed();
+        }
+    }
+
+    /// `DELETE /api/sessions/{id}`: the session goes from memory and from the
+    /// store (its row, events, pending calls and agent state; its audit rows
+    /// stay). A running turn or a waiting card refuses it (409 `session_busy`)
+    /// unless `force`, which stops the turn as Stop does first. An ACP agent's
+    /// process ends with its whole group.
+    pub async fn delete_session(self: &Arc<Self>, runtime: Arc<SessionRuntime>, force: bool) -> ApiResult<()> {
+        let why = Occupied::of(&runtime.state());
+        if let Some(why) = why {
+            if !force {
+                return Err(occupied(why));
+            }
+            self.stop_for_delete(&runtime).await;
+        }
+        self.forget(&runtime, force)?;
+        self.projects_changed();
+        let Some(store) = &self.store else { return Ok(()) };
+        store.delete_session(&runtime.id);
+        store.flush_session(&runtime.id).await.map_err(|err| {
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                crate::agent::STORE_FAILED,
+                format!("The session is gone from the hub, but the database could not record it ({err}): it may come back after a restart."),
+            )
+        })
+    }
+
+    /// Stops the session's turn as Stop does (cards answered as stopped, in
+    /// the audit trail too); a built-in agent's running turn is given a moment
+    /// to end, its command killed. An ACP agent's process ends with the session.
+    async fn stop_for_delete(self: &Arc<Self>, runtime: &Arc<SessionRuntime>) {
+        match crate::agent::cancel(self, runtime).await {
+            Ok(after) if self.acp.is_none() => {
+                let ended = until_turn_pauses(runtime.log.clone(), after).for_each(|_| std::future::ready(()));
+                if tokio::time::timeout(STOP_WAIT, ended).await.is_err() {
+                    tracing::warn!(session = %runtime.id, "the stopped turn had not ended; deleting the session anyway");
+                }
+            }
+            Ok(_) => {}
+            // It ended meanwhile: nothing to stop.
+            Err(err) => tracing::debug!(session = %runtime.id, "not stopped before deleting: {}", err.message),
+        }
+    }
+
+    /// Takes the session out of the hub: nothing more of it is saved or
+    /// started, then it leaves the registry and memory. Under the session's
+    /// lock, so a turn cannot slip in between the check and the removal.
+    fn forget(&self, runtime: &SessionRuntime, force: bool) -> ApiResult<()> {
+        let mut state = runtime.state();
+        if let (false, Some(why)) = (force, Occupied::of(&state)) {
+            return Err(occupied(why));
+        }
+        runtime.detach(&mut state);
+        if let Some(stop) = &state.stop {
+            stop.cancel();
+        }
+        crate::agent::acp::end_process(&mut state);
+        if std::mem::take(&mut state.running) {
+            // Whoever still reads its live events hears that it ended (kept in memory only).
+            runtime.log.push(AgentEvent::Result { status: ResultStatus::Cancelled, pending: None });
+        }
+        // Both under the registry's lock: a runtime being read from the store
+        // meanwhile is not kept (see `try_runtime`).
+        let mut registry = self.registry();
+        registry.remove(&runtime.id);
+        self.runtimes().remove(&runtime.id);
+        Ok(())
+    }
+}
