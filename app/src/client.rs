@@ -7,7 +7,8 @@ use serde::Serialize;
 
 use crate::events::SeqEvent;
 use crate::types::{
-    ApproveRequest, ChatConfig, InputAnswer, ProjectsResponse, PromptRequest, SetConfigRequest, SetModeRequest,
+    ApproveRequest, ChatConfig, DirListing, InputAnswer, ProjectsResponse, PromptRequest, RecentFolders,
+    SetConfigRequest, SetModeRequest,
 };
 
 /// Rules, session grants and the audit trail (issue 15).
@@ -109,6 +110,16 @@ pub async fn open_session(folder_path: &str, session_id: Option<&str>) -> Result
         Some(id) => get_json(&format!("{}&sessionId={}", config_url(folder_path), urlencoding::encode(id))).await,
         None => open_folder(folder_path).await,
     }
+}
+
+/// The sub-directory names of `path` (absolute, or `~`/`~/…`: the answer says it expanded).
+pub async fn list_dirs(path: &str) -> Result<DirListing, HubError> {
+    get_json(&format!("/api/fs/dirs?path={}", urlencoding::encode(path))).await
+}
+
+/// The folders opened last, newest first.
+pub async fn recent_folders() -> Result<RecentFolders, HubError> {
+    get_json("/api/folders/recent").await
 }
 
 pub async fn set_yolo(folder_path: &str, session_id: &str, yolo_mode: bool) -> Result<ChatConfig, HubError> {

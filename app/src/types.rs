@@ -397,6 +397,38 @@ pub struct AuditQuery {
     pub limit: Option<usize>,
 }
 
+/// `GET /api/fs/dirs?path=P`: the directory whose sub-directories to list, an
+/// absolute path or one starting with `~` (the hub user's home).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirsQuery {
+    pub path: String,
+}
+
+/// The names of a directory's sub-directories (symlinks to directories count),
+/// sorted; nothing else about them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirListing {
+    /// The directory listed, `~` expanded.
+    pub path: String,
+    pub dirs: Vec<String>,
+    /// More sub-directories exist than `dirs` holds.
+    pub truncated: bool,
+}
+
+/// `GET /api/folders/recent`: the folders opened last, newest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecentFolders {
+    pub folders: Vec<RecentFolder>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecentFolder {
+    pub folder_path: String,
+    /// Milliseconds since the Unix epoch.
+    pub opened_at: u64,
+}
+
 /// Body of every 4xx/5xx response.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorBody {

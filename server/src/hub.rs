@@ -335,6 +335,8 @@ impl Hub {
         Ok(config)
     }
 
+    /// Runs `act` on the session (created on first use); a folder whose session
+    /// is used goes to the front of the recent folders.
     fn with_session<T>(
         &self,
         folder_path: &str,
@@ -359,6 +361,9 @@ impl Hub {
                 watcher.watch(&folder);
             }
             self.publish(HubUpdate::Projects);
+        }
+        if let (Ok(_), Some(store)) = (&result, &self.store) {
+            store.record_folder_opened(&folder, now_ms());
         }
         result
     }

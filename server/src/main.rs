@@ -102,8 +102,10 @@ async fn run(cli: Cli) -> Result<(), String> {
     // client's first read and its next see the same log.
     store.flush().await.map_err(|err| format!("the sessions could not be recovered: {err}"))?;
     for folder in &cli.folders {
+        // `agent-hub .` means the folder the hub was started in; the API takes absolute paths only.
+        let absolute = std::path::absolute(folder).map_err(|err| format!("cannot open {}: {err}", folder.display()))?;
         let config = hub
-            .open_session(&folder.display().to_string(), None)
+            .open_session(&absolute.display().to_string(), None)
             .map_err(|err| format!("cannot open {}: {}", folder.display(), err.message))?;
         tracing::info!(folder = %config.folder_path, yolo = config.yolo_mode, "opened folder");
     }

@@ -6,6 +6,7 @@ use leptos::task::spawn_local;
 use crate::client;
 use crate::components::changes::SessionActivity;
 use crate::components::chat::ChatPanel;
+use crate::components::folder_completion::Combo;
 use crate::components::folder_tools::{FolderTools, ToolButtons, ToolPanel};
 use crate::components::hub_page::{folder_href, session_href, HubState};
 use crate::components::inbox::Inbox;
@@ -20,6 +21,7 @@ pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {
     let path = RwSignal::new(String::new());
     let form_error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
+    let combo = Combo::new(path);
     let submit = move |event: leptos::ev::SubmitEvent| {
         event.prevent_default();
         let typed = path.get_untracked().trim().to_string();
@@ -27,8 +29,9 @@ pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {
             return;
         }
         busy.set(true);
+        combo.set_open(false);
         spawn_local(async move {
-            let result = client::open_folder(&typed).await;
+            let result = client::open_folder(&combo.expand_home(&typed)).await;
             // The sidebar went with the page while the hub answered: nothing to show.
             if busy.try_set(false).is_some() {
                 return;
@@ -52,14 +55,23 @@ pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {
                 <label for="folder-path" class="text-xs font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">
                     "Open a folder"
                 </label>
-                <div class="flex gap-2">
+                <div class="relative flex gap-2">
                     <input
                         id="folder-path"
                         name="folder-path"
                         type="text"
                         autocomplete="off"
                         spellcheck="false"
-                        placeholder="/absolute/path/to/project"
+                        placeholder="/path/to/project or ~/project"
+                        role="combobox"
+                        aria-autocomplete="list"
+                        aria-controls=Combo::LIST_ID
+                        aria-expanded=move || if combo.expanded() { "true" } else { "false" }
+                        aria-activedescendant=move || combo.active_id()
+                        on:keydown=move |event| combo.on_key(event)
+                        on:input=move |_| combo.set_open(true)
+                        on:focus=move |_| combo.set_open(true)
+                        on:blur=move |_| combo.set_open(false)
                         bind:value=path
                         class="min-w-0 flex-1 rounded-md border border-slate-300 bg-white px-2 py-1.5 font-mono text-sm focus:border-sky-500 focus:outline-none focus:ring-2 focus:ring-sky-500/30 dark:border-slate-700 dark:bg-slate-950"
                     />
@@ -70,6 +82,7 @@ pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {
                     >
                         "Open"
                     </button>
+                    <div class="absolute inset-x-0 top-full">{combo.list()}</div>
                 </div>
                 <Show when=move || form_error.get().is_some()>
                     <p data-testid="open-folder-error" class="text-sm text-red-700 dark:text-red-400">

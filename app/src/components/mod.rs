@@ -5,6 +5,7 @@ pub mod changes;
 pub mod chat;
 pub mod decisions;
 pub mod diff_view;
+pub mod folder_completion;
 pub mod folder_tools;
 pub mod folders;
 pub mod header;

@@ -2,6 +2,8 @@
 
 mod changes;
 mod chat;
+mod folders;
+mod fs;
 mod rules;
 mod sessions;
 
@@ -45,6 +47,8 @@ pub fn router() -> Router<Arc<Hub>> {
         .route("/rules/{id}", delete(rules::delete))
         .route("/sessions/{id}/grants/{tool}", delete(rules::withdraw_grant))
         .route("/audit", get(rules::audit))
+        .route("/fs/dirs", get(fs::dirs))
+        .route("/folders/recent", get(folders::recent))
         .fallback(|| async { ApiError::not_found("No such API endpoint.") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "bad_request", "Method not allowed on this endpoint.")

@@ -1,7 +1,8 @@
 //! The hub's SQLite database: sessions, every event with its seq, the
 //! built-in agent's state (conversation, pending approvals), the rules saved
 //! in the hub ([`SavedRule`]) and the append-only audit trail of decisions
-//! ([`DecisionRecord`], [`OutcomeRecord`]). WAL mode.
+//! ([`DecisionRecord`], [`OutcomeRecord`]) and the folders opened last
+//! ([`RecentFolderRow`]). WAL mode.
 //!
 //! Writes go to one writer thread. While the hub is busy the writer commits
 //! streamed events and audit rows every few milliseconds, so thousands of
@@ -14,6 +15,7 @@
 //! calls it before a pause or the end of a turn is announced.
 
 mod audit;
+mod folders;
 mod rules;
 mod writer;
 
@@ -26,6 +28,7 @@ use axum::body::Bytes;
 use rusqlite::{Connection, OptionalExtension};
 
 pub use audit::{AuditFilter, DecisionRecord, OutcomeRecord, AUDIT_LIMIT};
+pub use folders::{RecentFolderRow, RECENT_FOLDERS_KEPT};
 pub use rules::{NewSavedRule, SavedRule};
 use writer::{write_loop, Command, Flush, Queue};
 
@@ -34,6 +37,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/001_init.sql"),
     include_str!("../../migrations/002_rules_audit.sql"),
     include_str!("../../migrations/003_session_titles.sql"),
+    include_str!("../../migrations/004_recent_folders.sql"),
 ];
 
 /// What went wrong with the database, said so that the user can act on it.

@@ -187,3 +187,36 @@ fn a_data_dir_that_cannot_be_made_is_a_clear_error() {
     let err = Store::open(&file.path().join("sub")).unwrap_err();
     assert!(err.to_string().contains("cannot create the data dir"), "{err}");
 }
+
+#[tokio::test]
+async fn recent_folders_are_newest_first_one_row_a_folder_and_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let folder = |n: usize| PathBuf::from(format!("/projects/p{n:02}"));
+    for n in 0..RECENT_FOLDERS_KEPT + 5 {
+        store.record_folder_opened(&folder(n), 1_000 + n as u64);
+    }
+    // Opened again: it moves to the front (an opening with an earlier time, told late, keeps the later time).
+    store.record_folder_opened(&folder(7), 9_000);
+    store.record_folder_opened(&folder(7), 8_000);
+    store.flush().await.unwrap();
+    let recent = store.recent_folders().unwrap();
+    assert_eq!(recent.len(), RECENT_FOLDERS_KEPT);
+    assert_eq!((recent[0].folder.clone(), recent[0].opened_at_ms), (folder(7), 9_000));
+    let newest = RECENT_FOLDERS_KEPT + 4;
+    assert_eq!(recent[1].folder, folder(newest));
+    let kept: Vec<PathBuf> = recent.iter().map(|row| row.folder.clone()).collect();
+    let expected: Vec<PathBuf> =
+        std::iter::once(folder(7)).chain((5..=newest).rev().filter(|&n| n != 7).map(folder)).collect();
+    assert_eq!(kept, expected, "the oldest were forgotten");
+    // Two openings in the same millisecond: the later one first.
+    store.record_folder_opened(&folder(40), 50_000);
+    store.record_folder_opened(&folder(41), 50_000);
+    store.flush().await.unwrap();
+    let recent = store.recent_folders().unwrap();
+    assert_eq!((recent[0].folder.clone(), recent[1].folder.clone()), (folder(41), folder(40)));
+
+    drop(store);
+    let reopened = Store::open(dir.path()).unwrap();
+    assert_eq!(reopened.recent_folders().unwrap().len(), RECENT_FOLDERS_KEPT, "kept across a reopen");
+}

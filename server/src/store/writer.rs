@@ -9,6 +9,7 @@ use axum::body::Bytes;
 use rusqlite::{params, Connection};
 
 use super::audit::{self, DecisionRecord, OutcomeRecord};
+use super::folders::{self, RecentFolderRow};
 use super::rules::RuleChange;
 use super::{SessionRow, StoreError, Ticket};
 
@@ -51,6 +52,8 @@ pub(super) enum Command {
     /// Audit rows: written with the next batch, like streamed events.
     Decision(DecisionRecord),
     Outcome(OutcomeRecord),
+    /// A folder was opened: written with the next batch.
+    FolderOpened(RecentFolderRow),
 }
 
 /// A flush waiting for its answer: for one session (did any of its writes
@@ -213,7 +216,11 @@ impl Command {
             Command::Event { line, .. } => line.len() + 64,
             Command::Agent { state, .. } => state.len() + 64,
             Command::Decision(record) => record.summary.len() + record.folder.len() + 128,
-            Command::Session(_) | Command::DeleteSession(_) | Command::Rule(_) | Command::Outcome(_) => 256,
+            Command::Session(_)
+            | Command::DeleteSession(_)
+            | Command::Rule(_)
+            | Command::Outcome(_)
+            | Command::FolderOpened(_) => 256,
             Command::Flush(_) => 0,
         }
     }
@@ -227,7 +234,7 @@ impl Command {
             Command::DeleteSession(session) => Some(session.clone()),
             Command::Decision(DecisionRecord { session_id, .. })
             | Command::Outcome(OutcomeRecord { session_id, .. }) => Some(session_id.clone()),
-            Command::Flush(_) | Command::Rule(_) => None,
+            Command::Flush(_) | Command::Rule(_) | Command::FolderOpened(_) => None,
         }
     }
 }
@@ -296,6 +303,7 @@ fn write_batch(db: &mut Connection, batch: Vec<Command>) -> rusqlite::Result<()>
                 }
                 Command::Decision(record) => audit::insert_decision(&tx, &record)?,
                 Command::Outcome(record) => audit::insert_outcome(&tx, &record)?,
+                Command::FolderOpened(row) => folders::insert_opened(&tx, &row)?,
                 Command::Flush(_) | Command::Rule(_) => {}
             }
         }

@@ -1,0 +1,37 @@
+//! `GET /api/folders/recent`: the folders opened last, kept across restarts,
+//! for the folder browser to offer first.
+
+use std::sync::Arc;
+
+use app::types::{RecentFolder, RecentFolders};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+
+use crate::error::{ApiError, ApiResult};
+use crate::hub::Hub;
+
+/// Newest first; a folder that is no longer a directory on disk is left out.
+/// A hub without a database remembers none.
+pub async fn recent(State(hub): State<Arc<Hub>>) -> ApiResult<Json<RecentFolders>> {
+    let Some(store) = hub.store().cloned() else { return Ok(Json(RecentFolders::default())) };
+    // A read of the database and a stat per folder: off the runtime's threads.
+    let folders = tokio::task::spawn_blocking(move || {
+        let rows = store.recent_folders().map_err(|err| {
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                crate::agent::STORE_FAILED,
+                format!("The recent folders could not be read: {err}."),
+            )
+        })?;
+        Ok::<_, ApiError>(
+            rows.into_iter()
+                .filter(|row| row.folder.is_dir())
+                .map(|row| RecentFolder { folder_path: row.folder.display().to_string(), opened_at: row.opened_at_ms })
+                .collect(),
+        )
+    })
+    .await
+    .map_err(|err| ApiError::internal(format!("Reading the recent folders failed: {err}.")))??;
+    Ok(Json(RecentFolders { folders }))
+}
