@@ -177,11 +177,17 @@ mod browser {
             || anchor.has_attribute("download")
             || anchor.origin() != here.origin().unwrap_or_default()
             || anchor.pathname() != here.pathname().unwrap_or_default()
+            // A fragment (`#top`, the markdown's `#` for a link it dropped) is the browser's.
+            || !anchor.hash().is_empty()
+            || anchor.get_attribute("href").is_some_and(|href| href.starts_with('#'))
         {
             return;
         }
         event.prevent_default();
-        push(address, &format!("{}{}", anchor.pathname(), anchor.search()));
+        // The page already shows it: no second history entry.
+        if anchor.search() != here.search().unwrap_or_default() {
+            push(address, &format!("{}{}", anchor.pathname(), anchor.search()));
+        }
     }
 }
 

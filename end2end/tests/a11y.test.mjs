@@ -2,31 +2,17 @@
 // light and dark: the hub page with a card waiting, its sessions and the
 // Changes panel open, and the decisions page. Any violation fails the test,
 // listed with the rule, its impact and the nodes it found.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { expect } from './expect.mjs';
-import { startHub, launchBrowser, makeFolder, snapshot } from '../hub.mjs';
-import { openChat, sendPrompt } from '../chat-page.mjs';
-import { startFakeModel, call } from '../fake-model.mjs';
+import { makeFolder, snapshot } from '../hub.mjs';
+import { hubWithModel, openChat, sendPrompt } from '../chat-page.mjs';
+import { call } from '../fake-model.mjs';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
-let hub;
-let model;
-let browser;
-
-before(async () => {
-  model = await startFakeModel();
-  hub = await startHub(['--model-url', model.baseUrl, '--model', 'fake-model']);
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await hub?.stop();
-  await model?.stop();
-});
+const setup = hubWithModel();
 
 /** Every axe violation on the page as it is now, one readable line per node. */
 async function violations(page) {
@@ -45,8 +31,8 @@ async function violations(page) {
 for (const scheme of ['light', 'dark']) {
   test(`no axe violation on the hub page with a card waiting, in ${scheme}`, async () => {
     const folder = makeFolder();
-    model.script(call('a1', 'run_shell_command', { command: 'echo accessible' }));
-    const { page, errors } = await openChat(browser, hub, folder);
+    setup.model.script(call('a1', 'run_shell_command', { command: 'echo accessible' }));
+    const { page, errors } = await openChat(setup.browser, setup.hub, folder);
     await page.emulateMedia({ colorScheme: scheme });
     await sendPrompt(page, 'run something');
     await page.getByTestId('approval-card').waitFor();
@@ -59,7 +45,7 @@ for (const scheme of ['light', 'dark']) {
     assert.deepEqual(await violations(page), [], `the Changes panel in ${scheme}`);
     await snapshot(page, `a11y-hub-${scheme}`);
 
-    await page.goto(`${new URL(hub.url).origin}/decisions`);
+    await page.goto(`${new URL(setup.hub.url).origin}/decisions`);
     await page.waitForSelector('html[data-hydrated="true"]');
     await page.getByTestId('decisions-table').waitFor().catch(() => {});
     assert.deepEqual(await violations(page), [], `the decisions page in ${scheme}`);

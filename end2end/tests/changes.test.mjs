@@ -3,31 +3,17 @@
 // edit is approved (no reload, no refresh), with its badge and line counts,
 // and opens to the diff; the folder being a git repository, the working tree
 // against HEAD is listed too.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { expect } from './expect.mjs';
-import { startHub, launchBrowser, makeFolder, snapshot } from '../hub.mjs';
-import { openChat, sendPrompt } from '../chat-page.mjs';
-import { startFakeModel, call, text } from '../fake-model.mjs';
+import { makeFolder, snapshot } from '../hub.mjs';
+import { hubWithModel, openChat, sendPrompt } from '../chat-page.mjs';
+import { call, text } from '../fake-model.mjs';
 
-let hub;
-let model;
-let browser;
-
-before(async () => {
-  model = await startFakeModel();
-  hub = await startHub(['--model-url', model.baseUrl, '--model', 'fake-model']);
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await hub?.stop();
-  await model?.stop();
-});
+const setup = hubWithModel();
 
 test('after an approved edit the Changes panel lists the file and shows its diff', async () => {
   const folder = makeFolder();
@@ -37,11 +23,11 @@ test('after an approved edit the Changes panel lists the file and shows its diff
   git('init', '-q');
   git('add', '.');
   git('commit', '-q', '-m', 'first');
-  model.script(
+  setup.model.script(
     call('e1', 'replace', { file_path: 'poem.txt', old_string: 'blue', new_string: 'purple' }),
     text('Done.'),
   );
-  const { page, errors } = await openChat(browser, hub, folder);
+  const { page, errors } = await openChat(setup.browser, setup.hub, folder);
   await sendPrompt(page, 'make the violets purple');
   await page.getByTestId('approval-card').waitFor();
 

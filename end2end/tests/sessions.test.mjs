@@ -3,29 +3,15 @@
 // from the button and from Alt+N, each session's own transcript, the address
 // naming folder and session (reload and back open the same view), Alt+J to the
 // next waiting card, rename in place, and delete confirmed while a card waits.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { realpathSync } from 'node:fs';
 import { expect } from './expect.mjs';
-import { startHub, launchBrowser, makeFolder, snapshot } from '../hub.mjs';
-import { openChat, sendPrompt } from '../chat-page.mjs';
-import { startFakeModel, call, text } from '../fake-model.mjs';
+import { makeFolder, snapshot } from '../hub.mjs';
+import { hubWithModel, openChat, sendPrompt } from '../chat-page.mjs';
+import { call, text } from '../fake-model.mjs';
 
-let hub;
-let model;
-let browser;
-
-before(async () => {
-  model = await startFakeModel();
-  hub = await startHub(['--model-url', model.baseUrl, '--model', 'fake-model']);
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await hub?.stop();
-  await model?.stop();
-});
+const setup = hubWithModel();
 
 const sessionInUrl = (page) => new URL(page.url()).searchParams.get('session');
 const rows = (page) => page.getByTestId('session-list').getByTestId('session-open');
@@ -34,8 +20,8 @@ const transcript = (page) => page.getByTestId('chat').innerText();
 
 test('two sessions in one folder keep their own transcripts; the address opens each', async () => {
   const folder = realpathSync(makeFolder());
-  model.script(text('First answer.'));
-  const { page, errors } = await openChat(browser, hub, folder);
+  setup.model.script(text('First answer.'));
+  const { page, errors } = await openChat(setup.browser, setup.hub, folder);
   await sendPrompt(page, 'hello from the first session');
   await expect(async () => assert.match(await transcript(page), /First answer\./));
   await expect(async () => assert.equal(await currentRow(page).innerText().then((t) => t.split('\n')[0]), 'hello from the first session'));
@@ -47,7 +33,7 @@ test('two sessions in one folder keep their own transcripts; the address opens e
   await expect(async () => assert.equal(await rows(page).count(), 2));
   await expect(async () => assert.doesNotMatch(await transcript(page), /First answer/));
 
-  model.script(text('Second answer.'));
+  setup.model.script(text('Second answer.'));
   await sendPrompt(page, 'hello from the second session');
   await expect(async () => assert.match(await transcript(page), /Second answer\./));
   assert.doesNotMatch(await transcript(page), /First answer/);
@@ -68,10 +54,10 @@ test('two sessions in one folder keep their own transcripts; the address opens e
   assert.equal(sessionInUrl(page), second);
 
   // A shared link in a new tab.
-  const other = await (await browser.newContext()).newPage();
-  await other.goto(hub.url);
+  const other = await (await setup.browser.newContext()).newPage();
+  await other.goto(setup.hub.url);
   await other.waitForSelector('html[data-hydrated="true"]');
-  await other.goto(`${new URL(hub.url).origin}/${first}`);
+  await other.goto(`${new URL(setup.hub.url).origin}/${first}`);
   await other.waitForSelector('html[data-hydrated="true"]');
   await expect(async () => assert.match(await other.getByTestId('chat').innerText(), /First answer\./));
   await other.context().close();
@@ -85,8 +71,8 @@ test('two sessions in one folder keep their own transcripts; the address opens e
 
 test('Alt+J opens the next waiting card; a waiting session is deleted only when confirmed; rename in place', async () => {
   const folder = realpathSync(makeFolder());
-  model.script(call('w1', 'run_shell_command', { command: 'echo one' }));
-  const { page, errors } = await openChat(browser, hub, folder);
+  setup.model.script(call('w1', 'run_shell_command', { command: 'echo one' }));
+  const { page, errors } = await openChat(setup.browser, setup.hub, folder);
   await sendPrompt(page, 'first waits');
   await page.getByTestId('approval-card').waitFor();
 

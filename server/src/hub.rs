@@ -269,7 +269,10 @@ impl Hub {
     /// Saves the status a session is about to take without taking it yet, so a
     /// turn's end is on disk, session row included, before anyone can see it.
     pub fn save_status_ahead(&self, id: &str, status: SessionStatus, pending_count: usize) -> Option<Session> {
-        let mut session = self.registry().get(id)?.clone();
+        // Saved under the registry's lock, as every row is: a delete in between
+        // would otherwise be queued before this row, which a restart brings back.
+        let registry = self.registry();
+        let mut session = registry.get(id)?.clone();
         session.status = status;
         session.pending_count = pending_count;
         session.updated_at_ms = now_ms();

@@ -260,3 +260,62 @@ async fn the_repositorys_fsmonitor_command_is_not_run() {
     Command::new("git").arg("-C").arg(&folder).args(["status", "--porcelain"]).output().unwrap();
     assert!(marker.exists(), "the test's hook did not run under plain git status");
 }
+
+/// A clean filter named by `.gitattributes` and written into `.git/config`
+/// (both files the agent can write) would run on `git status`: the hub's does not.
+#[tokio::test]
+async fn the_repositorys_filter_commands_are_not_run() {
+    let hub = TestHub::new();
+    let (dir, folder) = project(None);
+    git(&folder, &["init", "-q"]);
+    std::fs::write(folder.join("a.txt"), "a\n").unwrap();
+    git(&folder, &["add", "."]);
+    git(&folder, &["commit", "-q", "-m", "first"]);
+    let marker = dir.path().join("filter-ran");
+    std::fs::write(folder.join(".gitattributes"), "* filter=evil\n").unwrap();
+    git(&folder, &["config", "filter.evil.clean", &format!("touch '{}'; cat", marker.display())]);
+    std::fs::write(folder.join("a.txt"), "b\n").unwrap();
+
+    let session = hub.config(&folder).await.json()["sessionId"].as_str().unwrap().to_string();
+    let changes = hub.changes(&session).await;
+    let paths: Vec<&str> =
+        changes["git"]["files"].as_array().unwrap().iter().filter_map(|f| f["path"].as_str()).collect();
+    assert!(paths.contains(&"a.txt"), "{changes}");
+    assert!(!marker.exists(), "the hub ran the repository's clean filter");
+    // The filter is real: git's own status runs it.
+    Command::new("git").arg("-C").arg(&folder).args(["status", "--porcelain"]).output().unwrap();
+    assert!(marker.exists(), "the test's filter did not run under plain git status");
+}
+
+/// A `.git` written by hand (no repository made by git) whose HEAD names a
+/// missing commit of a "promisor" remote: git would fetch it, running the
+/// ssh command the config names. The hub's git fetches nothing.
+#[tokio::test]
+async fn a_handwritten_repository_cannot_make_the_hub_fetch() {
+    let hub = TestHub::new();
+    let (dir, folder) = project(None);
+    let marker = dir.path().join("ssh-ran");
+    let dot_git = folder.join(".git");
+    for sub in ["objects/info", "objects/pack", "refs/heads", "refs/tags"] {
+        std::fs::create_dir_all(dot_git.join(sub)).unwrap();
+    }
+    std::fs::write(dot_git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(dot_git.join("refs/heads/main"), format!("{}\n", "1".repeat(40))).unwrap();
+    std::fs::write(
+        dot_git.join("config"),
+        format!(
+            "[core]\n\trepositoryformatversion = 1\n\tbare = false\n\tsshCommand = touch '{}'; false\n\
+             [extensions]\n\tpartialClone = origin\n[remote \"origin\"]\n\turl = ssh://example.invalid/x\n\tpromisor = true\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(folder.join("a.txt"), "a\n").unwrap();
+
+    let session = hub.config(&folder).await.json()["sessionId"].as_str().unwrap().to_string();
+    let _ = hub.changes(&session).await;
+    assert!(!marker.exists(), "the hub's git ran the repository's ssh command");
+    // The trap is real: git's own cat-file of HEAD runs it.
+    Command::new("git").arg("-C").arg(&folder).args(["cat-file", "-e", "HEAD"]).output().unwrap();
+    assert!(marker.exists(), "the test's ssh command did not run under plain git");
+}

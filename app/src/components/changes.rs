@@ -115,14 +115,25 @@ pub fn ChangesPanel(session_id: String, on_close: Callback<()>) -> impl IntoView
     let state = use_context::<HubState>();
     let activity = use_context::<SessionActivity>();
     let session = StoredValue::new(session_id);
+    // This session's own line in the folder list: a turn that started, paused or
+    // ended elsewhere changes it (other sessions' changes do not refetch).
+    let summary = Memo::new(move |_| {
+        state.and_then(|state| {
+            let id = session.get_value();
+            state.projects.with(|projects| {
+                projects
+                    .iter()
+                    .flat_map(|project| project.sessions.iter())
+                    .find(|summary| summary.id == id)
+                    .map(|summary| (summary.status, summary.updated_at, summary.pending_count))
+            })
+        })
+    });
     let changes = LocalResource::new(move || {
         if let Some(activity) = activity {
             activity.0.track();
         }
-        // A turn that started, paused or ended elsewhere, or a reconnect.
-        if let Some(state) = state {
-            state.projects.track();
-        }
+        summary.track();
         let session = session.get_value();
         async move { client::changes(&session).await }
     });

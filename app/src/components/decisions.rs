@@ -309,9 +309,9 @@ pub fn DecisionsPage() -> impl IntoView {
         <div class="flex min-h-screen flex-col">
             <header class="flex items-center gap-4 border-b border-slate-200 bg-white px-6 py-3 dark:border-slate-800 dark:bg-slate-900">
                 <a href="/" class="text-lg font-semibold tracking-tight">"Agent Hub"</a>
-                <span class="min-w-0 flex-1 truncate font-mono text-sm text-slate-500 dark:text-slate-400" title=subtitle.clone()>
+                <h1 class="min-w-0 flex-1 truncate font-mono text-sm font-normal text-slate-600 dark:text-slate-400" title=subtitle.clone()>
                     {format!("Decisions · {subtitle}")}
-                </span>
+                </h1>
                 <a href="/" class="text-sm text-sky-700 hover:underline dark:text-sky-400">"Back to the folders"</a>
             </header>
             <main class="mx-auto flex w-full max-w-6xl flex-col gap-4 p-6">

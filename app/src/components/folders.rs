@@ -182,6 +182,9 @@ pub fn open_folder_view(folder_path: String, session_id: String) -> Result<AnyVi
     let on_none_left = Callback::new({
         let folder_path = folder_path.clone();
         move |()| {
+            // The default session keeps its id: without this the chat would stay
+            // mounted on the deleted one's transcript.
+            state.config.set(None);
             location.navigate(&folder_href(&folder_path));
             state.load_config();
         }

@@ -26,6 +26,10 @@ pub fn listen(state: HubState, location: Location) {
             if !event.alt_key() || event.ctrl_key() || event.meta_key() || event.shift_key() || event.repeat() {
                 return;
             }
+            // In a text field Alt with a letter may type (a Mac's Option+N starts ñ).
+            if typing_now() {
+                return;
+            }
             let acted = match event.code().as_str() {
                 "KeyN" => new_session(state, location),
                 "KeyJ" => next_waiting(state, location),
@@ -52,7 +56,12 @@ fn new_session(state: HubState, location: Location) -> bool {
         match crate::client::sessions::create(&folder, None).await {
             Ok(session) => {
                 state.refresh_projects();
-                location.navigate(&session_href(&folder, &session.id));
+                // Only if the page still shows that folder: the user may have moved on.
+                let same_folder =
+                    state.config.try_with_untracked(|config| config.as_ref().is_some_and(|c| c.folder_path == folder));
+                if same_folder == Some(true) {
+                    location.navigate(&session_href(&folder, &session.id));
+                }
             }
             Err(error) => {
                 state.error.try_set(Some(error));
@@ -60,6 +69,16 @@ fn new_session(state: HubState, location: Location) -> bool {
         }
     });
     true
+}
+
+/// Whether the focus is in a field that takes text.
+#[cfg(feature = "hydrate")]
+fn typing_now() -> bool {
+    use wasm_bindgen::JsCast;
+    document().active_element().is_some_and(|element| {
+        matches!(element.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT")
+            || element.dyn_ref::<web_sys::HtmlElement>().is_some_and(|element| element.is_content_editable())
+    })
 }
 
 #[cfg(feature = "hydrate")]

@@ -14,13 +14,18 @@ use crate::settings::SETTINGS_DIR;
 use crate::tools::paths::relative_in_folder;
 
 /// What the card says of such a call.
-pub const PROTECTED_SOURCE: &str = "the hub: the folder's .gemini settings and the agents' own settings";
+pub const PROTECTED_SOURCE: &str = "the hub: the folder's .gemini settings, .git and the agents' own settings";
 pub const PROTECTED_MESSAGE: &str =
-    "Changes to .gemini (the folder's settings and policy files) and to the agents' own \
-     settings (.claude, .qwen, .codex) always ask, whatever the rules or YOLO say.";
+    "Changes to .gemini (the folder's settings and policy files), to .git (the repository's \
+     config and hooks, which name commands git runs) and to the agents' own settings \
+     (.claude, .qwen, .codex) always ask, whatever the rules or YOLO say.";
 
 /// Where agents keep settings that could let them act without asking.
 const AGENT_DIRS: [&str; 4] = [SETTINGS_DIR, ".claude", ".qwen", ".codex"];
+/// The repository's own directory: its config names commands that git runs
+/// (filters, hooks, fsmonitor), for the user and for the hub's Changes view. A
+/// file tool writing there asks; a command already runs what it likes once allowed.
+const REPOSITORY_DIR: &str = ".git";
 
 /// Whether the call (under Gemini CLI's tool names) may change `folder/.gemini`
 /// or an agent's own settings. A command is taken to when it names one of
@@ -41,7 +46,8 @@ pub fn touches_settings(folder: &Path, name: &str, args: &Value) -> bool {
 
 fn under_settings(folder: &Path, requested: &str) -> bool {
     let Ok(relative) = relative_in_folder(folder, requested) else { return false };
-    if AGENT_DIRS.iter().any(|dir| relative.starts_with(dir)) {
+    let protected = || AGENT_DIRS.iter().chain([&REPOSITORY_DIR]);
+    if protected().any(|dir| relative.starts_with(dir)) {
         return true;
     }
     // A link inside the folder may lead there: resolve what exists of the path.
@@ -51,7 +57,7 @@ fn under_settings(folder: &Path, requested: &str) -> bool {
             return false;
         }
     }
-    existing.canonicalize().is_ok_and(|real| AGENT_DIRS.iter().any(|dir| real.starts_with(folder.join(dir))))
+    existing.canonicalize().is_ok_and(|real| protected().any(|dir| real.starts_with(folder.join(dir))))
 }
 
 /// A path outside the folder (ACP agents write where they like) into the
@@ -114,7 +120,10 @@ mod tests {
         }
         let absolute = folder.join(".gemini/policies/new.toml");
         assert!(write(absolute.to_str().unwrap()));
-        for path in ["src/main.rs", ".geminirc", "gemini/x", "../elsewhere/.gemini/x"] {
+        for path in [".git/config", ".git/hooks/pre-commit", "./.git/info/attributes"] {
+            assert!(touches_settings(&folder, "write_file", &json!({"file_path": path})), "{path}");
+        }
+        for path in ["src/main.rs", ".geminirc", "gemini/x", "../elsewhere/.gemini/x", ".gitignore", ".github/ci.yml"] {
             assert!(!write(path), "{path}");
         }
         assert!(touches_settings(&folder, "replace", &json!({"file_path": ".gemini/settings.json"})));

@@ -57,7 +57,12 @@ fn git(folder: &Path) -> Command {
     command
         .arg("-C")
         .arg(folder)
-        .args(["--no-optional-locks", "-c", "core.fsmonitor=false"])
+        // The repository's config is the agent's to write (a write to .git asks, but may
+        // be approved): nothing it names may run here. No fsmonitor hook, no fetch of
+        // missing objects (which runs core.sshCommand or uploadpack), no transport at
+        // all; filter drivers are switched off per call (`status_args`).
+        .args(["--no-optional-locks", "-c", "core.fsmonitor=false", "-c", "protocol.allow=never"])
+        .env("GIT_NO_LAZY_FETCH", "1")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_OPTIONAL_LOCKS", "0")
         // Its messages in English: "not a git repository" is read below.
@@ -141,7 +146,8 @@ pub async fn listing(folder: &Path) -> Result<Option<Listing>, GitError> {
         Err(GitError::Failed { stderr, .. }) if stderr.contains("not a git repository") => return Ok(None),
         Err(err) => return Err(err),
     };
-    let args = ["status", "--porcelain=v1", "-z", "--branch", "--untracked-files=all", "--", "."];
+    let args = status_args(&filter_drivers(folder).await?);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let Some(Printed { mut bytes, cut }) = run(folder, &args, None, MAX_STATUS_BYTES).await? else { return Ok(None) };
     if cut {
         // The last entry may be cut in the middle: only whole ones are read.
@@ -151,6 +157,50 @@ pub async fn listing(folder: &Path) -> Result<Option<Listing>, GitError> {
     let mut listing = parse_status(&bytes, &prefix, has_head)?;
     listing.truncated |= cut;
     Ok(Some(listing))
+}
+
+/// The filter drivers the repository's config names (`filter.<driver>.<key>`):
+/// reading config runs nothing.
+async fn filter_drivers(folder: &Path) -> Result<Vec<String>, GitError> {
+    match run(folder, &["config", "--null", "--get-regexp", r"^filter\."], None, MAX_CHECK_BYTES).await {
+        Ok(Some(printed)) => Ok(driver_names(&printed.bytes)),
+        // No such key: git says nothing and exits 1.
+        Ok(None) | Err(GitError::Failed { .. }) => Ok(Vec::new()),
+        Err(err) => Err(err),
+    }
+}
+
+/// Driver names from `git config --null --get-regexp`'s `key\nvalue\0` entries.
+fn driver_names(printed: &[u8]) -> Vec<String> {
+    let mut names: Vec<String> = printed
+        .split(|&byte| byte == 0)
+        .filter_map(|entry| {
+            let key = String::from_utf8_lossy(entry.split(|&byte| byte == b'\n').next()?).into_owned();
+            let (driver, _setting) = key.strip_prefix("filter.")?.rsplit_once('.')?;
+            Some(driver.to_string())
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// `git status` with every filter driver emptied: a `.gitattributes` naming a
+/// driver whose `clean` command the agent wrote into `.git/config` would
+/// otherwise run here. Submodules are not entered (their configs are as open).
+fn status_args(drivers: &[String]) -> Vec<String> {
+    let mut args = Vec::new();
+    for driver in drivers {
+        for setting in ["clean", "smudge", "process"] {
+            args.extend(["-c".to_string(), format!("filter.{driver}.{setting}=")]);
+        }
+        args.extend(["-c".to_string(), format!("filter.{driver}.required=false")]);
+    }
+    args.extend(
+        ["status", "--porcelain=v1", "-z", "--branch", "--untracked-files=all", "--ignore-submodules=all", "--", "."]
+            .map(String::from),
+    );
+    args
 }
 
 /// Reads `git status --porcelain=v1 -z --branch`; paths there are from the
@@ -313,6 +363,29 @@ fn next_blob(output: &[u8]) -> Option<(&[u8], &[u8])> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_filter_driver_is_emptied_in_status() {
+        let printed = b"filter.lfs.clean\ngit-lfs clean -- %f\0filter.lfs.process\ngit-lfs filter-process\0filter.a.b.smudge\nx\0";
+        let drivers = driver_names(printed);
+        assert_eq!(drivers, ["a.b", "lfs"]);
+        let args = status_args(&drivers);
+        for expected in [
+            "filter.lfs.clean=",
+            "filter.lfs.smudge=",
+            "filter.lfs.process=",
+            "filter.a.b.clean=",
+            "filter.lfs.required=false",
+        ] {
+            assert!(args.iter().any(|arg| arg == expected), "{expected} in {args:?}");
+        }
+        assert_eq!(
+            args.iter().position(|arg| arg == "status"),
+            Some(args.len() - 8),
+            "overrides come before the command"
+        );
+        assert!(driver_names(b"").is_empty());
+    }
+
     use super::*;
 
     #[test]

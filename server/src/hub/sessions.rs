@@ -99,7 +99,6 @@ impl Hub {
         self.forget(&runtime, force)?;
         self.projects_changed();
         let Some(store) = &self.store else { return Ok(()) };
-        store.delete_session(&runtime.id);
         store.flush_session(&runtime.id).await.map_err(|err| {
             ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -148,6 +147,11 @@ impl Hub {
         let mut registry = self.registry();
         registry.remove(&runtime.id);
         self.runtimes().remove(&runtime.id);
+        // Queued under the lock too, after every row saved under it: a default
+        // session made anew right after keeps its own new row.
+        if let Some(store) = &self.store {
+            store.delete_session(&runtime.id);
+        }
         Ok(())
     }
 }

@@ -94,6 +94,9 @@ fn open_connection(path: &Path) -> rusqlite::Result<Connection> {
     connection.pragma_update(None, "journal_mode", "WAL")?;
     // With WAL, NORMAL still survives a killed process; only power loss may lose the last commits.
     connection.pragma_update(None, "synchronous", "NORMAL")?;
+    // A deleted session's conversation (pasted secrets and all) is overwritten
+    // where that costs no extra I/O, rather than left readable in free pages.
+    connection.pragma_update(None, "secure_delete", "FAST")?;
     connection.busy_timeout(std::time::Duration::from_secs(5))?;
     Ok(connection)
 }
