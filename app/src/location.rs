@@ -75,7 +75,16 @@ impl Location {
     /// the page follows the signal, and back returns.
     pub fn navigate(self, href: &str) {
         #[cfg(feature = "hydrate")]
-        browser::push(self.0, href);
+        browser::go(self.0, href, browser::History::Push);
+        #[cfg(not(feature = "hydrate"))]
+        let _ = href;
+    }
+
+    /// Like [`Location::navigate`], in place of the current entry: back does not
+    /// return to what the address named before (a session that is gone).
+    pub fn replace(self, href: &str) {
+        #[cfg(feature = "hydrate")]
+        browser::go(self.0, href, browser::History::Replace);
         #[cfg(not(feature = "hydrate"))]
         let _ = href;
     }
@@ -138,12 +147,17 @@ mod browser {
         window_event_listener(leptos::ev::click, move |event| follow_same_page_link(address, event));
     }
 
-    pub fn push(address: RwSignal<Url>, href: &str) {
-        if window()
-            .history()
-            .and_then(|history| history.push_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(href)))
-            .is_err()
-        {
+    pub enum History {
+        Push,
+        Replace,
+    }
+
+    pub fn go(address: RwSignal<Url>, href: &str, entry: History) {
+        let written = window().history().and_then(|history| match entry {
+            History::Push => history.push_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(href)),
+            History::Replace => history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(href)),
+        });
+        if written.is_err() {
             // Without history (never in a browser the hub supports): load it.
             let _ = window().location().set_href(href);
             return;
@@ -186,7 +200,7 @@ mod browser {
         event.prevent_default();
         // The page already shows it: no second history entry.
         if anchor.search() != here.search().unwrap_or_default() {
-            push(address, &format!("{}{}", anchor.pathname(), anchor.search()));
+            go(address, &format!("{}{}", anchor.pathname(), anchor.search()), History::Push);
         }
     }
 }

@@ -115,5 +115,22 @@ test('Alt+J opens the next waiting card; a waiting session is deleted only when 
   await expect(async () => assert.equal(await rows(page).count(), 1));
   // The deleted session was the open one: the one left opens.
   await expect(async () => assert.equal(sessionInUrl(page), idle));
+
+  // A deleted session is not made anew by going back to its address.
+  await page.locator('body').press('Alt+n');
+  await expect(async () => assert.equal(await rows(page).count(), 2));
+  await expect(async () => assert.notEqual(sessionInUrl(page), idle));
+  const gone = sessionInUrl(page);
+  await page.locator(`[data-testid="session-row"][data-session-id="${idle}"]`).getByTestId('session-open').click();
+  await expect(async () => assert.equal(sessionInUrl(page), idle));
+  await page.locator(`[data-testid="session-row"][data-session-id="${gone}"]`).getByTestId('session-delete').click();
+  await expect(async () => assert.equal(await rows(page).count(), 1));
+  await page.goBack();
+  await expect(async () => assert.equal(sessionInUrl(page), null, 'the address falls back to the folder'));
+  await page.getByTestId('chat').waitFor();
+  assert.equal(await page.locator(`[data-testid="session-row"][data-session-id="${gone}"]`).count(), 0);
+  const listed = await (await page.request.get(`${new URL(setup.hub.url).origin}/api/projects`)).json();
+  const ids = listed.projects.flatMap((project) => project.sessions.map((session) => session.id));
+  assert.ok(!ids.includes(gone), 'the hub did not make the deleted session anew');
   assert.deepEqual(errors, []);
 });

@@ -8,7 +8,7 @@ use crate::components::folders::{FolderPanel, FolderSidebar};
 use crate::components::header::Header;
 use crate::components::inbox::{page_title, waiting_sessions};
 use crate::components::{shortcuts, updates};
-use crate::location::{set_title, use_location};
+use crate::location::{set_title, use_location, Location};
 use crate::parts;
 use crate::types::{ChatConfig, HubUpdate, ProjectSummary};
 
@@ -21,6 +21,7 @@ pub struct HubState {
     pub folder: Memo<Option<String>>,
     /// The session named in the URL (`&session=…`); none is the folder's default.
     pub session: Memo<Option<String>>,
+    pub location: Location,
     pub projects: RwSignal<Vec<ProjectSummary>>,
     /// The open folder's YOLO config, once the hub answered.
     pub config: RwSignal<Option<ChatConfig>>,
@@ -52,6 +53,20 @@ impl HubState {
             return;
         };
         spawn_local(async move {
+            // The page makes sessions with POST /api/sessions, so one named in the
+            // address that the hub does not list was deleted (back, an old link):
+            // opening it would make it anew, empty. The folder's default one opens.
+            if let Some(id) = session.as_deref() {
+                let listed = client::projects().await.map(|listed| {
+                    listed.projects.iter().flat_map(|project| project.sessions.iter()).any(|s| s.id == id)
+                });
+                if matches!(listed, Ok(false)) {
+                    if self.opened_untracked() == Some(Some((folder.clone(), session.clone()))) {
+                        self.location.replace(&folder_href(&folder));
+                    }
+                    return;
+                }
+            }
             let result = client::open_session(&folder, session.as_deref()).await;
             if self.opened_untracked() != Some(Some((folder, session))) {
                 return;
@@ -138,6 +153,7 @@ pub fn HubPage() -> impl IntoView {
     let state = HubState {
         folder,
         session,
+        location,
         projects: RwSignal::new(Vec::new()),
         config: RwSignal::new(None),
         error: RwSignal::new(None),
