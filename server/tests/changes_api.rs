@@ -319,3 +319,37 @@ async fn a_handwritten_repository_cannot_make_the_hub_fetch() {
     Command::new("git").arg("-C").arg(&folder).args(["cat-file", "-e", "HEAD"]).output().unwrap();
     assert!(marker.exists(), "the test's ssh command did not run under plain git");
 }
+
+/// Drivers the emptying could miss: one whose name holds `=` (which `-c` would
+/// split), and one listed after a value too long to read. The hub lists no
+/// working tree then (a note says why) rather than run git on that config.
+#[tokio::test]
+async fn a_config_the_hub_cannot_neutralise_is_not_run() {
+    let hub = TestHub::new();
+    for (driver, padding) in [("a=b", 0), ("evil", 1_100_000)] {
+        let (dir, folder) = project(None);
+        git(&folder, &["init", "-q"]);
+        std::fs::write(folder.join("a.txt"), "a\n").unwrap();
+        git(&folder, &["add", "."]);
+        git(&folder, &["commit", "-q", "-m", "first"]);
+        let marker = dir.path().join("filter-ran");
+        if padding > 0 {
+            // Too long for one command-line argument: written into the file.
+            let config = folder.join(".git/config");
+            let mut text = std::fs::read_to_string(&config).unwrap();
+            text.push_str(&format!("[filter \"pad\"]\n\tx = {}\n", "p".repeat(padding)));
+            std::fs::write(&config, text).unwrap();
+        }
+        std::fs::write(folder.join(".gitattributes"), format!("* filter={driver}\n")).unwrap();
+        git(&folder, &["config", &format!("filter.{driver}.clean"), &format!("touch '{}'; cat", marker.display())]);
+        std::fs::write(folder.join("a.txt"), "b\n").unwrap();
+
+        let session = hub.config(&folder).await.json()["sessionId"].as_str().unwrap().to_string();
+        let changes = hub.changes(&session).await;
+        assert!(!marker.exists(), "the hub ran the clean filter of {driver}");
+        assert!(changes["git"].is_null(), "{driver}: {changes}");
+        assert!(changes["note"].as_str().is_some_and(|note| note.contains("not trusted")), "{driver}: {changes}");
+        Command::new("git").arg("-C").arg(&folder).args(["status", "--porcelain"]).output().unwrap();
+        assert!(marker.exists(), "the test's filter {driver} did not run under plain git status");
+    }
+}

@@ -75,9 +75,14 @@ fn new_session(state: HubState, location: Location) -> bool {
 #[cfg(feature = "hydrate")]
 fn typing_now() -> bool {
     use wasm_bindgen::JsCast;
-    document().active_element().is_some_and(|element| {
-        matches!(element.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT")
-            || element.dyn_ref::<web_sys::HtmlElement>().is_some_and(|element| element.is_content_editable())
+    document().active_element().is_some_and(|element| match element.tag_name().as_str() {
+        // A checkbox or a button takes no text: the keys work there.
+        "INPUT" => matches!(
+            element.get_attribute("type").unwrap_or_default().to_ascii_lowercase().as_str(),
+            "" | "text" | "search" | "url" | "email" | "password" | "tel" | "number"
+        ),
+        "TEXTAREA" => true,
+        _ => element.dyn_ref::<web_sys::HtmlElement>().is_some_and(|element| element.is_content_editable()),
     })
 }
 

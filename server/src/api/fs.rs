@@ -50,11 +50,22 @@ impl From<ListError> for ApiError {
     }
 }
 
+/// How long a listing may take (a hung network mount never answers).
+const LIST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 pub async fn dirs(ApiQuery(query): ApiQuery<DirsQuery>) -> ApiResult<Json<DirListing>> {
     let dir = expand_home(&query.path, home_dir().as_deref())?;
-    // A slow disk or a huge directory must not hold up the runtime's threads.
-    let listing = tokio::task::spawn_blocking(move || list_dirs(&dir, MAX_DIRS))
+    // A slow disk or a huge directory must not hold up the runtime's threads; a
+    // hung mount answers within LIST_TIMEOUT (its blocking thread is left to finish).
+    let listing = tokio::time::timeout(LIST_TIMEOUT, tokio::task::spawn_blocking(move || list_dirs(&dir, MAX_DIRS)))
         .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "folder_slow",
+                format!("The folder did not answer within {} s.", LIST_TIMEOUT.as_secs()),
+            )
+        })?
         .map_err(|err| ApiError::internal(format!("Listing the folder failed: {err}.")))??;
     Ok(Json(listing))
 }

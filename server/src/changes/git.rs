@@ -21,6 +21,8 @@ pub enum GitError {
     Failed { command: String, stderr: String },
     #[error("git answered something the hub does not read: {0}")]
     Unreadable(String),
+    #[error("the repository's config was not trusted ({0})")]
+    Untrusted(&'static str),
 }
 
 /// A working tree file as `git status` names it, with where its `HEAD` text is.
@@ -63,6 +65,9 @@ fn git(folder: &Path) -> Command {
         // all; filter drivers are switched off per call (`status_args`).
         .args(["--no-optional-locks", "-c", "core.fsmonitor=false", "-c", "protocol.allow=never"])
         .env("GIT_NO_LAZY_FETCH", "1")
+        // Above every config (a repository's `protocol.ssh.allow = always` beats the
+        // `-c` above), and honoured by git older than 2.44, which ignores NO_LAZY_FETCH.
+        .env("GIT_ALLOW_PROTOCOL", "")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_OPTIONAL_LOCKS", "0")
         // Its messages in English: "not a git repository" is read below.
@@ -73,12 +78,19 @@ fn git(folder: &Path) -> Command {
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     crate::tools::process::scrub_env(&mut command);
-    // The folder's own repository, whatever the hub was started from.
-    for name in ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR"] {
-        command.env_remove(name);
+    // The folder's own repository and nothing the hub inherited (started from a
+    // git hook, its GIT_DIR, GIT_CONFIG_PARAMETERS, GIT_ATTR_SOURCE, GIT_TRACE…).
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("GIT_") && !OWN_GIT_VARIABLES.contains(&&*name.to_string_lossy()) {
+            command.env_remove(name);
+        }
     }
     command
 }
+
+/// The GIT_ variables `git()` sets itself.
+const OWN_GIT_VARIABLES: [&str; 4] =
+    ["GIT_NO_LAZY_FETCH", "GIT_ALLOW_PROTOCOL", "GIT_TERMINAL_PROMPT", "GIT_OPTIONAL_LOCKS"];
 
 /// What git printed, at most the bytes asked for.
 struct Printed {
@@ -161,13 +173,25 @@ pub async fn listing(folder: &Path) -> Result<Option<Listing>, GitError> {
 
 /// The filter drivers the repository's config names (`filter.<driver>.<key>`):
 /// reading config runs nothing.
+/// Fails closed: a listing cut short, a failure other than "no such key", or a
+/// driver that `-c` cannot name (`-c` splits at the first `=`) leaves status unrun.
 async fn filter_drivers(folder: &Path) -> Result<Vec<String>, GitError> {
-    match run(folder, &["config", "--null", "--get-regexp", r"^filter\."], None, MAX_CHECK_BYTES).await {
-        Ok(Some(printed)) => Ok(driver_names(&printed.bytes)),
+    let listed = match run(folder, &["config", "--null", "--get-regexp", r"^filter\."], None, MAX_CHECK_BYTES).await {
+        Ok(Some(Printed { cut: true, .. })) => return Err(unsafe_config("its filter settings are too long to read")),
+        Ok(Some(printed)) => driver_names(&printed.bytes),
+        Ok(None) => Vec::new(),
         // No such key: git says nothing and exits 1.
-        Ok(None) | Err(GitError::Failed { .. }) => Ok(Vec::new()),
-        Err(err) => Err(err),
+        Err(GitError::Failed { stderr, .. }) if stderr.is_empty() => Vec::new(),
+        Err(err) => return Err(err),
+    };
+    if listed.iter().any(|driver| driver.contains('=')) {
+        return Err(unsafe_config("a filter driver's name holds '=', which git cannot be told to skip"));
     }
+    Ok(listed)
+}
+
+fn unsafe_config(why: &'static str) -> GitError {
+    GitError::Untrusted(why)
 }
 
 /// Driver names from `git config --null --get-regexp`'s `key\nvalue\0` entries.
