@@ -1,30 +1,7 @@
 // A hub page with a folder's chat open, as the chat tests start from.
 import assert from 'node:assert/strict';
 import { realpathSync } from 'node:fs';
-import { before, after } from 'node:test';
 import { expect } from './tests/expect.mjs';
-import { startHub, launchBrowser } from './hub.mjs';
-import { startFakeModel } from './fake-model.mjs';
-
-/**
- * For a test file: a scripted model, a hub whose built-in agent talks to it, and
- * a browser, started before its tests and stopped after them. The fields are
- * there once the tests run.
- */
-export function hubWithModel() {
-  const setup = { model: null, hub: null, browser: null };
-  before(async () => {
-    setup.model = await startFakeModel();
-    setup.hub = await startHub(['--model-url', setup.model.baseUrl, '--model', 'fake-model']);
-    setup.browser = await launchBrowser();
-  });
-  after(async () => {
-    await setup.browser?.close();
-    await setup.hub?.stop();
-    await setup.model?.stop();
-  });
-  return setup;
-}
 
 /** Opens the hub in a fresh context and the folder's chat in it; `errors` collects page errors and dialogs. */
 export async function openChat(browser, hub, folder) {

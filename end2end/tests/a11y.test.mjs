@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { expect } from './expect.mjs';
 import { makeFolder, snapshot } from '../hub.mjs';
-import { hubWithModel, openChat, sendPrompt } from '../chat-page.mjs';
+import { openChat, sendPrompt } from '../chat-page.mjs';
+import { hubWithModel } from '../setup.mjs';
 import { call } from '../fake-model.mjs';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');

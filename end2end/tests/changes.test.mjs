@@ -10,7 +10,8 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { expect } from './expect.mjs';
 import { makeFolder, snapshot } from '../hub.mjs';
-import { hubWithModel, openChat, sendPrompt } from '../chat-page.mjs';
+import { openChat, sendPrompt } from '../chat-page.mjs';
+import { hubWithModel } from '../setup.mjs';
 import { call, text } from '../fake-model.mjs';
 
 const setup = hubWithModel();

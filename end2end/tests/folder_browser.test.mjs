@@ -1,32 +1,22 @@
 // The folder browser as a user meets it: typing a path completes folder names
 // (from GET /api/fs/dirs), the keyboard picks one, Open opens it; `~` is the
 // home; the folders opened last come first, after a reload too.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
 import { expect } from './expect.mjs';
-import { startHub, launchBrowser, makeFolder, snapshot } from '../hub.mjs';
+import { makeFolder, snapshot } from '../hub.mjs';
+import { hubAndBrowser } from '../setup.mjs';
 
-let hub;
-let browser;
-
-before(async () => {
-  hub = await startHub();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await hub?.stop();
-});
+const setup = hubAndBrowser();
 
 async function openHub() {
-  const page = await (await browser.newContext()).newPage();
+  const page = await (await setup.browser.newContext()).newPage();
   const errors = [];
   page.on('pageerror', (error) => errors.push(error.message));
-  await page.goto(hub.url);
+  await page.goto(setup.hub.url);
   await page.waitForSelector('html[data-hydrated="true"]', { timeout: 10000 });
   return { page, errors };
 }

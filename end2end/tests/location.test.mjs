@@ -1,32 +1,22 @@
 // The page's address without a router library (app/src/location.rs): a folder
 // link changes the query in place, back and forward follow it, a reload and a
 // shared link open the same view, and each page has its title.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { realpathSync } from 'node:fs';
 import { expect } from './expect.mjs';
-import { startHub, launchBrowser, makeFolder } from '../hub.mjs';
+import { makeFolder } from '../hub.mjs';
+import { hubAndBrowser } from '../setup.mjs';
 
-let hub;
-let browser;
-
-before(async () => {
-  hub = await startHub();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await hub?.stop();
-});
+const setup = hubAndBrowser();
 
 async function newPage() {
-  const context = await browser.newContext();
+  const context = await setup.browser.newContext();
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (error) => errors.push(error.message));
   page.on('console', (message) => message.type() === 'error' && errors.push(message.text()));
-  await page.goto(hub.url);
+  await page.goto(setup.hub.url);
   await page.waitForSelector('html[data-hydrated="true"]', { timeout: 10000 });
   return { page, errors };
 }
@@ -68,7 +58,7 @@ test('folder links change the page in place; back, forward and reload follow the
 test('a shared link opens its folder; each page has its title; other paths are not pages', async () => {
   const folder = realpathSync(makeFolder());
   const { page, errors } = await newPage();
-  const origin = new URL(hub.url).origin;
+  const origin = new URL(setup.hub.url).origin;
   await page.goto(`${origin}/?folder=${encodeURIComponent(folder)}`);
   await page.waitForSelector('html[data-hydrated="true"]');
   await expect(async () => assert.equal(await currentFolder(page), folder));

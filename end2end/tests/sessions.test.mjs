@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { realpathSync } from 'node:fs';
 import { expect } from './expect.mjs';
 import { makeFolder, snapshot } from '../hub.mjs';
-import { hubWithModel, openChat, sendPrompt } from '../chat-page.mjs';
+import { openChat, sendPrompt } from '../chat-page.mjs';
+import { hubWithModel } from '../setup.mjs';
 import { call, text } from '../fake-model.mjs';
 
 const setup = hubWithModel();

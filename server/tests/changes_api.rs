@@ -37,6 +37,14 @@ fn listed(changes: &Value) -> Vec<(String, String, String, String, u64)> {
         .collect()
 }
 
+/// A repository whose one commit holds `a.txt` ("a").
+fn committed_repository(folder: &Path) {
+    git(folder, &["init", "-q"]);
+    std::fs::write(folder.join("a.txt"), "a\n").unwrap();
+    git(folder, &["add", "."]);
+    git(folder, &["commit", "-q", "-m", "first"]);
+}
+
 fn git(folder: &Path, args: &[&str]) {
     let status = Command::new("git")
         .arg("-C")
@@ -240,10 +248,7 @@ async fn a_repository_without_commits_lists_its_files_as_new() {
 async fn the_repositorys_fsmonitor_command_is_not_run() {
     let hub = TestHub::new();
     let (dir, folder) = project(None);
-    git(&folder, &["init", "-q"]);
-    std::fs::write(folder.join("a.txt"), "a\n").unwrap();
-    git(&folder, &["add", "."]);
-    git(&folder, &["commit", "-q", "-m", "first"]);
+    committed_repository(&folder);
     let marker = dir.path().join("fsmonitor-ran");
     let hook = folder.join(".git/fsmonitor-hook");
     std::fs::write(&hook, format!("#!/bin/sh\ntouch '{}'\n", marker.display())).unwrap();
@@ -267,10 +272,7 @@ async fn the_repositorys_fsmonitor_command_is_not_run() {
 async fn the_repositorys_filter_commands_are_not_run() {
     let hub = TestHub::new();
     let (dir, folder) = project(None);
-    git(&folder, &["init", "-q"]);
-    std::fs::write(folder.join("a.txt"), "a\n").unwrap();
-    git(&folder, &["add", "."]);
-    git(&folder, &["commit", "-q", "-m", "first"]);
+    committed_repository(&folder);
     let marker = dir.path().join("filter-ran");
     std::fs::write(folder.join(".gitattributes"), "* filter=evil\n").unwrap();
     git(&folder, &["config", "filter.evil.clean", &format!("touch '{}'; cat", marker.display())]);
@@ -328,10 +330,7 @@ async fn a_config_the_hub_cannot_neutralise_is_not_run() {
     let hub = TestHub::new();
     for (driver, padding) in [("a=b", 0), ("evil", 1_100_000)] {
         let (dir, folder) = project(None);
-        git(&folder, &["init", "-q"]);
-        std::fs::write(folder.join("a.txt"), "a\n").unwrap();
-        git(&folder, &["add", "."]);
-        git(&folder, &["commit", "-q", "-m", "first"]);
+        committed_repository(&folder);
         let marker = dir.path().join("filter-ran");
         if padding > 0 {
             // Too long for one command-line argument: written into the file.
