@@ -29,6 +29,17 @@ async function violations(page) {
   return found.flatMap((v) => v.nodes.map((node) => `${v.rule} (${v.impact}) ${node}`));
 }
 
+test('no axe violation on the hub page as it first loads, nothing focused yet', async () => {
+  const page = await (await setup.browser.newContext()).newPage();
+  await page.goto(setup.hub.url);
+  await page.waitForSelector('html[data-hydrated="true"]', { timeout: 10000 });
+  for (const scheme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme: scheme });
+    assert.deepEqual(await violations(page), [], `the first load in ${scheme}`);
+  }
+  await page.context().close();
+});
+
 for (const scheme of ['light', 'dark']) {
   test(`no axe violation on the hub page with a card waiting, in ${scheme}`, async () => {
     const folder = makeFolder();

@@ -117,6 +117,12 @@ impl Combo {
         });
     }
 
+    /// The list's id for `aria-controls`, once the list is made (an id that names
+    /// no element is an error to a screen reader).
+    pub fn controls(self) -> Option<&'static str> {
+        self.used.get().then_some(Self::LIST_ID)
+    }
+
     /// The list, from the `session` part, once the input had the focus (in the
     /// browser only: the server renders no focus).
     pub fn list(self) -> impl IntoView {

@@ -65,7 +65,7 @@ pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {
                         placeholder="/path/to/project or ~/project"
                         role="combobox"
                         aria-autocomplete="list"
-                        aria-controls=Combo::LIST_ID
+                        aria-controls=move || combo.controls()
                         aria-expanded=move || if combo.expanded() { "true" } else { "false" }
                         aria-activedescendant=move || combo.active_id()
                         on:keydown=move |event| combo.on_key(event)

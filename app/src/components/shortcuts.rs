@@ -45,6 +45,11 @@ pub fn listen(state: HubState, location: Location) {
     let _ = (state, location);
 }
 
+#[cfg(feature = "hydrate")]
+thread_local! {
+    static CREATING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// A new session in the open folder, opened once the hub made it.
 #[cfg(feature = "hydrate")]
 fn new_session(state: HubState, location: Location) -> bool {
@@ -52,14 +57,21 @@ fn new_session(state: HubState, location: Location) -> bool {
     else {
         return false;
     };
+    // One at a time: a held or double-pressed Alt+N makes one session.
+    if CREATING.with(|creating| creating.replace(true)) {
+        return true;
+    }
+    let shown = state.config.try_with_untracked(|config| config.as_ref().map(|c| c.session_id.clone())).flatten();
     leptos::task::spawn_local(async move {
-        match crate::client::sessions::create(&folder, None).await {
+        let created = crate::client::sessions::create(&folder, None).await;
+        CREATING.with(|creating| creating.set(false));
+        match created {
             Ok(session) => {
                 state.refresh_projects();
-                // Only if the page still shows that folder: the user may have moved on.
-                let same_folder =
-                    state.config.try_with_untracked(|config| config.as_ref().is_some_and(|c| c.folder_path == folder));
-                if same_folder == Some(true) {
+                // Only if the page still shows the session it showed: the user may have moved on.
+                let still =
+                    state.config.try_with_untracked(|config| config.as_ref().map(|c| c.session_id.clone())).flatten();
+                if still.is_some() && still == shown {
                     location.navigate(&session_href(&folder, &session.id));
                 }
             }
