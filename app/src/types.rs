@@ -59,6 +59,69 @@ pub struct ChatConfig {
     /// The ACP agent's session modes, once its process has said them (an addition).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_modes: Option<AgentModes>,
+    /// The agent the session works with (an addition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentRef>,
+}
+
+/// An agent as a session names it: its id in `GET /api/agents` and its name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentRef {
+    pub id: String,
+    pub name: String,
+}
+
+/// `GET /api/agents`: the agents a new session can work with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentsResponse {
+    pub agents: Vec<AgentInfo>,
+    /// The hub's default: the launch flags', else the agents file's, else the built-in agent.
+    pub default: String,
+    /// With `?folderPath=`: the agent of the folder's newest session (its last
+    /// choice) while that agent is still listed, else the hub's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder_default: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentInfo {
+    pub id: String,
+    pub name: String,
+    pub kind: AgentKind,
+    /// An ACP agent's command line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// The built-in agent's model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    pub available: bool,
+    /// Why it is not available (its command is not installed, no model…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Where the entry comes from.
+    pub source: AgentSource,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentKind {
+    /// The hub's own tool loop over an OpenAI-compatible endpoint.
+    Builtin,
+    /// An Agent Client Protocol agent on stdio.
+    Acp,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentSource {
+    /// Shipped with the hub (the built-in agent, Gemini CLI, Claude Code, Codex).
+    Ready,
+    /// The user's agents file.
+    File,
+    /// The launch flags (`--agent acp --acp-command …`).
+    Flags,
 }
 
 /// An ACP agent's session modes (`session/new`'s `modes`). The hub puts each
@@ -127,6 +190,9 @@ pub struct SessionSummary {
     pub yolo_mode: bool,
     /// Milliseconds since the Unix epoch.
     pub updated_at: u64,
+    /// The agent the session works with (an addition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentRef>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -148,6 +214,9 @@ pub struct CreateSessionRequest {
     pub folder_path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// The agent's id (`GET /api/agents`); default: the folder's last choice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 /// `PATCH /api/sessions/{id}`: the session's new title.
@@ -177,6 +246,10 @@ pub struct PromptRequest {
     /// `false` answers with one JSON object once the turn ends or pauses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<bool>,
+    /// The agent of a session this prompt creates (an addition); an existing
+    /// session keeps its own and refuses another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 /// `POST /api/sessions/{id}/approve`.

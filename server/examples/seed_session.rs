@@ -73,6 +73,7 @@ async fn main() {
         yolo_override: None,
         pending_count: 0,
         title: None,
+        agent: None,
         created_at_ms: 1,
         updated_at_ms: 2,
     });

@@ -36,9 +36,19 @@ pub struct Cli {
     #[arg(long, env = "HUB_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
 
-    /// Which agent works in the folders.
+    /// The agent new sessions get unless they pick another (default: the
+    /// agents file's `default`, else the built-in agent).
     #[arg(long, env = "HUB_AGENT", value_enum, default_value_t = AgentKind::Builtin)]
     pub agent: AgentKind,
+
+    /// `--agent` (or `HUB_AGENT`) was given rather than defaulted.
+    #[arg(skip)]
+    pub agent_given: bool,
+
+    /// The agents a session can pick (JSON, like Zed's `agent_servers`);
+    /// default `agents.json` in the hub's config dir (`~/.config/agent-hub`).
+    #[arg(long = "agents-file", env = "HUB_AGENTS_FILE", value_name = "FILE")]
+    pub agents_file: Option<PathBuf>,
 
     /// Command that starts an ACP agent on stdio.
     #[arg(long, env = "HUB_ACP_COMMAND", default_value = "gemini --acp")]
@@ -113,6 +123,8 @@ impl Cli {
     /// the agent gets as it is). They are dropped here, neither used nor refused.
     pub fn from_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
         let mut cli = Self::from_arg_matches(matches)?;
+        cli.agent_given =
+            matches!(matches.value_source("agent"), Some(ValueSource::CommandLine | ValueSource::EnvVariable));
         if cli.agent == AgentKind::Acp {
             let from_env = |id: &str| matches.value_source(id) == Some(ValueSource::EnvVariable);
             if from_env("model_url") {

@@ -13,8 +13,9 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::acp::AcpAgent;
-use crate::agent::model::{ModelClient, ModelConfig};
+use crate::agent::model::ModelConfig;
 use crate::agent::SessionRuntime;
+use crate::agents::{AgentEntry, Catalog};
 use crate::error::{ApiError, ApiResult};
 use crate::folder::canonical_folder;
 use crate::policy::{PolicyDirs, PolicyFiles};
@@ -33,8 +34,11 @@ pub struct HubOptions {
     pub shell_timeout: Duration,
     /// Where sessions and events are kept; `None` keeps them in memory only.
     pub store: Option<Arc<Store>>,
-    /// An ACP agent works in the folders instead of the built-in one.
+    /// The launch's ACP agent (`--agent acp`): the default for new sessions.
     pub acp: Option<Arc<AcpAgent>>,
+    /// Every agent a session can pick; `None`: the built-in agent with `model`,
+    /// the ready ones, and `acp`.
+    pub agents: Option<Catalog>,
     /// How many sessions' runtimes (event log, conversation) stay in memory
     /// once idle; more are loaded from the store when used (with a store only).
     pub max_resident: usize,
@@ -53,6 +57,7 @@ impl Default for HubOptions {
             shell_timeout: Duration::from_secs(120),
             store: None,
             acp: None,
+            agents: None,
             max_resident: MAX_RESIDENT_SESSIONS,
             // Only the folder's own policy files unless told (tests stay hermetic; main passes the real ones).
             policy_dirs: PolicyDirs { user: None, admin: None, admin_checked: true },
@@ -65,10 +70,9 @@ pub struct Hub {
     runtimes: Mutex<HashMap<String, Arc<SessionRuntime>>>,
     updates: broadcast::Sender<HubUpdate>,
     watcher: Option<SettingsWatcher>,
-    model: Option<Arc<ModelClient>>,
     shell_timeout: Duration,
     store: Option<Arc<Store>>,
-    acp: Option<Arc<AcpAgent>>,
+    agents: Catalog,
     max_resident: usize,
     /// The policy files, read again when they change.
     policies: PolicyFiles,
@@ -82,6 +86,13 @@ impl Hub {
     /// A hub whose settings watcher runs on the current tokio runtime, with the
     /// sessions of its store restored.
     pub fn new(options: HubOptions) -> Arc<Self> {
+        let agents = options.agents.unwrap_or_else(|| {
+            Catalog::new(crate::agents::Launch {
+                model: options.model.clone(),
+                acp: options.acp.clone(),
+                ..Default::default()
+            })
+        });
         let hub = Arc::new_cyclic(|weak| {
             let watcher = SettingsWatcher::start(weak.clone())
                 .map_err(|err| tracing::warn!("settings files will not be watched: {err}"))
@@ -91,10 +102,9 @@ impl Hub {
                 runtimes: Mutex::default(),
                 updates: broadcast::channel(256).0,
                 watcher,
-                model: options.model.as_ref().map(|config| Arc::new(ModelClient::new(config))),
                 shell_timeout: options.shell_timeout,
                 store: options.store.clone(),
-                acp: options.acp.clone(),
+                agents,
                 max_resident: options.max_resident,
                 policies: PolicyFiles::new(options.policy_dirs.clone()),
                 uses: Default::default(),
@@ -126,6 +136,7 @@ impl Hub {
                 pending_count: 0,
                 yolo,
                 title: row.title.clone(),
+                agent: row.agent.clone().unwrap_or_else(|| self.agents.default_id().to_string()),
                 created_at_ms: row.created_at_ms,
                 updated_at_ms: row.updated_at_ms,
             };
@@ -154,19 +165,49 @@ impl Hub {
                 yolo_override: (session.yolo.source == YoloSource::User).then_some(session.yolo.enabled),
                 pending_count: session.pending_count,
                 title: session.title.clone(),
+                agent: Some(session.agent.clone()),
                 created_at_ms: session.created_at_ms,
                 updated_at_ms: session.updated_at_ms,
             });
         }
     }
 
-    pub fn model(&self) -> Option<Arc<ModelClient>> {
-        self.model.clone()
+    /// The agents a session can pick.
+    pub fn agents(&self) -> &Catalog {
+        &self.agents
     }
 
-    /// The ACP agent, when the hub runs one instead of the built-in agent.
-    pub fn acp(&self) -> Option<&Arc<AcpAgent>> {
-        self.acp.as_ref()
+    /// The agent the session works with; 409 `agent_unavailable` when the hub
+    /// no longer lists it (the agents file changed since the session began).
+    pub fn agent_of(&self, session_id: &str) -> ApiResult<Arc<AgentEntry>> {
+        let id = self.registry().get(session_id).map(|session| session.agent.clone());
+        let Some(id) = id else { return Err(ApiError::not_found(format!("No session with id '{session_id}'."))) };
+        self.agents.get(&id).cloned().ok_or_else(|| {
+            ApiError::new(
+                StatusCode::CONFLICT,
+                "agent_unavailable",
+                format!(
+                    "This session's agent '{id}' is no longer in the hub's agents (GET /api/agents): start a new session."
+                ),
+            )
+        })
+    }
+
+    /// An agent as a session names it; one no longer listed by its id.
+    pub(crate) fn agent_ref(&self, id: &str) -> app::types::AgentRef {
+        match self.agents.get(id) {
+            Some(entry) => entry.reference(),
+            None => app::types::AgentRef { id: id.to_string(), name: id.to_string() },
+        }
+    }
+
+    /// The agent the folder's next new session gets unless it asks for another.
+    pub fn folder_agent(&self, folder: &Path) -> String {
+        let registry = self.registry();
+        // An asked-for agent is checked; none asked cannot fail.
+        self.agents
+            .for_new_session(None, registry.last_agent_in(folder))
+            .unwrap_or_else(|_| self.agents.default_id().into())
     }
 
     /// Whether YOLO is on for the session (an unknown session: off).
@@ -318,11 +359,22 @@ impl Hub {
 
     /// Validates the folder and opens (creating on first use) the session.
     pub fn open_session(&self, folder_path: &str, session_id: Option<&str>) -> ApiResult<ChatConfig> {
-        self.with_session(folder_path, session_id, |session| Ok(self.config_of(session)))
+        self.with_session(folder_path, session_id, None, |session| Ok(self.config_of(session)))
+    }
+
+    /// As [`Hub::open_session`]; a session this creates works with `agent`
+    /// (else the folder's last choice), and an existing one must already.
+    pub fn open_session_with(
+        &self,
+        folder_path: &str,
+        session_id: Option<&str>,
+        agent: Option<&str>,
+    ) -> ApiResult<ChatConfig> {
+        self.with_session(folder_path, session_id, agent, |session| Ok(self.config_of(session)))
     }
 
     pub fn set_yolo(&self, folder_path: &str, session_id: Option<&str>, enabled: bool) -> ApiResult<ChatConfig> {
-        let config = self.with_session(folder_path, session_id, |session| {
+        let config = self.with_session(folder_path, session_id, None, |session| {
             session.yolo.set_by_user(enabled).map_err(|YoloLocked| {
                 ApiError::new(
                     StatusCode::FORBIDDEN,
@@ -338,19 +390,30 @@ impl Hub {
         Ok(config)
     }
 
-    /// Runs `act` on the session (created on first use); a folder whose session
-    /// is used goes to the front of the recent folders.
+    /// Runs `act` on the session (created on first use, with `agent` or the
+    /// folder's last choice); a folder whose session is used goes to the front
+    /// of the recent folders.
     fn with_session<T>(
         &self,
         folder_path: &str,
         session_id: Option<&str>,
+        agent: Option<&str>,
         act: impl FnOnce(&mut Session) -> ApiResult<T>,
     ) -> ApiResult<T> {
         let folder = canonical_folder(folder_path)?;
         let (result, created) = {
             let mut registry = self.registry();
-            let (session, created) =
-                registry.open(&folder, session_id, now_ms(), || read_settings(&folder)).map_err(registry_error)?;
+            let new_agent = self.agents.for_new_session(agent, registry.last_agent_in(&folder))?;
+            let (session, created) = registry
+                .open(&folder, session_id, now_ms(), &new_agent, || read_settings(&folder))
+                .map_err(registry_error)?;
+            if let Some(asked) = agent.filter(|asked| !created && *asked != session.agent) {
+                return Err(ApiError::bad_request(format!(
+                    "Session '{}' works with {}; `agent` ('{asked}') picks the agent of a new session only.",
+                    session.id,
+                    self.agent_ref(&session.agent).name
+                )));
+            }
             if created {
                 self.persist(session);
                 // Nothing of it is stored yet: no need to read it back.
@@ -374,7 +437,14 @@ impl Hub {
     /// A session's config as the page sees it, with what the hub's agent can do.
     fn config_of(&self, session: &Session) -> ChatConfig {
         let agent_modes = self.runtimes().get(&session.id).and_then(|runtime| runtime.agent_modes());
-        ChatConfig { accepts_modified_content: self.acp.is_none(), agent_modes, ..session.config() }
+        // An ACP agent applies its edits itself; one no longer listed takes none.
+        let builtin = self.agents.get(&session.agent).is_some_and(|entry| entry.is_builtin());
+        ChatConfig {
+            accepts_modified_content: builtin,
+            agent_modes,
+            agent: Some(self.agent_ref(&session.agent)),
+            ..session.config()
+        }
     }
 
     /// A session's config changed outside the registry (its agent's modes): open pages are told.
@@ -391,7 +461,11 @@ impl Hub {
     }
 
     pub fn projects(&self) -> ProjectsResponse {
-        self.registry().projects()
+        let mut projects = self.registry().projects();
+        for session in projects.projects.iter_mut().flat_map(|project| project.sessions.iter_mut()) {
+            session.agent = session.agent.take().map(|agent| self.agent_ref(&agent.id));
+        }
+        projects
     }
 
     pub fn session(&self, id: &str) -> Option<Session> {

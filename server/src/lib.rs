@@ -2,6 +2,7 @@
 //! Agent Hub server: HTTP, gates, sessions, settings.
 
 pub mod agent;
+pub mod agents;
 pub mod api;
 pub mod approval;
 pub mod audit;

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use agent_hub::agent::acp::{groups, AcpAgent};
 use agent_hub::agent::model::ModelConfig;
+use agent_hub::agents::AgentsFile;
 use agent_hub::cli::{AgentKind, Cli};
 use agent_hub::gates::Gate;
 use agent_hub::hub::{Hub, HubOptions};
@@ -80,16 +81,19 @@ async fn run(cli: Cli) -> Result<(), String> {
         .ok_or("no data dir: set --data-dir or HUB_DATA_DIR (HOME is not set either).".to_string())?;
     let store = Store::open(&data_dir).map_err(|err| err.to_string())?;
     tracing::info!(database = %store.path().display(), "sessions are kept here");
-    if let Some(agent) = &acp {
-        tracing::info!(
-            command = agent.command_line(),
-            "ACP agent: one process per session, started on its first prompt"
-        );
+    let agents = agents(&cli, model, acp)?;
+    for entry in agents.entries() {
+        let info = entry.info();
+        let what = info.command.or(info.model).unwrap_or_default();
+        match info.reason {
+            None => tracing::info!(agent = %info.id, "{} ({what})", info.name),
+            Some(reason) => tracing::info!(agent = %info.id, "{}: not available: {reason}", info.name),
+        }
     }
+    tracing::info!(default = agents.default_id(), "new sessions get this agent unless they pick another");
     let hub = Hub::new(HubOptions {
-        model,
         store: Some(store.clone()),
-        acp,
+        agents: Some(agents),
         max_resident: cli.max_resident,
         policy_dirs: agent_hub::policy::PolicyDirs {
             user: cli.user_policies.clone().or_else(|| agent_hub::policy::PolicyDirs::standard().user),
@@ -137,6 +141,28 @@ async fn run(cli: Cli) -> Result<(), String> {
     progress.set(Step::Done);
     tracing::info!("shut down");
     Ok(())
+}
+
+/// The agents sessions can pick: the ready ones, the agents file's, the flags'.
+fn agents(
+    cli: &Cli,
+    model: Option<ModelConfig>,
+    acp: Option<Arc<AcpAgent>>,
+) -> Result<agent_hub::agents::Catalog, String> {
+    let (path, required) = match &cli.agents_file {
+        Some(path) => (Some(path.clone()), true),
+        None => (agent_hub::agents::file::standard_path(), false),
+    };
+    let file = match path {
+        Some(path) => AgentsFile::read(&path, required).map_err(|err| err.to_string())?,
+        None => None,
+    };
+    Ok(agent_hub::agents::Catalog::new(agent_hub::agents::Launch {
+        model,
+        acp,
+        file,
+        agent_flag_given: cli.agent_given,
+    }))
 }
 
 /// The hub's environment holds its secrets (`OPENAI_API_KEY`, `HUB_TOKEN`).

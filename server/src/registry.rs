@@ -61,6 +61,8 @@ pub struct Session {
     pub yolo: YoloState,
     /// Named by the user, else taken from the first prompt; `None` before it.
     pub title: Option<String>,
+    /// The id of the agent it works with, chosen when it was created.
+    pub agent: String,
     pub created_at_ms: u64,
     pub updated_at_ms: u64,
 }
@@ -76,6 +78,7 @@ impl Session {
             note: self.yolo.settings.note.clone(),
             accepts_modified_content: true,
             agent_modes: None,
+            agent: None,
         }
     }
 
@@ -87,6 +90,8 @@ impl Session {
             pending_count: self.pending_count,
             yolo_mode: self.yolo.enabled,
             updated_at: self.updated_at_ms,
+            // The hub puts the agent's name in.
+            agent: Some(app::types::AgentRef { id: self.agent.clone(), name: self.agent.clone() }),
         }
     }
 }
@@ -162,17 +167,21 @@ pub fn valid_session_id(id: &str) -> bool {
 #[derive(Debug, Default)]
 pub struct Registry {
     sessions: BTreeMap<String, Session>,
+    /// The agent of each folder's last session made since the hub started
+    /// (two can share a millisecond, so not from `created_at_ms`).
+    chosen: BTreeMap<PathBuf, String>,
 }
 
 impl Registry {
-    /// Finds the session for (`folder`, `session_id`) or creates it, calling
-    /// `read_settings` only on creation. `folder` must already be canonical.
+    /// Finds the session for (`folder`, `session_id`) or creates it with
+    /// `agent`, calling `read_settings` only on creation. `folder` must already be canonical.
     /// Returns the session and whether it was created.
     pub fn open(
         &mut self,
         folder: &Path,
         session_id: Option<&str>,
         now_ms: u64,
+        agent: &str,
         read_settings: impl FnOnce() -> SettingsDefault,
     ) -> Result<(&mut Session, bool), RegistryError> {
         let id = match session_id {
@@ -188,11 +197,15 @@ impl Registry {
             pending_count: 0,
             yolo: YoloState::from_settings(read_settings()),
             title: None,
+            agent: agent.to_string(),
             created_at_ms: now_ms,
             updated_at_ms: now_ms,
         });
         if session.folder != folder {
             return Err(RegistryError::SessionOfOtherFolder { id: session.id.clone(), folder: session.folder.clone() });
+        }
+        if created {
+            self.chosen.insert(folder.to_path_buf(), agent.to_string());
         }
         Ok((session, created))
     }
@@ -220,6 +233,18 @@ impl Registry {
         let session = self.sessions.get_mut(id).filter(|session| session.title.is_none())?;
         session.title = Some(title_from_prompt(prompt)?);
         Some(session)
+    }
+
+    /// The folder's last choice: the agent of its last session made since the
+    /// hub started (deleted or not), else of its newest stored session.
+    pub fn last_agent_in(&self, folder: &Path) -> Option<&str> {
+        if let Some(agent) = self.chosen.get(folder) {
+            return Some(agent);
+        }
+        let sessions = self.sessions.values().filter(|session| session.folder == folder);
+        sessions
+            .max_by(|a, b| a.created_at_ms.cmp(&b.created_at_ms).then_with(|| a.id.cmp(&b.id)))
+            .map(|s| s.agent.as_str())
     }
 
     pub fn get(&self, id: &str) -> Option<&Session> {
@@ -273,13 +298,55 @@ mod tests {
     fn first_use_creates_and_reads_settings_once() {
         let mut registry = Registry::default();
         let folder = Path::new("/work/a");
-        let (session, created) = registry.open(folder, None, 10, yolo_on).unwrap();
+        let (session, created) = registry.open(folder, None, 10, "builtin", yolo_on).unwrap();
         assert!(created);
         assert_eq!((session.yolo.enabled, session.yolo.source), (true, YoloSource::Settings));
         assert_eq!(session.id, default_session_id(folder));
-        let (again, created) = registry.open(folder, None, 20, || panic!("settings must not be re-read")).unwrap();
+        let (again, created) =
+            registry.open(folder, None, 20, "builtin", || panic!("settings must not be re-read")).unwrap();
         assert!(!created);
         assert_eq!(again.created_at_ms, 10);
+    }
+
+    #[test]
+    fn a_folder_remembers_the_agent_of_its_newest_session() {
+        let mut registry = Registry::default();
+        let folder = Path::new("/work/a");
+        assert_eq!(registry.last_agent_in(folder), None);
+        let restored = |id: &str, at: u64, agent: &str| Session {
+            agent: agent.into(),
+            created_at_ms: at,
+            ..registry_session(id, folder)
+        };
+        registry.restore(restored("old", 1, "gemini"));
+        registry.restore(restored("new", 5, "codex"));
+        registry.open(Path::new("/work/b"), Some("other"), 9, "builtin", missing).unwrap();
+        let (again, created) = registry.open(folder, Some("old"), 10, "builtin", missing).unwrap();
+        assert!(!created && again.agent == "gemini", "an existing session keeps its agent");
+        assert_eq!(registry.last_agent_in(folder), Some("codex"), "the newest stored session's");
+        registry.remove("new");
+        assert_eq!(registry.last_agent_in(folder), Some("gemini"));
+
+        // Made in the same millisecond: the last one made counts, and stays when it is deleted.
+        registry.open(folder, Some("a"), 20, "codex", missing).unwrap();
+        registry.open(folder, Some("b"), 20, "builtin", missing).unwrap();
+        assert_eq!(registry.last_agent_in(folder), Some("builtin"));
+        registry.remove("b");
+        assert_eq!(registry.last_agent_in(folder), Some("builtin"));
+    }
+
+    fn registry_session(id: &str, folder: &Path) -> Session {
+        Session {
+            id: id.into(),
+            folder: folder.into(),
+            status: SessionStatus::Idle,
+            pending_count: 0,
+            yolo: YoloState::from_settings(missing()),
+            title: None,
+            agent: "builtin".into(),
+            created_at_ms: 0,
+            updated_at_ms: 0,
+        }
     }
 
     #[test]
@@ -294,13 +361,13 @@ mod tests {
     fn named_sessions_are_separate_and_id_lookup_finds_them() {
         let mut registry = Registry::default();
         let folder = Path::new("/work/a");
-        registry.open(folder, None, 1, missing).unwrap();
-        let (named, created) = registry.open(folder, Some("feature-x"), 2, yolo_on).unwrap();
+        registry.open(folder, None, 1, "builtin", missing).unwrap();
+        let (named, created) = registry.open(folder, Some("feature-x"), 2, "builtin", yolo_on).unwrap();
         assert!(created && named.yolo.enabled);
         assert_eq!(registry.projects().projects[0].sessions.len(), 2);
         // The default session's id given back as sessionId is the same session.
         let default_id = default_session_id(folder);
-        let (same, created) = registry.open(folder, Some(&default_id), 3, missing).unwrap();
+        let (same, created) = registry.open(folder, Some(&default_id), 3, "builtin", missing).unwrap();
         assert!(!created);
         assert_eq!(same.id, default_id);
     }
@@ -308,12 +375,12 @@ mod tests {
     #[test]
     fn an_id_of_another_folder_or_a_malformed_id_is_refused() {
         let mut registry = Registry::default();
-        registry.open(Path::new("/work/a"), Some("s1"), 1, missing).unwrap();
-        let err = registry.open(Path::new("/work/b"), Some("s1"), 2, missing).unwrap_err();
+        registry.open(Path::new("/work/a"), Some("s1"), 1, "builtin", missing).unwrap();
+        let err = registry.open(Path::new("/work/b"), Some("s1"), 2, "builtin", missing).unwrap_err();
         assert!(matches!(err, RegistryError::SessionOfOtherFolder { .. }));
         for bad in ["", "has space", "../x", &"x".repeat(65)] {
             assert!(matches!(
-                registry.open(Path::new("/work/a"), Some(bad), 3, missing),
+                registry.open(Path::new("/work/a"), Some(bad), 3, "builtin", missing),
                 Err(RegistryError::InvalidSessionId(_))
             ));
         }
@@ -351,7 +418,7 @@ mod tests {
     fn only_the_first_prompt_titles_and_a_chosen_title_stays() {
         let mut registry = Registry::default();
         let folder = Path::new("/work/a");
-        registry.open(folder, Some("s"), 1, missing).unwrap();
+        registry.open(folder, Some("s"), 1, "builtin", missing).unwrap();
         assert_eq!(registry.note_prompt("s", "first\nmore").and_then(|s| s.title.clone()), Some("first".into()));
         assert!(registry.note_prompt("s", "second").is_none(), "the first prompt's title stays");
         assert_eq!(registry.rename("s", "Mine".into()).and_then(|s| s.title.clone()), Some("Mine".into()));
@@ -365,12 +432,12 @@ mod tests {
     fn a_removed_default_session_comes_back_empty() {
         let mut registry = Registry::default();
         let folder = Path::new("/work/a");
-        let id = registry.open(folder, None, 1, yolo_on).unwrap().0.id.clone();
+        let id = registry.open(folder, None, 1, "builtin", yolo_on).unwrap().0.id.clone();
         registry.note_prompt(&id, "hello");
         assert_eq!(registry.remove(&id).map(|s| s.title), Some(Some("hello".into())));
         assert!(registry.get(&id).is_none() && registry.projects().projects.is_empty());
         assert!(registry.remove(&id).is_none());
-        let (again, created) = registry.open(folder, None, 2, missing).unwrap();
+        let (again, created) = registry.open(folder, None, 2, "builtin", missing).unwrap();
         assert!(created, "created anew");
         assert_eq!((again.id.as_str(), again.title.as_deref(), again.created_at_ms), (id.as_str(), None, 2));
     }
@@ -398,9 +465,9 @@ mod tests {
     #[test]
     fn projects_group_by_folder_sorted() {
         let mut registry = Registry::default();
-        registry.open(Path::new("/work/b"), None, 1, missing).unwrap();
-        registry.open(Path::new("/work/a"), Some("old"), 1, missing).unwrap();
-        registry.open(Path::new("/work/a"), Some("new"), 5, missing).unwrap();
+        registry.open(Path::new("/work/b"), None, 1, "builtin", missing).unwrap();
+        registry.open(Path::new("/work/a"), Some("old"), 1, "builtin", missing).unwrap();
+        registry.open(Path::new("/work/a"), Some("new"), 5, "builtin", missing).unwrap();
         let projects = registry.projects().projects;
         let folders: Vec<_> = projects.iter().map(|p| p.folder_path.as_str()).collect();
         assert_eq!(folders, ["/work/a", "/work/b"]);

@@ -50,6 +50,7 @@ impl Hub {
             .arg(data)
             .env("RUST_LOG", "warn")
             .env("HUB_USER_POLICIES", "/nonexistent/agent-hub-test-user-policies")
+            .env("XDG_CONFIG_HOME", "/nonexistent/agent-hub-test-config")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

@@ -20,6 +20,7 @@ impl Drop for Running {
 fn start(args: &[&str]) -> Running {
     let data = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_agent-hub"))
+        .env("XDG_CONFIG_HOME", "/nonexistent/agent-hub-test-config")
         .args(["--port", "0"])
         .args(args)
         .env("RUST_LOG", "warn")
@@ -80,7 +81,15 @@ fn opens_the_folders_given_on_the_command_line() {
 
 #[test]
 fn bad_launch_arguments_fail_with_a_clear_message() {
+    let files = tempfile::tempdir().unwrap();
+    let broken = files.path().join("broken.json");
+    std::fs::write(&broken, "{\"agent_servers\": {\"x\": {\"command\": \"x\",}}}").unwrap();
+    let broken = broken.to_str().unwrap();
+    let missing = files.path().join("missing.json");
+    let missing = missing.to_str().unwrap();
     for (args, expected) in [
+        (vec!["--agents-file", broken], "broken.json: is not valid"),
+        (vec!["--agents-file", missing], "missing.json: cannot be read"),
         (vec!["/no/such/folder"], "does not exist"),
         (vec!["--token", "short"], "--token must be"),
         (vec!["--agent", "acp", "--acp-command", " "], "--acp-command is empty"),
@@ -89,6 +98,7 @@ fn bad_launch_arguments_fail_with_a_clear_message() {
     ] {
         let data = tempfile::tempdir().unwrap();
         let output = Command::new(env!("CARGO_BIN_EXE_agent-hub"))
+            .env("XDG_CONFIG_HOME", "/nonexistent/agent-hub-test-config")
             .args(["--port", "0"])
             .args(&args)
             .env("HUB_DATA_DIR", data.path())
@@ -109,6 +119,7 @@ fn an_acp_agents_model_variables_are_not_the_hubs_settings() {
     let data = tempfile::tempdir().unwrap();
     let folder = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_agent-hub"))
+        .env("XDG_CONFIG_HOME", "/nonexistent/agent-hub-test-config")
         .args(["--port", "0", "--token", "env-test-token", "--agent", "acp"])
         .args(["--acp-command", "sh -c 'env > seen-env.txt; exit 3'"])
         .env("RUST_LOG", "warn")

@@ -253,6 +253,7 @@ async fn a_relative_folder_on_the_command_line_is_the_one_the_hub_started_in() {
     let (_dir, folder) = project(None);
     mkdirs(&folder, &["sub"]);
     let mut child = Command::new(env!("CARGO_BIN_EXE_agent-hub"))
+        .env("XDG_CONFIG_HOME", "/nonexistent/agent-hub-test-config")
         .args(["--port", "0", "--token", process::PROCESS_TOKEN, "--data-dir"])
         .arg(data.path())
         .args([".", "sub"])

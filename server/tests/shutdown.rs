@@ -35,6 +35,7 @@ impl Hub {
     fn start(data: &Path, model: &FakeModel) -> Self {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let mut child = Command::new(env!("CARGO_BIN_EXE_agent-hub"))
+            .env("XDG_CONFIG_HOME", "/nonexistent/agent-hub-test-config")
             .args(["--port", "0", "--token", TOKEN, "--model", "fake-model", "--model-url", &model.base_url])
             .arg("--data-dir")
             .arg(data)

@@ -8,9 +8,14 @@ fn session_url(id: &str) -> String {
     format!("/api/sessions/{}", urlencoding::encode(id))
 }
 
-/// A new session in the folder, untitled until its first prompt unless `title` names it.
-pub async fn create(folder_path: &str, title: Option<String>) -> Result<SessionSummary, HubError> {
-    let body = CreateSessionRequest { folder_path: folder_path.to_string(), title };
+/// A new session in the folder, untitled until its first prompt unless `title`
+/// names it, working with `agent` (else the folder's last choice).
+pub async fn create(
+    folder_path: &str,
+    title: Option<String>,
+    agent: Option<String>,
+) -> Result<SessionSummary, HubError> {
+    let body = CreateSessionRequest { folder_path: folder_path.to_string(), title, agent };
     send_json("POST", "/api/sessions", Some(&body)).await
 }
 

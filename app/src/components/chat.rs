@@ -77,7 +77,7 @@ impl Chat {
         };
         // A user gesture, and the moment waiting cards start to matter.
         notify::ask_once();
-        let request = PromptRequest { folder_path, session_id: Some(session_id), message, stream: None };
+        let request = PromptRequest { folder_path, session_id: Some(session_id), message, stream: None, agent: None };
         self.stream(Stream::Prompt, async move {
             client::prompt(self.streams, &request, move |events| self.apply(events)).await
         });

@@ -52,8 +52,12 @@ fn system_prompt(runtime: &SessionRuntime) -> Value {
 
 /// Checks and records the start of a turn, then runs it in a task of its own.
 /// Returns the last seq before the turn's first event (the reader starts after it).
-pub fn begin(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>, start: Start) -> Result<u64, ApiError> {
-    let model = hub.model();
+pub fn begin(
+    hub: &Arc<Hub>,
+    runtime: &Arc<SessionRuntime>,
+    model: Option<Arc<ModelClient>>,
+    start: Start,
+) -> Result<u64, ApiError> {
     let (after, stop, number) = {
         let mut guard = runtime.state();
         let state = &mut *guard;

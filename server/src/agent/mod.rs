@@ -24,6 +24,7 @@ use app::types::SessionStatus;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::agents::Runner;
 use crate::approval::ApprovalBatch;
 use crate::error::ApiError;
 use crate::hub::Hub;
@@ -134,21 +135,21 @@ pub enum Start {
     },
 }
 
-/// Starts or resumes a turn with the hub's agent. Returns the last seq before
+/// Starts or resumes a turn with the session's agent. Returns the last seq before
 /// the turn's first event (the reader starts after it).
 pub fn begin(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>, start: Start) -> Result<u64, ApiError> {
-    match hub.acp() {
-        Some(agent) => agent.begin(hub, runtime, start),
-        None => builtin::begin(hub, runtime, start),
+    match &hub.agent_of(&runtime.id)?.runner {
+        Runner::Acp(agent) => agent.begin(hub, runtime, start),
+        Runner::Builtin(model) => builtin::begin(hub, runtime, model.clone(), start),
     }
 }
 
 /// Stops the running or waiting turn (the Stop button). Returns the last seq
 /// before the turn's last events.
 pub async fn cancel(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>) -> Result<u64, ApiError> {
-    match hub.acp() {
-        Some(agent) => agent.cancel(hub, runtime),
-        None => builtin::cancel(hub, runtime).await,
+    match &hub.agent_of(&runtime.id)?.runner {
+        Runner::Acp(agent) => agent.cancel(hub, runtime),
+        Runner::Builtin(_) => builtin::cancel(hub, runtime).await,
     }
 }
 
@@ -156,14 +157,15 @@ pub async fn cancel(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>) -> Result<u64
 /// agent's waiting card is kept, to be decided after the restart. Checked and
 /// stopped under the session's lock, so a turn that pauses meanwhile keeps it.
 pub fn stop_running(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>) {
-    match hub.acp() {
+    let Ok(agent) = hub.agent_of(&runtime.id) else { return };
+    match &agent.runner {
         // An ACP agent's request dies with its process anyway.
-        Some(agent) => {
+        Runner::Acp(agent) => {
             if let Err(err) = agent.cancel(hub, runtime) {
                 tracing::debug!(session = %runtime.id, "not stopped: {}", err.message);
             }
         }
-        None => {
+        Runner::Builtin(_) => {
             let state = runtime.state();
             if let (true, Some(stop)) = (state.running, &state.stop) {
                 stop.cancel();

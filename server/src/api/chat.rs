@@ -27,7 +27,8 @@ pub async fn prompt(State(hub): State<Arc<Hub>>, ApiJson(request): ApiJson<Promp
     if request.message.trim().is_empty() {
         return Err(ApiError::bad_request("message must not be empty."));
     }
-    let config = hub.open_session(&request.folder_path, request.session_id.as_deref())?;
+    let config =
+        hub.open_session_with(&request.folder_path, request.session_id.as_deref(), request.agent.as_deref())?;
     let runtime = hub.runtime(&config.session_id).ok_or_else(|| ApiError::internal("The session vanished."))?;
     // A prompt that answers a waiting card ("yes") does not name the session.
     let deciding = crate::agent::Occupied::of(&runtime.state()).is_some();
@@ -201,7 +202,7 @@ pub async fn set_mode(
     ApiJson(request): ApiJson<app::types::SetModeRequest>,
 ) -> ApiResult<Json<app::types::ChatConfig>> {
     let runtime = session_runtime(&hub, &id)?;
-    let Some(agent) = hub.acp() else {
+    let crate::agents::Runner::Acp(agent) = &hub.agent_of(&id)?.runner else {
         return Err(ApiError::bad_request("The built-in agent has no modes: YOLO is its only switch."));
     };
     if request.mode_id.trim().is_empty() {

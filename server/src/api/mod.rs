@@ -1,5 +1,6 @@
 //! `/api/*` handlers for folders, sessions and the YOLO config.
 
+mod agents;
 mod changes;
 mod chat;
 mod folders;
@@ -30,6 +31,7 @@ pub const BODY_LIMIT: usize = 4 * 1024 * 1024;
 pub fn router() -> Router<Arc<Hub>> {
     Router::new()
         .route("/projects", get(projects))
+        .route("/agents", get(agents::list))
         .route("/chat/config", get(get_config).post(set_config))
         .route("/sessions", post(sessions::create))
         .route("/sessions/{id}", get(session).patch(sessions::rename).delete(sessions::delete))

@@ -17,7 +17,7 @@ pub async fn create(
     State(hub): State<Arc<Hub>>,
     ApiJson(request): ApiJson<CreateSessionRequest>,
 ) -> ApiResult<(StatusCode, Json<SessionSummary>)> {
-    let summary = hub.create_session(&request.folder_path, request.title.as_deref())?;
+    let summary = hub.create_session(&request.folder_path, request.title.as_deref(), request.agent.as_deref())?;
     Ok((StatusCode::CREATED, Json(summary)))
 }
 

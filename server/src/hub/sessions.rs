@@ -42,19 +42,25 @@ fn random_session_id() -> ApiResult<String> {
 
 impl Hub {
     /// `POST /api/sessions`: a new session in the folder, its settings read as
-    /// for any new session. A bad title or folder changes nothing.
-    pub fn create_session(&self, folder_path: &str, title: Option<&str>) -> ApiResult<SessionSummary> {
+    /// for any new session, working with `agent` (else the folder's last
+    /// choice). A bad title, folder or agent changes nothing.
+    pub fn create_session(
+        &self,
+        folder_path: &str,
+        title: Option<&str>,
+        agent: Option<&str>,
+    ) -> ApiResult<SessionSummary> {
         let title = title.map(checked_title).transpose().map_err(title_error)?;
         let mut id = random_session_id()?;
         while self.registry().get(&id).is_some() {
             id = random_session_id()?;
         }
-        self.with_session(folder_path, Some(&id), |session| {
+        self.with_session(folder_path, Some(&id), agent, |session| {
             if title.is_some() {
                 session.title = title;
                 self.persist(session);
             }
-            Ok(session.summary())
+            Ok(self.summary_of(session))
         })
     }
 
@@ -66,10 +72,14 @@ impl Hub {
             let session =
                 registry.rename(id, title).ok_or_else(|| ApiError::not_found(format!("No session with id '{id}'.")))?;
             self.persist(session);
-            session.summary()
+            self.summary_of(session)
         };
         self.projects_changed();
         Ok(summary)
+    }
+
+    fn summary_of(&self, session: &crate::registry::Session) -> SessionSummary {
+        SessionSummary { agent: Some(self.agent_ref(&session.agent)), ..session.summary() }
     }
 
     /// A prompt started a turn: a session without a title takes it from the prompt.
@@ -113,7 +123,7 @@ impl Hub {
     /// to end, its command killed. An ACP agent's process ends with the session.
     async fn stop_for_delete(self: &Arc<Self>, runtime: &Arc<SessionRuntime>) {
         match crate::agent::cancel(self, runtime).await {
-            Ok(after) if self.acp.is_none() => {
+            Ok(after) if self.agent_of(&runtime.id).is_ok_and(|agent| agent.is_builtin()) => {
                 let ended = until_turn_pauses(runtime.log.clone(), after).for_each(|_| std::future::ready(()));
                 if tokio::time::timeout(STOP_WAIT, ended).await.is_err() {
                     tracing::warn!(session = %runtime.id, "the stopped turn had not ended; deleting the session anyway");

@@ -38,6 +38,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/002_rules_audit.sql"),
     include_str!("../../migrations/003_session_titles.sql"),
     include_str!("../../migrations/004_recent_folders.sql"),
+    include_str!("../../migrations/005_session_agents.sql"),
 ];
 
 /// What went wrong with the database, said so that the user can act on it.
@@ -64,6 +65,8 @@ pub struct SessionRow {
     pub yolo_override: Option<bool>,
     pub pending_count: usize,
     pub title: Option<String>,
+    /// The agent's id; `None` in rows from before sessions had one.
+    pub agent: Option<String>,
     pub created_at_ms: u64,
     pub updated_at_ms: u64,
 }
@@ -218,7 +221,7 @@ impl Store {
     pub fn sessions(&self) -> Result<Vec<SessionRow>, StoreError> {
         self.read(|db| {
             let mut statement = db.prepare(
-                "SELECT id, folder, status, yolo_override, pending_count, created_at_ms, updated_at_ms, title
+                "SELECT id, folder, status, yolo_override, pending_count, created_at_ms, updated_at_ms, title, agent
                  FROM sessions",
             )?;
             let rows = statement.query_map([], |row| {
@@ -232,6 +235,7 @@ impl Store {
                     created_at_ms: row.get::<_, i64>(5)? as u64,
                     updated_at_ms: row.get::<_, i64>(6)? as u64,
                     title: row.get(7)?,
+                    agent: row.get(8)?,
                 })
             })?;
             rows.collect()

@@ -23,6 +23,7 @@ fn row(id: &str, status: SessionStatus) -> SessionRow {
         yolo_override: Some(true),
         pending_count: 2,
         title: Some(format!("title of {id}")),
+        agent: Some("gemini".into()),
         created_at_ms: 1,
         updated_at_ms: 5,
     }

@@ -262,11 +262,11 @@ fn write_batch(db: &mut Connection, batch: Vec<Command>) -> rusqlite::Result<()>
         let mut event =
             tx.prepare_cached("INSERT OR REPLACE INTO events (session_id, seq, body) VALUES (?1, ?2, ?3)")?;
         let mut session = tx.prepare_cached(
-            "INSERT INTO sessions (id, folder, status, yolo_override, pending_count, created_at_ms, updated_at_ms, title)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            "INSERT INTO sessions (id, folder, status, yolo_override, pending_count, created_at_ms, updated_at_ms, title, agent)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
              ON CONFLICT(id) DO UPDATE SET status = excluded.status, yolo_override = excluded.yolo_override,
                pending_count = excluded.pending_count, updated_at_ms = excluded.updated_at_ms,
-               title = excluded.title",
+               title = excluded.title, agent = excluded.agent",
         )?;
         let mut agent = tx.prepare_cached(
             "INSERT INTO agent_state (session_id, state) VALUES (?1, ?2)
@@ -291,6 +291,7 @@ fn write_batch(db: &mut Connection, batch: Vec<Command>) -> rusqlite::Result<()>
                         row.created_at_ms as i64,
                         row.updated_at_ms as i64,
                         row.title,
+                        row.agent,
                     ])?;
                 }
                 Command::DeleteSession(id) => {

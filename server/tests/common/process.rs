@@ -29,6 +29,11 @@ impl HubProcess {
 
     /// [`HubProcess::start`] with the hub's `RUST_LOG` (its log goes to the test's stderr).
     pub fn start_logging(data_dir: &Path, args: &[&str], log: &str) -> Self {
+        Self::start_with_env(data_dir, args, log, &[])
+    }
+
+    /// [`HubProcess::start_logging`] with these variables set for the hub.
+    pub fn start_with_env(data_dir: &Path, args: &[&str], log: &str, vars: &[(&str, &str)]) -> Self {
         // Before the child exists, so a failure here leaves no process behind.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::new();
@@ -39,6 +44,9 @@ impl HubProcess {
             .env("RUST_LOG", log)
             // The tester's own ~/.gemini/policies must not decide what a test sees.
             .env("HUB_USER_POLICIES", "/nonexistent/agent-hub-test-user-policies")
+            // Nor their agents file (~/.config/agent-hub/agents.json).
+            .env("XDG_CONFIG_HOME", "/nonexistent/agent-hub-test-config")
+            .envs(vars.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -49,6 +57,12 @@ impl HubProcess {
             line.trim().strip_prefix("Agent Hub listening on ").unwrap_or_else(|| panic!("launch line: {line:?}"));
         let base = url.split("/?").next().unwrap().to_string();
         Self { child, base, client }
+    }
+
+    /// Ends the process as Ctrl-C would, and waits for its exit.
+    pub fn stop(mut self) {
+        send_signal(&self.child, libc::SIGTERM);
+        self.child.wait().unwrap();
     }
 
     /// Ends the process the hard way: no shutdown code runs.

@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use super::mapping::{self, Mapper};
-use super::process::{keep_last_words, spawn, ProcessGroup};
+use super::process::{keep_last_words, spawn, Launch, ProcessGroup};
 use super::{Command, Then};
 use crate::agent::audit::Outcome;
 use crate::agent::{SessionRuntime, TurnEnd};
@@ -95,19 +95,14 @@ enum Inbound {
 }
 
 /// Starts the agent process for a session; its first command must be a prompt.
-pub(super) fn start(
-    hub: Arc<Hub>,
-    runtime: Arc<SessionRuntime>,
-    command: Vec<String>,
-    passed_env: Vec<String>,
-) -> mpsc::UnboundedSender<Command> {
+pub(super) fn start(hub: Arc<Hub>, runtime: Arc<SessionRuntime>, launch: Launch) -> mpsc::UnboundedSender<Command> {
     let (link, commands) = mpsc::unbounded_channel();
     let own = link.clone();
     tokio::spawn(async move {
         // Its own task, so a panic (a bug) still ends the turn: never a session stuck running.
         let process = tokio::spawn({
             let (hub, runtime) = (hub.clone(), runtime.clone());
-            async move { run(&hub, &runtime, &command, &passed_env, commands).await }
+            async move { run(&hub, &runtime, &launch, commands).await }
         });
         let failure = process.await.unwrap_or_else(|err| {
             tracing::error!(session = %runtime.id, "the agent's connection failed: {err}");
@@ -125,16 +120,15 @@ pub(super) fn start(
 async fn run(
     hub: &Arc<Hub>,
     runtime: &Arc<SessionRuntime>,
-    command: &[String],
-    passed_env: &[String],
+    launch: &Launch,
     commands: mpsc::UnboundedReceiver<Command>,
 ) -> Option<Failure> {
-    let line = shell_words::join(command);
-    let mut child = match spawn(command, &runtime.folder, passed_env) {
+    let line = shell_words::join(&launch.command);
+    let mut child = match spawn(launch, &runtime.folder) {
         Ok(child) => child,
         Err(err) => {
             return Some(Failure::Unavailable(format!(
-                "Could not start the agent `{line}`: {err}. Install it, or set --acp-command (HUB_ACP_COMMAND)."
+                "Could not start the agent `{line}`: {err}. Install it, or change its command in the agents file or --acp-command."
             )))
         }
     };

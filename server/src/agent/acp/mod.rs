@@ -27,6 +27,7 @@ use super::{busy, not_pending, not_running, AgentState, SessionRuntime, Start};
 use crate::approval::{ApprovalBatch, Decision, DecisionError, Initial, NewCall, SkipReason, Step};
 use crate::error::ApiError;
 use crate::hub::Hub;
+use process::Launch;
 use rule_call::RuleCall;
 
 /// What the hub keeps of an ACP agent's session.
@@ -109,13 +110,11 @@ enum Then {
     Prompt(String),
 }
 
-/// The ACP agent the hub runs, as `--acp-command` names it.
+/// An ACP agent the hub can run, as `--acp-command` or the agents file names it.
 #[derive(Debug)]
 pub struct AcpAgent {
-    command: Vec<String>,
+    launch: Launch,
     command_line: String,
-    /// Variables the agent is given although the hub keeps them from what it starts.
-    passed_env: Vec<String>,
 }
 
 impl AcpAgent {
@@ -126,17 +125,35 @@ impl AcpAgent {
         if command.is_empty() {
             return Err("--acp-command is empty: name the program that starts the agent, e.g. \"gemini --acp\".".into());
         }
-        Ok(Self { command, command_line: command_line.to_string(), passed_env: Vec::new() })
+        Ok(Self::from_words(command))
+    }
+
+    /// The program and its arguments as given (the agents file's `command` and `args`).
+    pub fn from_words(command: Vec<String>) -> Self {
+        let command_line = shell_words::join(&command);
+        Self { launch: Launch { command, passed_env: Vec::new(), env: Vec::new() }, command_line }
     }
 
     /// Gives the agent these variables of the hub's environment (`--acp-env`).
     pub fn with_env(mut self, names: &[String]) -> Self {
-        self.passed_env = names.iter().map(|name| name.trim().to_string()).filter(|name| !name.is_empty()).collect();
+        self.launch.passed_env =
+            names.iter().map(|name| name.trim().to_string()).filter(|name| !name.is_empty()).collect();
+        self
+    }
+
+    /// Sets these variables for the agent (the agents file's `env`).
+    pub fn with_vars(mut self, vars: impl IntoIterator<Item = (String, String)>) -> Self {
+        self.launch.env = vars.into_iter().collect();
         self
     }
 
     pub fn command_line(&self) -> &str {
         &self.command_line
+    }
+
+    /// The program that starts the agent.
+    pub fn program(&self) -> &str {
+        self.launch.command.first().map_or("", String::as_str)
     }
 
     /// Checks and records the start of a turn and hands it to the session's
@@ -196,8 +213,7 @@ impl AcpAgent {
         let link = match state.acp.link.clone().filter(|link| !link.is_closed()) {
             Some(link) => link,
             None => {
-                let link =
-                    connection::start(hub.clone(), runtime.clone(), self.command.clone(), self.passed_env.clone());
+                let link = connection::start(hub.clone(), runtime.clone(), self.launch.clone());
                 state.acp.link = Some(link.clone());
                 link
             }
@@ -353,7 +369,8 @@ mod tests {
     #[test]
     fn the_command_line_splits_like_a_shell_and_empty_is_refused() {
         let agent = AcpAgent::new("gemini --acp -m 'gemini 2.5'").unwrap();
-        assert_eq!(agent.command, ["gemini", "--acp", "-m", "gemini 2.5"]);
+        assert_eq!(agent.launch.command, ["gemini", "--acp", "-m", "gemini 2.5"]);
+        assert_eq!(agent.command_line(), "gemini --acp -m 'gemini 2.5'");
         assert!(AcpAgent::new("  ").is_err());
         assert!(AcpAgent::new("gemini 'unclosed").is_err());
     }

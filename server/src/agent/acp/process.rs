@@ -15,16 +15,25 @@ const STDERR_LINES: usize = 12;
 /// How much of one stderr line is kept.
 const STDERR_LINE_CHARS: usize = 2000;
 
-/// `passed_env`: variables the agent is given although the hub keeps them from
-/// what it starts (`--acp-env`).
-pub(super) fn spawn(
-    command: &[String],
-    folder: &Path,
-    passed_env: &[String],
-) -> std::io::Result<tokio::process::Child> {
-    let mut process = tokio::process::Command::new(&command[0]);
+/// How an ACP agent is started.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// The program and its arguments (never empty).
+    pub command: Vec<String>,
+    /// Variables of the hub's environment the agent is given although the hub
+    /// keeps them from what it starts (`--acp-env`).
+    pub passed_env: Vec<String>,
+    /// Variables set for the agent (the agents file's `env`).
+    pub env: Vec<(String, String)>,
+}
+
+pub(super) fn spawn(launch: &Launch, folder: &Path) -> std::io::Result<tokio::process::Child> {
+    let Some((program, args)) = launch.command.split_first() else {
+        return Err(std::io::Error::other("the agent's command is empty"));
+    };
+    let mut process = tokio::process::Command::new(program);
     process
-        .args(&command[1..])
+        .args(args)
         .current_dir(folder)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -33,11 +42,12 @@ pub(super) fn spawn(
     // No kill_on_drop: it would SIGKILL the agent alone at once; `ProcessGroup`
     // ends the whole group and gives the agent a grace to save its session.
     crate::tools::process::scrub_env(&mut process);
-    for name in passed_env {
+    for name in &launch.passed_env {
         if let Some(value) = std::env::var_os(name) {
             process.env(name, value);
         }
     }
+    process.envs(launch.env.iter().map(|(name, value)| (name, value)));
     #[cfg(target_os = "linux")]
     // SAFETY: prctl is async-signal-safe; it only asks the kernel to kill the
     // agent if the hub dies first (even by SIGKILL). It reaches the direct

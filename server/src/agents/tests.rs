@@ -1,0 +1,142 @@
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+
+use super::file::{AgentServer, BuiltinEntry};
+use super::*;
+
+fn server(command: &str) -> AgentServer {
+    AgentServer { name: None, command: command.into(), args: vec![], env: BTreeMap::new() }
+}
+
+fn file(servers: &[(&str, AgentServer)], default: Option<&str>) -> AgentsFile {
+    AgentsFile {
+        default: default.map(str::to_string),
+        agent_servers: servers.iter().map(|(id, server)| (id.to_string(), server.clone())).collect(),
+        builtin: None,
+    }
+}
+
+fn ids(catalog: &Catalog) -> Vec<&str> {
+    catalog.entries().iter().map(|entry| entry.id.as_str()).collect()
+}
+
+fn model() -> ModelConfig {
+    ModelConfig { base_url: "http://127.0.0.1:9/v1".into(), model: "m".into(), api_key: None }
+}
+
+#[test]
+fn the_built_in_agent_and_the_ready_ones_come_first() {
+    let catalog = Catalog::new(Launch { model: Some(model()), ..Launch::default() });
+    assert_eq!(ids(&catalog), ["builtin", "gemini", "claude-code", "codex"]);
+    assert_eq!(catalog.default_id(), "builtin");
+    let builtin = catalog.get("builtin").unwrap().info();
+    assert_eq!((builtin.available, builtin.model.as_deref(), builtin.kind), (true, Some("m"), AgentKind::Builtin));
+    let claude = catalog.get("claude-code").unwrap().info();
+    assert_eq!((claude.command.as_deref(), claude.source), (Some("claude-code-acp"), AgentSource::Ready));
+}
+
+#[test]
+fn without_a_model_the_built_in_agent_is_unavailable_and_says_how_to_set_one() {
+    let catalog = Catalog::new(Launch::default());
+    let info = catalog.get("builtin").unwrap().info();
+    assert!(!info.available);
+    assert!(info.reason.unwrap().contains("--model-url"));
+}
+
+#[test]
+fn the_files_builtin_entry_gives_the_model_unless_the_flags_do() {
+    let mut agents = file(&[], None);
+    agents.builtin =
+        Some(BuiltinEntry { base_url: "http://x/v1".into(), model: "from-file".into(), api_key_env: None });
+    let catalog = Catalog::new(Launch { file: Some(agents.clone()), ..Launch::default() });
+    let info = catalog.get("builtin").unwrap().info();
+    assert_eq!((info.model.as_deref(), info.source), (Some("from-file"), AgentSource::File));
+    let catalog = Catalog::new(Launch { file: Some(agents), model: Some(model()), ..Launch::default() });
+    assert_eq!(catalog.get("builtin").unwrap().info().model.as_deref(), Some("m"));
+}
+
+#[test]
+fn a_missing_command_is_unavailable_with_the_reason() {
+    let catalog = Catalog::new(Launch {
+        file: Some(file(&[("mine", server("/nonexistent/agent-hub-agent"))], None)),
+        ..Launch::default()
+    });
+    let info = catalog.get("mine").unwrap().info();
+    assert!(!info.available);
+    assert_eq!(info.reason.as_deref(), Some("`/nonexistent/agent-hub-agent` is not an executable file."));
+    assert_eq!(info.source, AgentSource::File);
+    let err = catalog.for_new_session(Some("mine"), None).unwrap_err();
+    assert_eq!((err.status, err.code), (StatusCode::CONFLICT, "agent_unavailable"));
+}
+
+#[test]
+fn programs_are_found_on_path_only_when_executable() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = std::env::join_paths([dir.path()]).unwrap();
+    assert_eq!(find_program_in("agent", &path), Err("is not installed (not found on PATH)"));
+    let program = dir.path().join("agent");
+    std::fs::write(&program, "#!/bin/sh\n").unwrap();
+    assert!(find_program_in("agent", &path).is_err(), "not executable yet");
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(find_program_in("agent", &path), Ok(program.clone()));
+    assert_eq!(find_program_in(program.to_str().unwrap(), &std::ffi::OsString::new()), Ok(program));
+    assert!(find_program_in(dir.path().to_str().unwrap(), &path).is_err(), "a directory is no program");
+}
+
+#[test]
+fn a_file_entry_with_a_ready_id_takes_its_place_and_keeps_its_name() {
+    let mut gemini = server("/opt/gemini");
+    gemini.args = vec!["--acp".into()];
+    gemini.env.insert("GEMINI_API_KEY".into(), "k".into());
+    let catalog = Catalog::new(Launch {
+        file: Some(file(&[("gemini", gemini), ("zed", server("z"))], None)),
+        ..Launch::default()
+    });
+    assert_eq!(ids(&catalog), ["builtin", "gemini", "claude-code", "codex", "zed"]);
+    let info = catalog.get("gemini").unwrap().info();
+    assert_eq!((info.name.as_str(), info.command.as_deref()), ("Gemini CLI", Some("/opt/gemini --acp")));
+    assert_eq!(catalog.get("zed").unwrap().name, "zed", "no name: the id");
+}
+
+#[test]
+fn the_flags_agent_is_the_default_and_takes_the_ready_entry_of_its_program() {
+    let acp = Arc::new(AcpAgent::new("/usr/local/bin/gemini --acp -m x").unwrap());
+    let catalog = Catalog::new(Launch { acp: Some(acp), agent_flag_given: true, ..Launch::default() });
+    assert_eq!(ids(&catalog), ["builtin", "gemini", "claude-code", "codex"]);
+    assert_eq!(catalog.default_id(), "gemini");
+    assert_eq!(catalog.get("gemini").unwrap().source, AgentSource::Flags);
+
+    let acp = Arc::new(AcpAgent::new("qwen --acp").unwrap());
+    let catalog = Catalog::new(Launch {
+        acp: Some(acp),
+        file: Some(file(&[], Some("codex"))),
+        agent_flag_given: true,
+        ..Launch::default()
+    });
+    assert_eq!(catalog.default_id(), "acp");
+    assert_eq!(catalog.get("acp").unwrap().name, "qwen (ACP)");
+}
+
+#[test]
+fn the_files_default_counts_unless_the_agent_flag_was_given() {
+    let agents = file(&[("zed", server("z"))], Some("zed"));
+    let catalog = Catalog::new(Launch { file: Some(agents.clone()), ..Launch::default() });
+    assert_eq!(catalog.default_id(), "zed");
+    let catalog = Catalog::new(Launch { file: Some(agents), agent_flag_given: true, ..Launch::default() });
+    assert_eq!(catalog.default_id(), "builtin");
+    // `AgentsFile::read` refuses such a file; were one built by hand, the built-in agent stays the default.
+    let catalog = Catalog::new(Launch { file: Some(file(&[], Some("nope"))), ..Launch::default() });
+    assert_eq!(catalog.default_id(), "builtin");
+}
+
+#[test]
+fn a_new_session_gets_the_asked_agent_else_the_folders_else_the_default() {
+    let catalog = Catalog::new(Launch { model: Some(model()), ..Launch::default() });
+    assert_eq!(catalog.for_new_session(None, None).unwrap(), "builtin");
+    assert_eq!(catalog.for_new_session(None, Some("codex")).unwrap(), "codex", "the folder's last choice");
+    assert_eq!(catalog.for_new_session(None, Some("gone")).unwrap(), "builtin", "a choice no longer listed");
+    assert_eq!(catalog.for_new_session(Some("builtin"), Some("codex")).unwrap(), "builtin");
+    let err = catalog.for_new_session(Some("nope"), None).unwrap_err();
+    assert_eq!((err.status, err.code), (StatusCode::BAD_REQUEST, "unknown_agent"));
+    assert!(err.message.contains("builtin, gemini, claude-code, codex"), "{}", err.message);
+}

@@ -1,0 +1,36 @@
+//! `GET /api/agents[?folderPath=…]`: the agents a new session can pick, each
+//! available or not with the reason, the hub's default and the folder's.
+
+use std::sync::Arc;
+
+use app::types::AgentsResponse;
+use axum::extract::State;
+use axum::Json;
+use serde::Deserialize;
+
+use crate::error::{ApiQuery, ApiResult};
+use crate::folder::canonical_folder;
+use crate::hub::Hub;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentsQuery {
+    #[serde(default)]
+    folder_path: Option<String>,
+}
+
+pub async fn list(
+    State(hub): State<Arc<Hub>>,
+    ApiQuery(query): ApiQuery<AgentsQuery>,
+) -> ApiResult<Json<AgentsResponse>> {
+    let folder_default = match query.folder_path {
+        Some(raw) => Some(hub.folder_agent(&canonical_folder(&raw)?)),
+        None => None,
+    };
+    // A few `stat`s on PATH per agent: off the runtime's threads.
+    let catalog = hub.agents().clone();
+    let agents = tokio::task::spawn_blocking(move || catalog.entries().iter().map(|entry| entry.info()).collect())
+        .await
+        .map_err(|err| crate::error::ApiError::internal(format!("Listing the agents failed: {err}.")))?;
+    Ok(Json(AgentsResponse { agents, default: hub.agents().default_id().to_string(), folder_default }))
+}
