@@ -96,8 +96,11 @@ export function geminiAgent(fake) {
     privacy: { usageStatisticsEnabled: false },
   }));
   const bin = join(ROOT, 'end2end/gemini-cli/node_modules/.bin/gemini');
+  const command = [bin, '--acp', '--skip-trust', '-m', 'gemini-2.5-flash'];
   return {
-    args: ['--agent', 'acp', '--acp-command', `${bin} --acp --skip-trust -m gemini-2.5-flash`],
+    /** The program and its arguments, as the agents file takes them. */
+    command,
+    args: ['--agent', 'acp', '--acp-command', command.join(' ')],
     env: {
       GOOGLE_GEMINI_BASE_URL: fake.baseUrl,
       GEMINI_API_KEY: 'fake-key',

@@ -18,7 +18,8 @@ export async function startHub(args = [], env = {}, { dataDir, port = 0, token }
   dataDir ||= mkdtempSync(join(tmpdir(), 'hub-data-'));
   const child = spawn(HUB_BIN, ['--port', String(port), '--token', token, '--data-dir', dataDir, ...args], {
     cwd: ROOT,
-    env: { ...process.env, RUST_LOG: 'warn', ...env },
+    // The tester's own agents file (~/.config/agent-hub/agents.json) must not decide what a test sees.
+    env: { ...process.env, RUST_LOG: 'warn', XDG_CONFIG_HOME: '/nonexistent/agent-hub-test-config', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';

@@ -112,6 +112,11 @@ pub async fn open_session(folder_path: &str, session_id: Option<&str>) -> Result
     }
 }
 
+/// The hub's agents, with the folder's last choice.
+pub async fn agents(folder_path: &str) -> Result<crate::types::AgentsResponse, HubError> {
+    get_json(&format!("/api/agents?folderPath={}", urlencoding::encode(folder_path))).await
+}
+
 /// The sub-directory names of `path` (absolute, or `~`/`~/…`: the answer says it expanded).
 pub async fn list_dirs(path: &str) -> Result<DirListing, HubError> {
     get_json(&format!("/api/fs/dirs?path={}", urlencoding::encode(path))).await

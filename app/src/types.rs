@@ -524,8 +524,10 @@ mod tests {
             note: None,
             accepts_modified_content: false,
             agent_modes: None,
+            agent: Some(AgentRef { id: "gemini".into(), name: "Gemini CLI".into() }),
         };
         let json = serde_json::to_value(&config).unwrap();
+        assert_eq!(json["agent"], serde_json::json!({"id": "gemini", "name": "Gemini CLI"}));
         assert_eq!(json["acceptsModifiedContent"], false);
         let mut older = json.clone();
         older.as_object_mut().unwrap().remove("acceptsModifiedContent");

@@ -1,5 +1,5 @@
-//! The header: product name, the open folder, the ACP agent's mode and the
-//! YOLO switch.
+//! The header: product name, the open folder, the session's agent, the ACP
+//! agent's mode and the YOLO switch.
 
 use leptos::prelude::*;
 
@@ -17,6 +17,7 @@ The folder's Rules panel lists them.";
 pub fn Header() -> impl IntoView {
     let state = expect_context::<HubState>();
     let folder = move || state.config.get().map(|config| config.folder_path).or_else(|| state.folder.get());
+    let agent = move || state.config.with(|config| config.as_ref().and_then(|config| config.agent.clone()));
     let has_modes = Memo::new(move |_| {
         state.config.with(|config| config.as_ref().is_some_and(|config| config.agent_modes.is_some()))
     });
@@ -29,6 +30,19 @@ pub fn Header() -> impl IntoView {
                 title=folder
             >
                 {move || folder().unwrap_or_else(|| "No folder open".to_string())}
+            </span>
+            // Plain text and attributes, not an optional view: the first load stays as light.
+            <span
+                data-testid="session-agent"
+                hidden=move || agent().is_none()
+                title=move || {
+                    agent()
+                        .map(|agent| format!("This session works with {} (agent id: {})", agent.name, agent.id))
+                        .unwrap_or_default()
+                }
+                class="shrink-0 rounded-full border border-slate-300 px-2 py-0.5 text-xs text-slate-700 dark:border-slate-700 dark:text-slate-300"
+            >
+                {move || agent().map(|agent| agent.name).unwrap_or_default()}
             </span>
             <a
                 href="/decisions"

@@ -166,7 +166,15 @@ mod tests {
     use crate::types::SessionSummary;
 
     fn session(id: &str, status: SessionStatus, updated_at: u64) -> SessionSummary {
-        SessionSummary { id: id.into(), title: None, status, pending_count: 1, yolo_mode: false, updated_at }
+        SessionSummary {
+            id: id.into(),
+            title: None,
+            status,
+            pending_count: 1,
+            yolo_mode: false,
+            updated_at,
+            agent: None,
+        }
     }
 
     #[test]

@@ -1,3 +1,4 @@
+pub mod agent_picker;
 pub mod always_step;
 pub mod approval_card;
 pub mod card_choices;

@@ -6,6 +6,7 @@
 use leptos::prelude::*;
 
 use crate::client::{self, HubError};
+use crate::components::agent_picker::AgentPicker;
 use crate::components::folders::StatusBadge;
 use crate::components::hub_page::HubState;
 use crate::components::shortcuts::NEW_SESSION_KEYS;
@@ -55,9 +56,16 @@ pub fn relative_time(at_ms: u64, now: u64) -> String {
 /// What the user asked of the list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
-    Create,
-    Rename { id: String, title: String },
-    Delete { id: String, force: bool },
+    /// A new session with this agent (else the folder's last choice).
+    Create(Option<String>),
+    Rename {
+        id: String,
+        title: String,
+    },
+    Delete {
+        id: String,
+        force: bool,
+    },
 }
 
 /// What came of a change.
@@ -70,8 +78,8 @@ enum Done {
 
 async fn apply(folder_path: String, change: Change) -> Result<Done, (Change, HubError)> {
     let result = match &change {
-        Change::Create => {
-            client::sessions::create(&folder_path, None, None).await.map(|session| Done::Created(session.id))
+        Change::Create(agent) => {
+            client::sessions::create(&folder_path, None, agent.clone()).await.map(|session| Done::Created(session.id))
         }
         Change::Rename { id, title } => client::sessions::rename(id, title).await.map(|_| Done::Renamed),
         Change::Delete { id, force } => client::sessions::delete(id, *force).await.map(|()| Done::Deleted(id.clone())),
@@ -98,7 +106,8 @@ pub fn SessionList(
     #[prop(optional)] on_none_left: Option<Callback<()>>,
 ) -> impl IntoView {
     let state = use_context::<HubState>();
-    let folder = StoredValue::new(folder_path);
+    let folder = StoredValue::new(folder_path.clone());
+    let agent = RwSignal::new(None::<String>);
     // Without the page's state (kept fresh by /api/updates) the list fetches its own.
     let own = RwSignal::new(Vec::<ProjectSummary>::new());
     let sessions = Memo::new(move |_| {
@@ -197,12 +206,13 @@ pub fn SessionList(
                     aria-keyshortcuts=NEW_SESSION_KEYS
                     title=format!("New session ({NEW_SESSION_KEYS})")
                     disabled=move || pending.get()
-                    on:click=move |_| on_change.run(Change::Create)
+                    on:click=move |_| on_change.run(Change::Create(agent.get_untracked()))
                     class="rounded-md border border-slate-300 px-2 py-0.5 text-xs font-medium text-slate-700 hover:bg-slate-100 disabled:opacity-50 dark:border-slate-700 dark:text-slate-300 dark:hover:bg-slate-800"
                 >
                     "New session"
                 </button>
             </div>
+            <AgentPicker folder_path chosen=agent />
             {move || {
                 error
                     .get()
@@ -262,6 +272,7 @@ fn SessionRow(
 
     let untitled = session.title.is_none();
     let status = session.status;
+    let agent_name = session.agent.as_ref().map(|agent| agent.name.clone());
     let summary = move || {
         view! {
             <button
@@ -276,8 +287,9 @@ fn SessionRow(
                 <span class="w-full truncate font-medium" class=("italic", untitled) title=row_label.get_value()>
                     {row_label.get_value()}
                 </span>
-                <span class="flex items-center gap-2 text-xs text-slate-600 dark:text-slate-400">
+                <span class="flex flex-wrap items-center gap-x-2 gap-y-1 text-xs text-slate-600 dark:text-slate-400">
                     <StatusBadge status />
+                    {agent_name.clone().map(|name| view! { <span data-testid="session-agent-name">{name}</span> })}
                     <span title=full_time.get_value()>{move || relative_time(updated_at, clock.get())}</span>
                     {(waiting > 0)
                         .then(|| {
@@ -499,6 +511,7 @@ mod tests {
             pending_count: 0,
             yolo_mode: false,
             updated_at: 0,
+            agent: None,
         };
         assert_eq!(session_label(&session), UNTITLED);
         session.title = Some("Fix it".into());
