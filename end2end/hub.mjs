@@ -13,13 +13,23 @@ const HUB_BIN = process.env.HUB_BIN || join(ROOT, 'target/debug/agent-hub');
  * Starts `agent-hub`; resolves once it printed its URL. Each hub gets a fresh
  * data dir unless `dataDir` names one (to restart on the same data).
  */
+/**
+ * The hub's environment: the tester's, without their own agent settings
+ * (`HUB_AGENT*`, ~/.config/agent-hub/agents.json), which must not decide what
+ * a test sees; `env` on top.
+ */
+function testEnv(env) {
+  const base = { ...process.env, RUST_LOG: 'warn', XDG_CONFIG_HOME: '/nonexistent/agent-hub-test-config' };
+  for (const name of ['HUB_AGENTS_FILE', 'HUB_AGENT', 'HUB_ACP_COMMAND']) delete base[name];
+  return { ...base, ...env };
+}
+
 export async function startHub(args = [], env = {}, { dataDir, port = 0, token } = {}) {
   token ||= randomBytes(12).toString('hex');
   dataDir ||= mkdtempSync(join(tmpdir(), 'hub-data-'));
   const child = spawn(HUB_BIN, ['--port', String(port), '--token', token, '--data-dir', dataDir, ...args], {
     cwd: ROOT,
-    // The tester's own agents file (~/.config/agent-hub/agents.json) must not decide what a test sees.
-    env: { ...process.env, RUST_LOG: 'warn', XDG_CONFIG_HOME: '/nonexistent/agent-hub-test-config', ...env },
+    env: testEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';

@@ -45,6 +45,10 @@ pub struct Cli {
     #[arg(skip)]
     pub agent_given: bool,
 
+    /// `--acp-command` (or `HUB_ACP_COMMAND`) was given rather than defaulted.
+    #[arg(skip)]
+    pub acp_command_given: bool,
+
     /// The agents a session can pick (JSON, like Zed's `agent_servers`);
     /// default `agents.json` in the hub's config dir (`~/.config/agent-hub`).
     #[arg(long = "agents-file", env = "HUB_AGENTS_FILE", value_name = "FILE")]
@@ -123,8 +127,10 @@ impl Cli {
     /// the agent gets as it is). They are dropped here, neither used nor refused.
     pub fn from_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
         let mut cli = Self::from_arg_matches(matches)?;
-        cli.agent_given =
-            matches!(matches.value_source("agent"), Some(ValueSource::CommandLine | ValueSource::EnvVariable));
+        let given =
+            |id: &str| matches!(matches.value_source(id), Some(ValueSource::CommandLine | ValueSource::EnvVariable));
+        cli.agent_given = given("agent");
+        cli.acp_command_given = given("acp_command");
         if cli.agent == AgentKind::Acp {
             let from_env = |id: &str| matches.value_source(id) == Some(ValueSource::EnvVariable);
             if from_env("model_url") {

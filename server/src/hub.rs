@@ -136,7 +136,9 @@ impl Hub {
                 pending_count: 0,
                 yolo,
                 title: row.title.clone(),
-                agent: row.agent.clone().unwrap_or_else(|| self.agents.default_id().to_string()),
+                agent: row.agent.clone().unwrap_or_else(|| {
+                    self.agents.agent_of_older_session(store.agent_state(&row.id).ok().flatten().as_deref())
+                }),
                 created_at_ms: row.created_at_ms,
                 updated_at_ms: row.updated_at_ms,
             };
@@ -401,9 +403,18 @@ impl Hub {
         act: impl FnOnce(&mut Session) -> ApiResult<T>,
     ) -> ApiResult<T> {
         let folder = canonical_folder(folder_path)?;
+        // The agent of a session this would make, chosen before the registry's
+        // lock is taken (it looks for programs on PATH), and only then.
+        let (exists, folder_choice) = {
+            let registry = self.registry();
+            (registry.exists(&folder, session_id), registry.last_agent_in(&folder).map(str::to_string))
+        };
+        let new_agent = match exists {
+            true => self.agents.default_id().to_string(),
+            false => self.agents.for_new_session(agent, folder_choice.as_deref())?,
+        };
         let (result, created) = {
             let mut registry = self.registry();
-            let new_agent = self.agents.for_new_session(agent, registry.last_agent_in(&folder))?;
             let (session, created) = registry
                 .open(&folder, session_id, now_ms(), &new_agent, || read_settings(&folder))
                 .map_err(registry_error)?;
@@ -497,7 +508,10 @@ impl Hub {
 }
 
 fn registry_error(err: RegistryError) -> ApiError {
-    ApiError::bad_request(err.to_string())
+    match err {
+        RegistryError::Deleted(_) => ApiError::not_found(err.to_string()),
+        _ => ApiError::bad_request(err.to_string()),
+    }
 }
 
 pub fn now_ms() -> u64 {

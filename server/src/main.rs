@@ -162,6 +162,7 @@ fn agents(
         acp,
         file,
         agent_flag_given: cli.agent_given,
+        acp_command_given: cli.acp_command_given,
     }))
 }
 

@@ -99,6 +99,8 @@ impl Session {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RegistryError {
     InvalidSessionId(String),
+    /// The session was deleted (a page that still shows it).
+    Deleted(String),
     /// The id is taken by a session of another folder.
     SessionOfOtherFolder {
         id: String,
@@ -112,6 +114,7 @@ impl std::fmt::Display for RegistryError {
             Self::InvalidSessionId(id) => {
                 write!(f, "sessionId '{id}' is not valid: use 1 to 64 letters, digits, '.', '_' or '-'.")
             }
+            Self::Deleted(id) => write!(f, "Session '{id}' was deleted."),
             Self::SessionOfOtherFolder { id, folder } => {
                 write!(f, "Session '{id}' belongs to another folder ({}).", folder.display())
             }
@@ -168,8 +171,11 @@ pub fn valid_session_id(id: &str) -> bool {
 pub struct Registry {
     sessions: BTreeMap<String, Session>,
     /// The agent of each folder's last session made since the hub started
-    /// (two can share a millisecond, so not from `created_at_ms`).
+    /// or restored (two can share a millisecond, so not from `created_at_ms`).
     chosen: BTreeMap<PathBuf, String>,
+    /// Sessions deleted since the hub started (but folders' default ones): a
+    /// page still showing one must not make it anew by prompting.
+    deleted: std::collections::BTreeSet<String>,
 }
 
 impl Registry {
@@ -186,6 +192,7 @@ impl Registry {
     ) -> Result<(&mut Session, bool), RegistryError> {
         let id = match session_id {
             Some(id) if !valid_session_id(id) => return Err(RegistryError::InvalidSessionId(id.to_string())),
+            Some(id) if self.deleted.contains(id) => return Err(RegistryError::Deleted(id.to_string())),
             Some(id) => id.to_string(),
             None => default_session_id(folder),
         };
@@ -210,14 +217,21 @@ impl Registry {
         Ok((session, created))
     }
 
-    /// Puts back a session loaded from the store.
+    /// Puts back a session loaded from the store. The store gives them in the
+    /// order they were made: the last one restored is its folder's last choice.
     pub fn restore(&mut self, session: Session) {
+        self.chosen.insert(session.folder.clone(), session.agent.clone());
         self.sessions.insert(session.id.clone(), session);
     }
 
-    /// Forgets a session (deleted); its folder's default comes back empty on next use.
+    /// Forgets a session (deleted); its folder's default comes back empty on
+    /// next use, any other id is refused from now on.
     pub fn remove(&mut self, id: &str) -> Option<Session> {
-        self.sessions.remove(id)
+        let session = self.sessions.remove(id)?;
+        if session.id != default_session_id(&session.folder) {
+            self.deleted.insert(session.id.clone());
+        }
+        Some(session)
     }
 
     /// Gives the session the title the user chose. `None`: no such session.
@@ -235,16 +249,16 @@ impl Registry {
         Some(session)
     }
 
-    /// The folder's last choice: the agent of its last session made since the
-    /// hub started (deleted or not), else of its newest stored session.
+    /// Whether (`folder`, `session_id`) names a session already there.
+    pub fn exists(&self, folder: &Path, session_id: Option<&str>) -> bool {
+        let id = session_id.map_or_else(|| default_session_id(folder), str::to_string);
+        self.sessions.contains_key(&id)
+    }
+
+    /// The folder's last choice: the agent of its last session made (deleted
+    /// since or not), or restored.
     pub fn last_agent_in(&self, folder: &Path) -> Option<&str> {
-        if let Some(agent) = self.chosen.get(folder) {
-            return Some(agent);
-        }
-        let sessions = self.sessions.values().filter(|session| session.folder == folder);
-        sessions
-            .max_by(|a, b| a.created_at_ms.cmp(&b.created_at_ms).then_with(|| a.id.cmp(&b.id)))
-            .map(|s| s.agent.as_str())
+        self.chosen.get(folder).map(String::as_str)
     }
 
     pub fn get(&self, id: &str) -> Option<&Session> {
@@ -323,9 +337,7 @@ mod tests {
         registry.open(Path::new("/work/b"), Some("other"), 9, "builtin", missing).unwrap();
         let (again, created) = registry.open(folder, Some("old"), 10, "builtin", missing).unwrap();
         assert!(!created && again.agent == "gemini", "an existing session keeps its agent");
-        assert_eq!(registry.last_agent_in(folder), Some("codex"), "the newest stored session's");
-        registry.remove("new");
-        assert_eq!(registry.last_agent_in(folder), Some("gemini"));
+        assert_eq!(registry.last_agent_in(folder), Some("codex"), "the last stored session's");
 
         // Made in the same millisecond: the last one made counts, and stays when it is deleted.
         registry.open(folder, Some("a"), 20, "codex", missing).unwrap();
@@ -333,6 +345,24 @@ mod tests {
         assert_eq!(registry.last_agent_in(folder), Some("builtin"));
         registry.remove("b");
         assert_eq!(registry.last_agent_in(folder), Some("builtin"));
+    }
+
+    #[test]
+    fn a_deleted_session_is_not_made_anew_but_a_folders_default_one_is() {
+        let mut registry = Registry::default();
+        let folder = Path::new("/work/a");
+        registry.open(folder, Some("named"), 1, "builtin", missing).unwrap();
+        let (default, _) = registry.open(folder, None, 1, "builtin", missing).unwrap();
+        let default = default.id.clone();
+        registry.remove("named").unwrap();
+        registry.remove(&default).unwrap();
+        assert_eq!(
+            registry.open(folder, Some("named"), 2, "builtin", missing).err(),
+            Some(RegistryError::Deleted("named".into()))
+        );
+        assert!(registry.get("named").is_none(), "nothing was made");
+        let (again, created) = registry.open(folder, None, 2, "builtin", missing).unwrap();
+        assert!(created && again.id == default, "the folder's default comes back, empty");
     }
 
     fn registry_session(id: &str, folder: &Path) -> Session {

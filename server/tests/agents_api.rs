@@ -46,7 +46,9 @@ impl Setup {
                     "env": {"SCRIPTED_MARK": "from the agents file"}
                 },
                 "missing": {"command": "/nonexistent/agent-hub-missing-agent"}
-            }
+            },
+            // The flags give the model; the key's variable is a secret all the same.
+            "builtin": {"base_url": "http://127.0.0.1:9/v1", "model": "unused", "api_key_env": "AGENT_HUB_TEST_KEY"}
         });
         std::fs::write(config.path().join("agents.json"), file.to_string()).unwrap();
         // `codex-acp` is installed (a script on PATH); Gemini CLI and Claude Code are not.
@@ -65,9 +67,28 @@ impl Setup {
             self.data.path(),
             &["--agents-file", file.to_str().unwrap(), "--model-url", &self.model.base_url, "--model", "fake-model"],
             "warn",
-            &[("PATH", path.to_str().unwrap())],
+            &[
+                ("PATH", path.to_str().unwrap()),
+                ("OPENAI_API_KEY", "sk-the-hubs-own"),
+                ("AGENT_HUB_TEST_KEY", "sk-named-in-the-file"),
+                ("HUB_SOMETHING", "the-hubs-own"),
+            ],
         )
     }
+}
+
+/// The environment of the scripted agent started for `config`'s agents file.
+fn agent_environ(config: &Path) -> Vec<String> {
+    let mark = config.join("received.jsonl").display().to_string();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let words: Vec<String> = cmdline.split(|b| *b == 0).map(|w| String::from_utf8_lossy(w).into_owned()).collect();
+        if words.contains(&mark) && words.iter().any(|word| word.ends_with("scripted-acp-agent.mjs")) {
+            let environ = std::fs::read(entry.path().join("environ")).unwrap();
+            return environ.split(|b| *b == 0).map(|w| String::from_utf8_lossy(w).into_owned()).collect();
+        }
+    }
+    panic!("the scripted agent is not running");
 }
 
 fn ids(agents: &Value) -> Vec<&str> {
@@ -178,6 +199,12 @@ async fn sessions_in_one_folder_work_with_their_own_agents_and_keep_them_after_a
     assert_eq!(from_agent.last().unwrap()["status"], "success");
     let received = std::fs::read_to_string(setup.config.path().join("received.jsonl")).unwrap();
     assert!(received.contains("session/prompt"), "the scripted agent got the prompt: {received}");
+    // Its environment: the file's variable, none of the hub's secrets.
+    let environ = agent_environ(setup.config.path());
+    assert!(environ.contains(&"SCRIPTED_MARK=from the agents file".to_string()), "{environ:?}");
+    for secret in ["OPENAI_API_KEY", "AGENT_HUB_TEST_KEY", "HUB_SOMETHING"] {
+        assert!(!environ.iter().any(|var| var.starts_with(&format!("{secret}="))), "{secret} leaked: {environ:?}");
+    }
     assert_eq!(setup.model.requests().len(), 1, "only the built-in session asked the model");
 
     let config = hub.get(&format!("{}&sessionId={scripted}", common::config_path(&folder))).await;
@@ -221,4 +248,43 @@ async fn sessions_in_one_folder_work_with_their_own_agents_and_keep_them_after_a
     assert_eq!(hub.get(&folder_query).await["folderDefault"], "builtin", "and the folder's last choice");
     let again = prompt(&hub, &folder, scripted, "after the restart").await;
     assert_eq!(assistant_text(&again), "done", "the scripted agent answers again");
+}
+
+/// Sessions stored before sessions had an agent (the `agent` column NULL) get
+/// the one their kept state shows, whatever the launch's default now is.
+#[tokio::test]
+async fn sessions_from_before_agents_get_the_agent_their_state_shows() {
+    let data = tempfile::tempdir().unwrap();
+    let (_dir, folder) = project(None);
+    drop(agent_hub::store::Store::open(data.path()).unwrap());
+    {
+        let db = rusqlite::Connection::open(data.path().join("agent-hub.db")).unwrap();
+        let folder = folder.to_str().unwrap();
+        for (id, state) in [
+            (
+                "was-acp",
+                r#"{"messages":[],"paused":null,"allowed_tools":[],"completions":0,"acp":{"session_id":"s1"}}"#,
+            ),
+            (
+                "was-builtin",
+                r#"{"messages":[{"role":"user","content":"hi"}],"paused":null,"allowed_tools":[],"completions":1}"#,
+            ),
+        ] {
+            db.execute(
+                "INSERT INTO sessions (id, folder, status, yolo_override, pending_count, created_at_ms, updated_at_ms)
+                 VALUES (?1, ?2, 'idle', NULL, 0, 1, 2)",
+                [id, folder],
+            )
+            .unwrap();
+            db.execute("INSERT INTO agent_state (session_id, state) VALUES (?1, ?2)", [id, state]).unwrap();
+        }
+    }
+    let command = format!("{} {SCRIPT} plain /dev/null", node());
+    let hub = HubProcess::start(data.path(), &["--agent", "acp", "--acp-command", &command]);
+    let expected =
+        vec![("was-acp".to_string(), "node".to_string()), ("was-builtin".to_string(), "builtin".to_string())];
+    assert_eq!(sessions_of(&hub.get("/api/projects").await, &folder), expected, "the launch's default is `node`");
+    hub.stop();
+    let hub = HubProcess::start(data.path(), &[]);
+    assert_eq!(sessions_of(&hub.get("/api/projects").await, &folder), expected, "kept once given");
 }

@@ -189,6 +189,16 @@ async fn an_idle_session_is_deleted_and_a_default_one_comes_back_empty() {
     assert_eq!(config["sessionId"], default.as_str());
     let detail = hub.get(&format!("/api/sessions/{default}")).await.json();
     assert_eq!((detail["events"].clone(), detail["title"].clone()), (json!([]), Value::Null));
+
+    // Any other session stays deleted: a page still showing it cannot make it anew.
+    let other = other["id"].as_str().unwrap();
+    assert_eq!(hub.delete_session(other, false).await.status, StatusCode::NO_CONTENT);
+    let prompted = hub.prompt_in(&folder, other, "are you there?").await;
+    assert_eq!((prompted.status, prompted.error_code().as_str()), (StatusCode::NOT_FOUND, "not_found"));
+    assert!(prompted.json()["message"].as_str().unwrap().contains("was deleted"));
+    let opened = hub.get(&format!("{}&sessionId={other}", common::config_path(&folder))).await;
+    assert_eq!(opened.status, StatusCode::NOT_FOUND);
+    assert_eq!(ids(&hub.sessions_of(&folder).await), [default.as_str()]);
 }
 
 #[tokio::test]

@@ -26,6 +26,9 @@ pub struct HubState {
     /// The open folder's YOLO config, once the hub answered.
     pub config: RwSignal<Option<ChatConfig>>,
     pub error: RwSignal<Option<HubError>>,
+    /// The agent picked for the open folder's next new session (the sessions
+    /// list's select; New session and its key both use it).
+    pub new_session_agent: RwSignal<Option<String>>,
 }
 
 impl HubState {
@@ -157,6 +160,7 @@ pub fn HubPage() -> impl IntoView {
         projects: RwSignal::new(Vec::new()),
         config: RwSignal::new(None),
         error: RwSignal::new(None),
+        new_session_agent: RwSignal::new(None),
     };
     provide_context(state);
 

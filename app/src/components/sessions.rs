@@ -107,7 +107,8 @@ pub fn SessionList(
 ) -> impl IntoView {
     let state = use_context::<HubState>();
     let folder = StoredValue::new(folder_path.clone());
-    let agent = RwSignal::new(None::<String>);
+    // The page's, so its key for a new session uses the same pick.
+    let agent = state.map_or_else(|| RwSignal::new(None::<String>), |state| state.new_session_agent);
     // Without the page's state (kept fresh by /api/updates) the list fetches its own.
     let own = RwSignal::new(Vec::<ProjectSummary>::new());
     let sessions = Memo::new(move |_| {

@@ -63,7 +63,8 @@ fn new_session(state: HubState, location: Location) -> bool {
     }
     let shown = state.config.try_with_untracked(|config| config.as_ref().map(|c| c.session_id.clone())).flatten();
     leptos::task::spawn_local(async move {
-        let created = crate::client::sessions::create(&folder, None, None).await;
+        let agent = state.new_session_agent.try_get_untracked().flatten();
+        let created = crate::client::sessions::create(&folder, None, agent).await;
         CREATING.with(|creating| creating.set(false));
         match created {
             Ok(session) => {

@@ -43,6 +43,15 @@ pub struct AgentServer {
     /// Shown in the UI; the entry's id when absent.
     #[serde(default)]
     pub name: Option<String>,
+    /// Zed's entry kind: only `custom` (a command) is an agent the hub can start.
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+    /// Zed's settings for its own UI, read and left alone so that an entry
+    /// copied from Zed's settings works as it is.
+    #[serde(default)]
+    pub default_mode: Option<serde_json::Value>,
+    #[serde(default)]
+    pub default_model: Option<serde_json::Value>,
     /// The program: a name looked up on `PATH`, or a path.
     pub command: String,
     #[serde(default)]
@@ -96,14 +105,27 @@ impl AgentsFile {
                     "\"{id}\" in agent_servers: that id is the built-in agent's; set its endpoint and model under \"builtin\"."
                 ));
             }
+            if let Some(kind) = server.kind.as_deref().filter(|kind| *kind != "custom") {
+                return Err(format!(
+                    "agent_servers.\"{id}\".type is \"{kind}\": only \"custom\" entries (a command) can be started by the hub."
+                ));
+            }
             if server.command.trim().is_empty() {
                 return Err(format!(
                     "agent_servers.\"{id}\".command is empty: name the program that starts the agent."
                 ));
             }
+            // A relative path would be looked up in each session's folder: a
+            // program from the project's checkout rather than the one meant.
+            if server.command.contains('/') && !std::path::Path::new(&server.command).is_absolute() {
+                return Err(format!(
+                    "agent_servers.\"{id}\".command \"{}\" is a relative path: give an absolute path, or a program name found on PATH.",
+                    server.command
+                ));
+            }
             if let Some(name) = &server.name {
-                if name.trim().is_empty() || name.chars().count() > MAX_ID_CHARS {
-                    return Err(format!("agent_servers.\"{id}\".name must be 1 to {MAX_ID_CHARS} characters."));
+                if name.trim().is_empty() || name.chars().count() > MAX_ID_CHARS || name.chars().any(char::is_control) {
+                    return Err(format!("agent_servers.\"{id}\".name must be 1 to {MAX_ID_CHARS} characters without control characters."));
                 }
             }
             if let Some(bad) = server.env.keys().find(|name| name.is_empty() || name.contains(['=', '\0'])) {
@@ -124,15 +146,23 @@ impl AgentsFile {
             if builtin.base_url.trim().is_empty() || builtin.model.trim().is_empty() {
                 return Err("builtin needs both base_url and model.".into());
             }
+            if let Some(name) = &builtin.api_key_env {
+                if name.is_empty() || name.contains(['=', '\0']) || name.starts_with("HUB_") {
+                    return Err(format!(
+                        "builtin.api_key_env {name:?} cannot name the API key's variable (HUB_* are the hub's own)."
+                    ));
+                }
+            }
         }
         Ok(())
     }
 }
 
-fn check_id(id: &str) -> Result<(), String> {
-    if id.trim().is_empty() || id.trim() != id || id.chars().count() > MAX_ID_CHARS {
+pub(super) fn check_id(id: &str) -> Result<(), String> {
+    if id.trim().is_empty() || id.trim() != id || id.chars().count() > MAX_ID_CHARS || id.chars().any(char::is_control)
+    {
         return Err(format!(
-            "agent id {id:?} must be 1 to {MAX_ID_CHARS} characters without leading or trailing spaces."
+            "agent id {id:?} must be 1 to {MAX_ID_CHARS} characters, without control characters or leading or trailing spaces."
         ));
     }
     Ok(())
@@ -186,6 +216,17 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_copied_from_zeds_settings_is_read_as_it_is() {
+        let file = parse(
+            r#"{"agent_servers": {"My Agent": {"type": "custom", "command": "/opt/agent", "args": [],
+                "env": {}, "default_mode": "plan", "default_model": "x"}}}"#,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(file.agent_servers["My Agent"].command, "/opt/agent");
+    }
+
+    #[test]
     fn a_missing_file_is_no_file_unless_it_was_named() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("agents.json");
@@ -200,13 +241,17 @@ mod tests {
             ("{", "is not valid"),
             (r#"{"agent_servers": {"x": {"command": "a", "argz": []}}}"#, "unknown field `argz`"),
             (r#"{"agent_servers": {"x": {"command": "  "}}}"#, "command is empty"),
-            (r#"{"agent_servers": {" x": {"command": "a"}}}"#, "without leading or trailing spaces"),
+            (r#"{"agent_servers": {" x": {"command": "a"}}}"#, "or leading or trailing spaces"),
             (r#"{"agent_servers": {"builtin": {"command": "a"}}}"#, "the built-in agent's"),
             (r#"{"agent_servers": {"x": {"command": "a", "env": {"A=B": "1"}}}}"#, "cannot be set"),
             (r#"{"agent_servers": {"x": {"command": "a", "name": ""}}}"#, "name must be"),
             (r#"{"builtin": {"base_url": "", "model": "m"}}"#, "both base_url and model"),
             (r#"{"agents": {}}"#, "unknown field `agents`"),
             (r#"{"default": "nope"}"#, "default \"nope\" names no agent"),
+            (r#"{"agent_servers": {"x": {"command": "bin/agent"}}}"#, "is a relative path"),
+            (r#"{"agent_servers": {"x": {"command": "a", "type": "extension"}}}"#, "only \"custom\" entries"),
+            (r#"{"agent_servers": {"a\nb": {"command": "a"}}}"#, "without control characters"),
+            (r#"{"builtin": {"base_url": "u", "model": "m", "api_key_env": "HUB_TOKEN"}}"#, "HUB_* are the hub's own"),
         ] {
             let err = parse(text).unwrap_err().to_string();
             assert!(err.contains(expected), "{text}: {err}");

@@ -74,7 +74,12 @@ impl AgentEntry {
             ),
             Runner::Acp(agent) => {
                 let program = agent.program();
-                let missing = find_program(program).err()?;
+                // Where the spawn looks: the entry's own PATH when it sets one.
+                let path = match agent.var("PATH") {
+                    Some(path) => path.into(),
+                    None => std::env::var_os("PATH").unwrap_or_default(),
+                };
+                let missing = find_program_in(program, &path).err()?;
                 let install = self.install.map(|how| format!(" Install it: {how}.")).unwrap_or_default();
                 Some(format!("`{program}` {missing}.{install}"))
             }
@@ -118,12 +123,17 @@ pub struct Launch {
     pub file: Option<AgentsFile>,
     /// `--agent` (or `HUB_AGENT`) was given: its agent is the default, not the file's.
     pub agent_flag_given: bool,
+    /// `--acp-command` (or `HUB_ACP_COMMAND`) was given rather than defaulted:
+    /// it replaces the file's entry for the same program; a defaulted one does not.
+    pub acp_command_given: bool,
 }
 
 #[derive(Clone)]
 pub struct Catalog {
     entries: Vec<Arc<AgentEntry>>,
     default: String,
+    /// The launch flags' ACP agent.
+    flags_id: Option<String>,
 }
 
 impl std::fmt::Debug for Catalog {
@@ -140,6 +150,10 @@ impl Catalog {
     pub fn new(launch: Launch) -> Self {
         let file = launch.file.unwrap_or_default();
         let model_from_flags = launch.model.is_some();
+        if let Some(name) = file.builtin.as_ref().and_then(|builtin| builtin.api_key_env.as_deref()) {
+            // A secret like OPENAI_API_KEY: no command or agent gets it.
+            crate::tools::keep_secret(name);
+        }
         let model = launch.model.or_else(|| {
             file.builtin.as_ref().map(|builtin| ModelConfig {
                 base_url: builtin.base_url.clone(),
@@ -184,27 +198,39 @@ impl Catalog {
         let flags_id = launch.acp.map(|agent| {
             let program = Path::new(agent.program()).file_name().map(|name| name.to_string_lossy().into_owned());
             let ready = READY.iter().find(|ready| Some(ready.command[0]) == program.as_deref());
+            // Named after its program, so a session keeps the same agent across launches.
+            let id = match (ready, program.as_deref()) {
+                (Some(ready), _) => ready.id.to_string(),
+                (None, Some(program)) if program != BUILTIN_ID && file::check_id(program).is_ok() => {
+                    program.to_string()
+                }
+                _ => FLAGS_ACP_ID.to_string(),
+            };
+            let from_file = entries.iter().any(|entry| entry.id == id && entry.source == AgentSource::File);
+            if from_file && !launch.acp_command_given {
+                // `--agent acp` alone: the file's entry for the default command, with its args and env.
+                return id;
+            }
+            if from_file {
+                tracing::warn!(agent = %id, "--acp-command replaces the agents file's entry of the same program");
+            }
             let entry = AgentEntry {
-                id: ready.map_or(FLAGS_ACP_ID.to_string(), |ready| ready.id.to_string()),
-                name: ready.map_or_else(
-                    || format!("{} (ACP)", program.as_deref().unwrap_or("agent")),
-                    |ready| ready.name.to_string(),
-                ),
+                id: id.clone(),
+                name: ready.map_or_else(|| format!("{id} (ACP)"), |ready| ready.name.to_string()),
                 source: AgentSource::Flags,
                 runner: Runner::Acp(agent),
                 install: ready.map(|ready| ready.install),
             };
-            let id = entry.id.clone();
             replace_or_push(&mut entries, entry);
             id
         });
         // The file's default names a listed agent (`AgentsFile::read` checked it).
-        let default = match (flags_id, file.default) {
+        let default = match (flags_id.clone(), file.default) {
             (Some(id), _) => id,
             (None, Some(id)) if !launch.agent_flag_given && entries.iter().any(|entry| entry.id == id) => id,
             _ => BUILTIN_ID.into(),
         };
-        Self { entries: entries.into_iter().map(Arc::new).collect(), default }
+        Self { entries: entries.into_iter().map(Arc::new).collect(), default, flags_id }
     }
 
     pub fn entries(&self) -> &[Arc<AgentEntry>] {
@@ -220,10 +246,12 @@ impl Catalog {
     }
 
     /// The agent a new session gets: the one asked for (which must be listed
-    /// and available), else the folder's last choice, else the hub's default.
+    /// and available), else the folder's last choice while it is available,
+    /// else the hub's default. Looks at the disk (`PATH`): not under a lock.
     pub fn for_new_session(&self, asked: Option<&str>, folder_choice: Option<&str>) -> Result<String, ApiError> {
         let Some(id) = asked else {
-            let id = folder_choice.filter(|id| self.get(id).is_some()).unwrap_or(&self.default);
+            let usable = |id: &&str| self.get(id).is_some_and(|entry| entry.unavailable().is_none());
+            let id = folder_choice.filter(usable).unwrap_or(&self.default);
             return Ok(id.to_string());
         };
         let entry = self.get(id).ok_or_else(|| unknown_agent(self, id))?;
@@ -231,6 +259,25 @@ impl Catalog {
             return Err(unavailable(entry, &reason));
         }
         Ok(entry.id.clone())
+    }
+}
+
+impl Catalog {
+    /// The agent of a session stored before sessions had one, from what its
+    /// agent kept: an ACP agent's session is the launch flags' ACP agent's (else
+    /// Gemini CLI's, which `--agent acp` ran by default), a conversation the
+    /// built-in agent's; nothing kept yet, the default.
+    pub fn agent_of_older_session(&self, agent_state: Option<&str>) -> String {
+        let state: Option<serde_json::Value> = agent_state.and_then(|text| serde_json::from_str(text).ok());
+        let Some(state) = state else { return self.default.clone() };
+        let acp = &state["acp"];
+        if !acp["session_id"].is_null() || !acp["agent_name"].is_null() {
+            return self.flags_id.clone().unwrap_or_else(|| READY[0].id.to_string());
+        }
+        if state["messages"].as_array().is_some_and(|messages| !messages.is_empty()) {
+            return BUILTIN_ID.to_string();
+        }
+        self.default.clone()
     }
 }
 
@@ -255,12 +302,8 @@ pub fn unavailable(entry: &AgentEntry, reason: &str) -> ApiError {
     ApiError::new(StatusCode::CONFLICT, "agent_unavailable", format!("{} is not available: {reason}", entry.name))
 }
 
-/// Where `program` would be run from: a path as it is, a bare name on `PATH`.
+/// Where `program` would be run from: a path as it is, a bare name on `path`.
 /// `Err` says why it cannot be run.
-fn find_program(program: &str) -> Result<std::path::PathBuf, &'static str> {
-    find_program_in(program, &std::env::var_os("PATH").unwrap_or_default())
-}
-
 fn find_program_in(program: &str, path: &std::ffi::OsStr) -> Result<std::path::PathBuf, &'static str> {
     if program.contains('/') {
         let path = Path::new(program);

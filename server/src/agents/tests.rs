@@ -5,7 +5,15 @@ use super::file::{AgentServer, BuiltinEntry};
 use super::*;
 
 fn server(command: &str) -> AgentServer {
-    AgentServer { name: None, command: command.into(), args: vec![], env: BTreeMap::new() }
+    AgentServer {
+        name: None,
+        kind: None,
+        default_mode: None,
+        default_model: None,
+        command: command.into(),
+        args: vec![],
+        env: BTreeMap::new(),
+    }
 }
 
 fn file(servers: &[(&str, AgentServer)], default: Option<&str>) -> AgentsFile {
@@ -111,10 +119,62 @@ fn the_flags_agent_is_the_default_and_takes_the_ready_entry_of_its_program() {
         acp: Some(acp),
         file: Some(file(&[], Some("codex"))),
         agent_flag_given: true,
+        acp_command_given: true,
         ..Launch::default()
     });
-    assert_eq!(catalog.default_id(), "acp");
-    assert_eq!(catalog.get("acp").unwrap().name, "qwen (ACP)");
+    assert_eq!(catalog.default_id(), "qwen", "named after its program");
+    assert_eq!(catalog.get("qwen").unwrap().name, "qwen (ACP)");
+}
+
+#[test]
+fn a_defaulted_acp_command_leaves_the_files_entry_for_its_program_alone() {
+    let mut gemini = server("/opt/gemini");
+    gemini.env.insert("GEMINI_API_KEY".into(), "k".into());
+    let agents = file(&[("gemini", gemini)], None);
+    let acp = || Some(Arc::new(AcpAgent::new("gemini --acp").unwrap()));
+    let catalog =
+        Catalog::new(Launch { acp: acp(), file: Some(agents.clone()), agent_flag_given: true, ..Launch::default() });
+    assert_eq!(catalog.default_id(), "gemini");
+    let info = catalog.get("gemini").unwrap().info();
+    assert_eq!(
+        (info.source, info.command.as_deref()),
+        (AgentSource::File, Some("/opt/gemini")),
+        "the file's, with its env"
+    );
+    let catalog = Catalog::new(Launch {
+        acp: acp(),
+        file: Some(agents),
+        agent_flag_given: true,
+        acp_command_given: true,
+        ..Launch::default()
+    });
+    assert_eq!(catalog.get("gemini").unwrap().source, AgentSource::Flags, "a given --acp-command wins");
+}
+
+#[test]
+fn a_session_stored_before_agents_gets_the_agent_its_state_shows() {
+    let acp = Some(Arc::new(AcpAgent::new("qwen --acp").unwrap()));
+    let with_flags = Catalog::new(Launch { acp, model: Some(model()), ..Launch::default() });
+    let without = Catalog::new(Launch { file: Some(file(&[("zed", server("z"))], Some("zed"))), ..Launch::default() });
+    let acp_state = r#"{"messages": [], "acp": {"session_id": "s1", "agent_name": "qwen"}}"#;
+    let builtin_state = r#"{"messages": [{"role": "user", "content": "hi"}], "acp": {}}"#;
+    assert_eq!(with_flags.agent_of_older_session(Some(acp_state)), "qwen");
+    assert_eq!(without.agent_of_older_session(Some(acp_state)), "gemini", "what --agent acp ran by default");
+    assert_eq!(with_flags.agent_of_older_session(Some(builtin_state)), "builtin");
+    assert_eq!(without.agent_of_older_session(Some(builtin_state)), "builtin");
+    assert_eq!(without.agent_of_older_session(None), "zed", "nothing kept: the default");
+    assert_eq!(without.agent_of_older_session(Some("not json")), "zed");
+}
+
+#[test]
+fn an_agents_own_path_decides_whether_it_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("my-agent"), "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(dir.path().join("my-agent"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut found = server("my-agent");
+    found.env.insert("PATH".into(), dir.path().display().to_string());
+    let catalog = Catalog::new(Launch { file: Some(file(&[("found", found)], None)), ..Launch::default() });
+    assert_eq!(catalog.get("found").unwrap().unavailable(), None);
 }
 
 #[test]
@@ -131,12 +191,15 @@ fn the_files_default_counts_unless_the_agent_flag_was_given() {
 
 #[test]
 fn a_new_session_gets_the_asked_agent_else_the_folders_else_the_default() {
-    let catalog = Catalog::new(Launch { model: Some(model()), ..Launch::default() });
+    let sh = server("/bin/sh");
+    let agents = file(&[("sh", sh), ("missing", server("/nonexistent/agent-hub-agent"))], None);
+    let catalog = Catalog::new(Launch { model: Some(model()), file: Some(agents), ..Launch::default() });
     assert_eq!(catalog.for_new_session(None, None).unwrap(), "builtin");
-    assert_eq!(catalog.for_new_session(None, Some("codex")).unwrap(), "codex", "the folder's last choice");
+    assert_eq!(catalog.for_new_session(None, Some("sh")).unwrap(), "sh", "the folder's last choice");
+    assert_eq!(catalog.for_new_session(None, Some("missing")).unwrap(), "builtin", "a choice that cannot start now");
     assert_eq!(catalog.for_new_session(None, Some("gone")).unwrap(), "builtin", "a choice no longer listed");
-    assert_eq!(catalog.for_new_session(Some("builtin"), Some("codex")).unwrap(), "builtin");
+    assert_eq!(catalog.for_new_session(Some("builtin"), Some("sh")).unwrap(), "builtin");
     let err = catalog.for_new_session(Some("nope"), None).unwrap_err();
     assert_eq!((err.status, err.code), (StatusCode::BAD_REQUEST, "unknown_agent"));
-    assert!(err.message.contains("builtin, gemini, claude-code, codex"), "{}", err.message);
+    assert!(err.message.contains("builtin, gemini, claude-code, codex, missing, sh"), "{}", err.message);
 }

@@ -6,6 +6,7 @@ pub mod confined;
 mod files;
 pub mod paths;
 pub(crate) mod process;
+pub use process::keep_secret;
 pub use process::kill_remaining_groups;
 pub(crate) mod shell;
 

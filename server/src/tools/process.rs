@@ -19,8 +19,24 @@ const CHECK_EVERY: Duration = Duration::from_millis(20);
 /// `OPENAI_BASE_URL` stays: it names an endpoint and is no secret, and a user's
 /// own tools may read it as well.
 fn is_hub_variable(name: &OsStr) -> bool {
-    let name = name.as_encoded_bytes();
-    name == b"OPENAI_API_KEY" || name.starts_with(b"HUB_")
+    let bytes = name.as_encoded_bytes();
+    bytes == b"OPENAI_API_KEY" || bytes.starts_with(b"HUB_") || more_secrets().iter().any(|secret| secret == name)
+}
+
+/// Variables the agents file names as the built-in agent's API key
+/// (`api_key_env`): secrets of the hub like `OPENAI_API_KEY`.
+static MORE_SECRETS: std::sync::RwLock<Vec<OsString>> = std::sync::RwLock::new(Vec::new());
+
+fn more_secrets() -> std::sync::RwLockReadGuard<'static, Vec<OsString>> {
+    MORE_SECRETS.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Keeps the variable `name` from everything the hub starts from now on.
+pub fn keep_secret(name: &str) {
+    let mut secrets = MORE_SECRETS.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if !secrets.iter().any(|secret| secret == name) {
+        secrets.push(name.into());
+    }
 }
 
 /// Groups sent SIGTERM whose grace has not run out. The thread waiting out a
@@ -122,6 +138,14 @@ impl Drop for GroupGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_variable_named_as_a_secret_is_kept_from_what_the_hub_starts() {
+        assert!(!is_hub_variable(OsStr::new("AGENT_HUB_TEST_OTHER_KEY")));
+        keep_secret("AGENT_HUB_TEST_OTHER_KEY");
+        assert!(is_hub_variable(OsStr::new("AGENT_HUB_TEST_OTHER_KEY")));
+        assert!(is_hub_variable(OsStr::new("HUB_TOKEN")) && !is_hub_variable(OsStr::new("PATH")));
+    }
 
     #[test]
     fn only_the_hubs_variables_are_removed() {

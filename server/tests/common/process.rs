@@ -46,6 +46,9 @@ impl HubProcess {
             .env("HUB_USER_POLICIES", "/nonexistent/agent-hub-test-user-policies")
             // Nor their agents file (~/.config/agent-hub/agents.json).
             .env("XDG_CONFIG_HOME", "/nonexistent/agent-hub-test-config")
+            .env_remove("HUB_AGENTS_FILE")
+            .env_remove("HUB_AGENT")
+            .env_remove("HUB_ACP_COMMAND")
             .envs(vars.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

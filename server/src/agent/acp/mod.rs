@@ -12,6 +12,7 @@ mod permission;
 mod process;
 pub mod rule_call;
 
+use std::path::Path;
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{PermissionOption, PermissionOptionId};
@@ -125,6 +126,15 @@ impl AcpAgent {
         if command.is_empty() {
             return Err("--acp-command is empty: name the program that starts the agent, e.g. \"gemini --acp\".".into());
         }
+        let mut command = command;
+        // A relative path means the hub's directory, not each session's folder
+        // (where the agent runs): a program of the project's own checkout.
+        if command[0].contains('/') && Path::new(&command[0]).is_relative() {
+            command[0] = std::path::absolute(&command[0])
+                .map_err(|err| format!("--acp-command's program {} cannot be found: {err}.", command[0]))?
+                .display()
+                .to_string();
+        }
         Ok(Self::from_words(command))
     }
 
@@ -149,6 +159,11 @@ impl AcpAgent {
 
     pub fn command_line(&self) -> &str {
         &self.command_line
+    }
+
+    /// A variable the agents file sets for the agent.
+    pub fn var(&self, name: &str) -> Option<&str> {
+        self.launch.env.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
     }
 
     /// The program that starts the agent.
