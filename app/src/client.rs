@@ -23,17 +23,19 @@ pub struct HubError {
     /// No answer came at all: the hub is down or the connection dropped. Old
     /// news as soon as a request gets through again.
     pub unreachable: bool,
+    /// The HTTP status of an answer that refused the request.
+    pub status: Option<u16>,
 }
 
 impl HubError {
     pub fn unreachable(detail: impl std::fmt::Display) -> Self {
-        Self { message: format!("The hub could not be reached ({detail})."), unreachable: true }
+        Self { message: format!("The hub could not be reached ({detail})."), unreachable: true, status: None }
     }
 }
 
 impl From<String> for HubError {
     fn from(message: String) -> Self {
-        Self { message, unreachable: false }
+        Self { message, unreachable: false, status: None }
     }
 }
 
@@ -167,7 +169,10 @@ pub async fn send_for_status(method: &str, url: &str) -> Result<(), HubError> {
     if response.ok() {
         return Ok(());
     }
-    decode_response::<serde_json::Value>(false, response.status(), &text).map(drop).map_err(HubError::from)
+    let status = Some(response.status());
+    decode_response::<serde_json::Value>(false, response.status(), &text)
+        .map(drop)
+        .map_err(|message| HubError { status, ..HubError::from(message) })
 }
 
 /// A whole NDJSON answer (not a stream that stays open), one value a line.

@@ -80,6 +80,8 @@ pub struct Hub {
     uses: std::sync::atomic::AtomicU64,
     /// Cancelled when the hub begins to shut down: live streams end on it.
     shutdown: CancellationToken,
+    /// The folder last recorded as opened (`Store::record_folder_opened`).
+    last_opened: Mutex<Option<std::path::PathBuf>>,
 }
 
 impl Hub {
@@ -109,6 +111,7 @@ impl Hub {
                 policies: PolicyFiles::new(options.policy_dirs.clone()),
                 uses: Default::default(),
                 shutdown: CancellationToken::new(),
+                last_opened: Mutex::default(),
             }
         });
         hub.restore();
@@ -440,7 +443,12 @@ impl Hub {
             self.publish(HubUpdate::Projects);
         }
         if let (Ok(_), Some(store)) = (&result, &self.store) {
-            store.record_folder_opened(&folder, now_ms());
+            // Once per switch of folder, not on every prompt and config read in it.
+            let mut last = self.last_opened.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if last.as_deref() != Some(folder.as_path()) {
+                store.record_folder_opened(&folder, now_ms());
+                *last = Some(folder);
+            }
         }
         result
     }

@@ -177,7 +177,7 @@ pub fn SessionList(
                 refresh();
             }
             // The session got busy since the list showed it: the hub says why; ask.
-            Err((Change::Delete { id, force: false }, refused)) => {
+            Err((Change::Delete { id, force: false }, refused)) if refused.status == Some(409) => {
                 confirming.set(Some(Confirm { id, why: refused.message }));
             }
             Err((_, failed)) => error.set(Some(failed)),
