@@ -120,8 +120,8 @@ fn row_view(row: DiffRow, lines: Option<&DiffLines>) -> AnyView {
             };
             view! {
                 <tr data-testid=testid class=class>
-                    <td class="w-10 select-none px-1 text-right text-slate-400">{number(old)}</td>
-                    <td class="w-10 select-none px-1 text-right text-slate-400">{number(new)}</td>
+                    <td class="w-10 select-none px-1 text-right text-slate-600 dark:text-slate-400">{number(old)}</td>
+                    <td class="w-10 select-none px-1 text-right text-slate-600 dark:text-slate-400">{number(new)}</td>
                     <td class="w-4 select-none text-center">{sign}</td>
                     {line}
                 </tr>
