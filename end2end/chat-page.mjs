@@ -3,9 +3,12 @@ import assert from 'node:assert/strict';
 import { realpathSync } from 'node:fs';
 import { expect } from './tests/expect.mjs';
 
-/** Opens the hub in a fresh context and the folder's chat in it; `errors` collects page errors and dialogs. */
-export async function openChat(browser, hub, folder) {
-  const page = await (await browser.newContext()).newPage();
+/**
+ * Opens the hub in a fresh context (or in `context`) and the folder's chat in
+ * it; `errors` collects page errors and dialogs.
+ */
+export async function openChat(browser, hub, folder, { context } = {}) {
+  const page = await (context ?? (await browser.newContext())).newPage();
   const errors = [];
   page.on('pageerror', (error) => errors.push(error.message));
   page.on('dialog', (dialog) => errors.push(`unexpected dialog: ${dialog.message()}`));

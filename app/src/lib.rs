@@ -13,6 +13,7 @@ pub mod client;
 pub mod components;
 pub mod diff;
 pub mod events;
+pub mod highlight;
 pub mod location;
 pub mod markdown;
 pub mod parts;

@@ -1,31 +1,34 @@
 // axe-core (npm, locked) injected into the hub's pages in headless Chromium, in
 // light and dark: the hub page with a card waiting, its sessions and the
-// Changes panel open, and the decisions page. Any violation fails the test,
-// listed with the rule, its impact and the nodes it found.
+// Changes panel open, highlighted code blocks and a highlighted diff, and the
+// decisions page. Any violation fails the test, listed with the rule, its
+// impact and the nodes it found.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { expect } from './expect.mjs';
 import { makeFolder, snapshot } from '../hub.mjs';
 import { openChat, sendPrompt } from '../chat-page.mjs';
 import { hubWithModel } from '../setup.mjs';
-import { call } from '../fake-model.mjs';
+import { call, text } from '../fake-model.mjs';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 const setup = hubWithModel();
 
-/** Every axe violation on the page as it is now, one readable line per node. */
-async function violations(page) {
+/** Every axe violation on the page as it is now (or in the elements `selector` finds), one readable line per node. */
+async function violations(page, selector) {
   if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: AXE });
-  const found = await page.evaluate(async () => {
-    const result = await window.axe.run(document, { resultTypes: ['violations'] });
+  const found = await page.evaluate(async (selector) => {
+    const result = await window.axe.run(selector ?? document, { resultTypes: ['violations'] });
     return result.violations.map((v) => ({
       rule: v.id,
       impact: v.impact,
       nodes: v.nodes.map((node) => `${node.target.join(' ')}: ${node.failureSummary.replace(/\s+/g, ' ')}`),
     }));
-  });
+  }, selector);
   return found.flatMap((v) => v.nodes.map((node) => `${v.rule} (${v.impact}) ${node}`));
 }
 
@@ -62,5 +65,53 @@ for (const scheme of ['light', 'dark']) {
     await page.getByTestId('decisions-table').waitFor().catch(() => {});
     assert.deepEqual(await violations(page), [], `the decisions page in ${scheme}`);
     assert.deepEqual(errors, []);
+  });
+}
+
+/** An answer with a block in each of several languages, between them every kind of token. */
+const CODE = [
+  ['rust', '#[derive(Debug)]\n/// A point.\npub struct Point { x: f64, y: i32 }\nfn main() {\n    let s: &str = "hi\\n"; // note\n    println!("{s} {}", 42u8 as char);\n    let _ = Some(true).map(|b| !b);\n}'],
+  ['diff', '--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-old line\n+new line\n context'],
+  ['bash', '#!/bin/bash\nexport NAME="${1:-world}"\nfor f in *.rs; do echo "$f" | wc -l; done > out.txt'],
+  ['json', '{"name": "hub", "count": 3, "ok": true, "none": null}'],
+  ['toml', '[package]\nname = "app"  # the name\nversion = "0.1.0"\nedition = 2021'],
+  ['yaml', 'jobs:\n  test: &anchor\n    runs-on: ubuntu-latest\n    steps: [1, "two", yes]'],
+  ['html', '<!DOCTYPE html>\n<a href="/x" class=\'y\'>link &amp; text</a>\n<style>p { color: red; }</style>'],
+  ['ts', 'interface A { b?: number }\nexport const f = async <T,>(x: T): Promise<T> => `${x}` as T; /* done */\nclass C extends D { @dec m() { return /re+gex/g.test(this.s); } }'],
+  ['python', '@dataclass\nclass P(Base):\n    """Doc."""\n    def f(self, *a, **k) -> None:\n        return f"{self.x!r}" if 1e3 else None'],
+  ['sql', "SELECT id, COUNT(*) FROM t WHERE name LIKE 'a%' GROUP BY id; -- all"],
+  ['markdown', '# Title\n\n*em* **strong** `code` [link](http://x)\n\n- item\n> quote'],
+  ['css', '@media (min-width: 1px) { .a > #b:hover::after { margin: 0 auto !important; content: "x"; } }'],
+].map(([language, code]) => `\`\`\`${language}\n${code}\n\`\`\``).join('\n\n');
+
+for (const scheme of ['light', 'dark']) {
+  test(`no axe violation on highlighted code blocks and a highlighted diff, copy buttons pressed, in ${scheme}`, async () => {
+    const folder = makeFolder();
+    writeFileSync(join(folder, 'app.py'), 'import os\n\n# Greets.\ndef greet(name: str) -> str:\n    """Say hello."""\n    return "hi " + name  # old\n');
+    setup.model.script(
+      text(`Here:\n\n${CODE}\n`),
+      call('e1', 'replace', {
+        file_path: 'app.py',
+        old_string: 'return "hi " + name  # old',
+        new_string: 'return f"hello {name}!"  # new\n\n\n@staticmethod\ndef count(n: int = 0) -> bool:\n    return True',
+      }),
+    );
+    const context = await setup.browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
+    const { page, errors } = await openChat(setup.browser, setup.hub, folder, { context });
+    await page.emulateMedia({ colorScheme: scheme });
+    await sendPrompt(page, 'show me code');
+    const blocks = page.getByTestId('assistant-message').locator('pre > code');
+    await expect(async () => assert.equal(await blocks.locator(':scope[data-highlighted]').count(), 12));
+    await sendPrompt(page, 'edit it');
+    const diff = page.getByTestId('approval-card').getByTestId('diff');
+    await expect(async () => assert.equal(await diff.getAttribute('data-highlighted'), 'true'));
+    assert.deepEqual(await violations(page), [], `highlighted code and diff in ${scheme}`);
+
+    // The buttons' states: "Copied" on a code block, "Copy failed" beside the card's command.
+    await page.getByRole('button', { name: 'Copy code' }).first().click();
+    await page.getByText('Copied').first().waitFor();
+    assert.deepEqual(await violations(page, '.code-head'), [], `a code block's "Copied" in ${scheme}`);
+    assert.deepEqual(errors, []);
+    await context.close();
   });
 }

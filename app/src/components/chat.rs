@@ -9,11 +9,13 @@ use leptos::task::spawn_local;
 use crate::client;
 use crate::components::approval_card::approval_card_view;
 use crate::components::changes::SessionActivity;
+use crate::components::copy_button::copy_code_block;
 use crate::components::hub_page::{Alert, HubState};
 use crate::components::inbox::notify;
 use crate::components::question_card::question_card_view;
 use crate::components::tool_call::{QuestionEntry, ToolEntry};
 use crate::events::SeqEvent;
+use crate::highlight::code_blocks_when_seen;
 use crate::markdown;
 use crate::parts::{deferred, when_loaded, PartMissing};
 use crate::transcript::{Entry, Item, Transcript};
@@ -264,7 +266,18 @@ fn TranscriptItem(item: Item) -> impl IntoView {
         .into_any(),
         Entry::Assistant(text) => when_loaded(markdown::safe_html(text.clone()), move |html| match html {
             Ok(html) => {
-                view! { <div data-testid="assistant-message" class="markdown max-w-full" inner_html=html></div> }.into_any()
+                let node = NodeRef::<leptos::html::Div>::new();
+                code_blocks_when_seen(node, &html);
+                view! {
+                    <div
+                        node_ref=node
+                        data-testid="assistant-message"
+                        class="markdown max-w-full"
+                        inner_html=html
+                        on:click=|event| copy_code_block(&event)
+                    ></div>
+                }
+                .into_any()
             }
             // Without the renderer the answer still reads, as the text it is.
             Err(PartMissing) => view! {

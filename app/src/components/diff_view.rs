@@ -1,15 +1,23 @@
 //! A file edit as a unified diff: red and green lines with their numbers in
 //! the old and the new file, unchanged stretches folded. Very long diffs show
-//! their first rows and the rest on request.
+//! their first rows and the rest on request. A file whose language is known
+//! is highlighted once the diff is on screen (see `highlight`): each line as
+//! it reads in the whole file, so a string or a comment over several lines
+//! keeps its colour.
+
+use std::sync::Arc;
 
 use leptos::prelude::*;
 
 use crate::diff::{unified, DiffRow, LineTag, CONTEXT};
 use crate::events::FileDiff;
+use crate::highlight::{diff_when_seen, language_of_path, DiffLines};
 use crate::parts::{wasm_split, PartMissing};
 
 /// Rows shown before "show all": a new file of thousands of lines stays readable.
 const FIRST_ROWS: usize = 400;
+
+const LINE_CLASS: &str = "whitespace-pre-wrap break-all pr-3";
 
 /// The diff, from the `cards` part of the wasm (see `parts`): diffing and its
 /// view are needed only once an edit is on screen.
@@ -28,12 +36,20 @@ pub fn DiffView(diff: FileDiff, #[prop(optional)] label: Option<&'static str>) -
     let show_all = RwSignal::new(total <= FIRST_ROWS);
     let rows = StoredValue::new(unified.rows);
     let new_file = diff.old_text.is_empty();
+    let figure = NodeRef::<leptos::html::Figure>::new();
+    let highlighted = RwSignal::new(None::<Arc<DiffLines>>);
+    if let Some(language) = language_of_path(&diff.path).filter(|_| total > 0) {
+        diff_when_seen(figure, language, diff.old_text, diff.new_text, highlighted);
+    }
     let visible = move || {
         let limit = if show_all.get() { total } else { FIRST_ROWS };
-        rows.with_value(|rows| rows.iter().take(limit).cloned().map(row_view).collect_view())
+        let lines = highlighted.get();
+        rows.with_value(|rows| {
+            rows.iter().take(limit).cloned().map(|row| row_view(row, lines.as_deref())).collect_view()
+        })
     };
     view! {
-        <figure data-testid="diff" class="overflow-hidden rounded-lg border border-slate-200 text-xs dark:border-slate-700">
+        <figure node_ref=figure data-testid="diff" data-highlighted=move || highlighted.with(Option::is_some).then_some("true") class="overflow-hidden rounded-lg border border-slate-200 text-xs dark:border-slate-700">
             <figcaption class="flex items-center gap-3 border-b border-slate-200 bg-slate-100 px-3 py-1.5 dark:border-slate-700 dark:bg-slate-800">
                 <span data-testid="diff-path" class="min-w-0 flex-1 truncate font-mono font-medium">{diff.path}</span>
                 {label.map(|label| view! { <span class="rounded bg-sky-100 px-1.5 text-sky-800 dark:bg-sky-900 dark:text-sky-200">{label}</span> })}
@@ -70,7 +86,17 @@ pub fn DiffView(diff: FileDiff, #[prop(optional)] label: Option<&'static str>) -
     }
 }
 
-fn row_view(row: DiffRow) -> AnyView {
+/// The highlighted HTML of a row's line: a removed line is the old file's,
+/// any other the new file's.
+fn line_html(lines: &DiffLines, tag: LineTag, old: Option<usize>, new: Option<usize>) -> Option<&str> {
+    let (side, number) = match tag {
+        LineTag::Removed => (&lines.old, old?),
+        LineTag::Same | LineTag::Added => (&lines.new, new?),
+    };
+    side.get(number.checked_sub(1)?).map(String::as_str)
+}
+
+fn row_view(row: DiffRow, lines: Option<&DiffLines>) -> AnyView {
     match row {
         DiffRow::Fold(lines) => view! {
             <tr data-testid="diff-fold" class="bg-slate-50 text-slate-500 dark:text-slate-400 dark:bg-slate-900">
@@ -87,15 +113,39 @@ fn row_view(row: DiffRow) -> AnyView {
                 }
             };
             let number = |n: Option<usize>| n.map(|n| n.to_string()).unwrap_or_default();
+            // The highlighter's HTML (escaped text in spans) or the text itself, never text as HTML.
+            let line = match lines.and_then(|lines| line_html(lines, tag, old, new)) {
+                Some(html) => view! { <td class=LINE_CLASS inner_html=html.to_string()></td> }.into_any(),
+                None => view! { <td class=LINE_CLASS>{text}</td> }.into_any(),
+            };
             view! {
                 <tr data-testid=testid class=class>
-                    <td class="w-10 select-none px-1 text-right text-slate-400">{number(old)}</td>
-                    <td class="w-10 select-none px-1 text-right text-slate-400">{number(new)}</td>
+                    <td class="w-10 select-none px-1 text-right text-slate-600 dark:text-slate-400">{number(old)}</td>
+                    <td class="w-10 select-none px-1 text-right text-slate-600 dark:text-slate-400">{number(new)}</td>
                     <td class="w-4 select-none text-center">{sign}</td>
-                    <td class="whitespace-pre-wrap break-all pr-3">{text}</td>
+                    {line}
                 </tr>
             }
             .into_any()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_removed_line_is_highlighted_as_in_the_old_file_the_others_as_in_the_new() {
+        let lines = DiffLines {
+            old: vec!["old 1".into(), "old 2".into()],
+            new: vec!["new 1".into(), "new 2".into(), "new 3".into()],
+        };
+        assert_eq!(line_html(&lines, LineTag::Removed, Some(2), None), Some("old 2"));
+        assert_eq!(line_html(&lines, LineTag::Added, None, Some(3)), Some("new 3"));
+        assert_eq!(line_html(&lines, LineTag::Same, Some(1), Some(2)), Some("new 2"));
+        assert_eq!(line_html(&lines, LineTag::Added, None, Some(4)), None, "past the end: plain text");
+        assert_eq!(line_html(&lines, LineTag::Removed, Some(0), None), None);
+        assert_eq!(line_html(&lines, LineTag::Removed, None, Some(1)), None);
     }
 }

@@ -4,6 +4,7 @@ pub mod approval_card;
 pub mod card_choices;
 pub mod changes;
 pub mod chat;
+pub mod copy_button;
 pub mod decisions;
 pub mod diff_view;
 pub mod folder_completion;

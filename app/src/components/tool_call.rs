@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 use serde_json::Value;
 
+use crate::components::copy_button::{CopyButton, COPY_COMMAND};
 use crate::components::diff_view::diff_view;
 use crate::events::ToolStatus;
 use crate::parts::deferred;
@@ -232,6 +233,10 @@ pub fn ParameterList(parameters: Value) -> impl IntoView {
 fn rows_view(rows: Vec<ParameterRow>) -> impl IntoView {
     rows.into_iter()
         .map(|row| {
+            // A command can be copied whole, folded or not.
+            let copy = matches!(row.key.as_str(), "command" | "cmd")
+                .then(|| row.full.clone().unwrap_or_else(|| row.head.clone()))
+                .filter(|command| !command.trim().is_empty());
             let value = match row.full {
                 None => view! { <pre class="whitespace-pre-wrap break-all font-mono">{row.head}</pre> }.into_any(),
                 Some(full) => {
@@ -249,6 +254,16 @@ fn rows_view(rows: Vec<ParameterRow>) -> impl IntoView {
                     }
                         .into_any()
                 }
+            };
+            let value = match copy {
+                None => value,
+                Some(text) => view! {
+                    <div class="flex items-start gap-2">
+                        <div class="min-w-0 flex-1">{value}</div>
+                        <CopyButton text label=COPY_COMMAND />
+                    </div>
+                }
+                .into_any(),
             };
             view! {
                 <dt class="font-mono text-slate-500 dark:text-slate-400">{format!("{}:", row.key)}</dt>
