@@ -262,6 +262,8 @@ bundle_highlighter() {
   esbuild app/js/highlight.js --bundle --format=iife --global-name=hubHighlight --minify --loader:.css=text \
     --banner:js="/*! highlight.js $version | BSD-3-Clause | Copyright (c) 2006, Ivan Sagalaev and other contributors | https://github.com/highlightjs/highlight.js */" \
     --log-level=warning --outfile="$1"
+  # BSD-3-Clause: the conditions and the disclaimer go with the code.
+  cp node_modules/highlight.js/LICENSE "${1%.js}.LICENSE.txt"
 }
 
 # Writes .gz and .br beside each asset; the server sends them as they are.

@@ -55,7 +55,12 @@ const MAX_TEXT = 256 * 1024;
  */
 export function highlight(code, language) {
   if (!Object.hasOwn(grammars, language) || code.length > MAX_TEXT) return null;
-  const html = hljs.highlight(code, { language, ignoreIllegals: true }).value;
+  const key = `${language}\0${code}`;
+  const known = cache.get(key);
+  if (known !== undefined) return known;
+  // A line's \r is no part of it (a diff's rows leave it out too).
+  const text = code.replace(/\r(?=\n|$)/g, '');
+  const html = hljs.highlight(text, { language, ignoreIllegals: true }).value;
   const lines = [];
   const open = [];
   let line = '';
@@ -71,8 +76,20 @@ export function highlight(code, language) {
     line += token;
   }
   lines.push(line + '</span>'.repeat(open.length));
-  return lines.join('\n');
+  const result = lines.join('\n');
+  cache.set(key, result);
+  if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value);
+  return result;
 }
+
+/**
+ * What was highlighted last: a streamed answer is rendered anew on each
+ * piece, and its finished blocks come back highlighted at once from here.
+ */
+const cache = new Map();
+const CACHE_SIZE = 200;
+/** A block not highlighted yet waits this long: while an answer streams, its node is replaced first. */
+const SETTLE_MS = 150;
 
 /**
  * Highlights the code blocks under `root` (rendered markdown) whose box names
@@ -80,11 +97,27 @@ export function highlight(code, language) {
  * text is replaced by the same text in tokens, marked `data-highlighted`.
  */
 export function highlightBlocks(root) {
+  let later = false;
   for (const code of root.querySelectorAll('.code-block[data-grammar] > pre > code:not([data-highlighted])')) {
     const language = code.closest('.code-block').dataset.grammar;
-    const html = highlight(code.textContent, language);
-    if (html === null) continue;
-    code.innerHTML = html;
-    code.dataset.highlighted = language;
+    const known = cache.get(`${language}\0${code.textContent}`);
+    if (known === undefined) later = true;
+    else show(code, language, known);
   }
+  // The rest once the answer holds still: a node replaced meanwhile is left alone.
+  if (later) {
+    setTimeout(() => {
+      if (!root.isConnected) return;
+      for (const code of root.querySelectorAll('.code-block[data-grammar] > pre > code:not([data-highlighted])')) {
+        const language = code.closest('.code-block').dataset.grammar;
+        const html = highlight(code.textContent, language);
+        if (html !== null) show(code, language, html);
+      }
+    }, SETTLE_MS);
+  }
+}
+
+function show(code, language, html) {
+  code.innerHTML = html;
+  code.dataset.highlighted = language;
 }

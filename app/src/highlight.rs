@@ -106,7 +106,8 @@ pub struct DiffLines {
 /// language known here).
 pub fn code_blocks_when_seen(node: leptos::prelude::NodeRef<leptos::html::Div>, html: &str) {
     #[cfg(feature = "hydrate")]
-    if html.contains(GRAMMAR_ATTRIBUTE) {
+    // As markdown writes it: the model's own `"` would be escaped.
+    if html.contains(&format!(" {GRAMMAR_ATTRIBUTE}=\"")) {
         browser::code_blocks_when_seen(node);
     }
     #[cfg(not(feature = "hydrate"))]
@@ -163,10 +164,20 @@ mod browser {
     /// Loads the highlighter, once; false when it could not be (the next use tries again).
     pub async fn load() -> bool {
         let promise = LOADING.with(|loading| loading.borrow_mut().get_or_insert_with(add_script).clone());
-        if JsFuture::from(promise).await.is_ok() {
+        if JsFuture::from(promise.clone()).await.is_ok() {
             return true;
         }
-        LOADING.with(|loading| loading.borrow_mut().take());
+        // This load failed: its element goes, and a later use tries anew (unless
+        // one started meanwhile, which is left to finish).
+        LOADING.with(|loading| {
+            let mut loading = loading.borrow_mut();
+            if loading.as_ref().is_some_and(|current| js_sys::Object::is(current, &promise)) {
+                loading.take();
+                if let Ok(Some(script)) = document().query_selector(&format!("script[src='{SCRIPT}']")) {
+                    script.remove();
+                }
+            }
+        });
         false
     }
 

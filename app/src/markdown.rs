@@ -33,6 +33,13 @@ pub fn to_safe_html(text: &str) -> String {
         Event::End(TagEnd::Image) => one(Event::End(TagEnd::Link)),
         Event::Start(Tag::CodeBlock(kind)) => {
             let head = code_block_head(&kind);
+            // The `<code>`'s class names only a grammar listed here: the fence's own
+            // words would split on a tab into classes of the page's stylesheet.
+            let known = match &kind {
+                CodeBlockKind::Fenced(info) => fence_language(info).map(|(_, grammar)| grammar),
+                CodeBlockKind::Indented => None,
+            };
+            let kind = known.map_or(CodeBlockKind::Indented, |grammar| CodeBlockKind::Fenced(grammar.into()));
             two(Event::Html(head.into()), Event::Start(Tag::CodeBlock(kind)))
         }
         Event::End(TagEnd::CodeBlock) => two(Event::End(TagEnd::CodeBlock), Event::Html("</div>".into())),
@@ -134,15 +141,25 @@ mod tests {
             ),
             "{html}"
         );
-        assert!(
-            boxes[0].contains("<pre><code class=\"language-rs,ignore\">fn main() {}\n</code></pre>\n</div>"),
-            "{html}"
-        );
+        assert!(boxes[0].contains("<pre><code class=\"language-rust\">fn main() {}\n</code></pre>\n</div>"), "{html}");
         assert!(
             boxes[1].starts_with("><div class=\"code-head\"><span class=\"code-language\"></span>"),
             "no grammar: {html}"
         );
         assert!(boxes[1].contains("<pre><code>indented\n</code></pre>\n</div>"), "{html}");
+    }
+
+    #[test]
+    fn a_fences_other_words_never_become_classes() {
+        for fence in ["rust\tfixed\tinset-0\tz-50", "rust\u{c}hidden", "nope\tfixed"] {
+            let html = to_safe_html(&format!("```{fence}\nx\n```\n"));
+            assert!(!html.contains("fixed") && !html.contains("hidden"), "{fence:?}: {html}");
+            let code = html.split("<pre>").nth(1).unwrap();
+            assert!(
+                code.starts_with("<code class=\"language-rust\">") || code.starts_with("<code>"),
+                "{fence:?}: {html}"
+            );
+        }
     }
 
     #[test]

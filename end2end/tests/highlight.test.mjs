@@ -84,6 +84,32 @@ test('the highlighter is fetched only once code is on screen; a rust block is hi
   await page.keyboard.press('Enter');
   await expect(async () => assert.equal(await clipboard(page), rust));
   assert.equal(highlighterFetches(requests), 1, 'loaded once for every block');
+  assert.equal(await page.evaluate((src) => document.querySelectorAll(`script[src="${src}"]`).length, HIGHLIGHTER), 1);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('Enter on an answer\'s Copy code copies, and a waiting question does not take it as its answer', async () => {
+  const folder = makeFolder();
+  setup.model.script(
+    text('Try:\n\n```rust\nfn main() {}\n```\n'),
+    call('q1', 'ask_user', { prompt: 'Which license?', input_type: 'choice', choices: ['MIT', 'Apache-2.0'] }),
+  );
+  const { context } = await clipboardContext();
+  const { page, errors } = await openChat(setup.browser, setup.hub, folder, { context });
+  await sendPrompt(page, 'show me');
+  const copy = page.getByTestId('assistant-message').locator('button[data-copy="code"]');
+  await copy.waitFor();
+  await sendPrompt(page, 'ask me');
+  await page.getByTestId('question-choice').first().waitFor();
+  const asked = setup.model.requests.length;
+
+  await copy.focus();
+  await page.keyboard.press('Enter');
+  await expect(async () => assert.equal(await clipboard(page), 'fn main() {}'));
+  await page.waitForTimeout(300);
+  assert.equal(await page.getByTestId('question-choice').count(), 2, 'the question still waits');
+  assert.equal(setup.model.requests.length, asked, 'no answer went to the agent');
   assert.deepEqual(errors, []);
   await context.close();
 });

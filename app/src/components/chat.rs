@@ -9,7 +9,7 @@ use leptos::task::spawn_local;
 use crate::client;
 use crate::components::approval_card::approval_card_view;
 use crate::components::changes::SessionActivity;
-use crate::components::copy_button::copy_code_block;
+use crate::components::copy_button::{copy_code_block, keep_copy_keys};
 use crate::components::hub_page::{Alert, HubState};
 use crate::components::inbox::notify;
 use crate::components::question_card::question_card_view;
@@ -275,6 +275,7 @@ fn TranscriptItem(item: Item) -> impl IntoView {
                         class="markdown max-w-full"
                         inner_html=html
                         on:click=|event| copy_code_block(&event)
+                        on:keydown=|event| keep_copy_keys(&event)
                     ></div>
                 }
                 .into_any()

@@ -65,6 +65,25 @@ fn keep_keys(event: leptos::ev::KeyboardEvent) {
 
 /// A click in rendered markdown: on a code block's copy button, copies that
 /// block's code (its text, whether highlighted or not).
+/// Keys on a code block's copy button are the button's: Enter or Space copies,
+/// and no card or question hears them (a question takes Enter from the page).
+pub fn keep_copy_keys(event: &leptos::ev::KeyboardEvent) {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        let on_copy = event
+            .target()
+            .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+            .and_then(|element| element.closest("button[data-copy]").ok().flatten())
+            .is_some();
+        if on_copy {
+            event.stop_propagation();
+        }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = event;
+}
+
 pub fn copy_code_block(event: &leptos::ev::MouseEvent) {
     #[cfg(feature = "hydrate")]
     {

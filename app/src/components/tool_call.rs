@@ -236,6 +236,8 @@ fn rows_view(rows: Vec<ParameterRow>) -> impl IntoView {
             // A command can be copied whole, folded or not.
             let copy = matches!(row.key.as_str(), "command" | "cmd")
                 .then(|| row.full.clone().unwrap_or_else(|| row.head.clone()))
+                // Without its last newline: pasted into a shell, it waits for Enter.
+                .map(|command| command.trim_end_matches(['\n', '\r']).to_string())
                 .filter(|command| !command.trim().is_empty());
             let value = match row.full {
                 None => view! { <pre class="whitespace-pre-wrap break-all font-mono">{row.head}</pre> }.into_any(),
