@@ -158,7 +158,7 @@ test("an edit card's diff is highlighted as its file's language, each line in th
   await context.close();
 });
 
-test("a shell card's Copy command copies the whole command; Enter on it copies and decides nothing", async () => {
+test("a shell card's Copy command copies the whole command; Enter on it copies and decides nothing; c presses it", async () => {
   const folder = makeFolder();
   const command = Array.from({ length: 10 }, (_, i) => `echo "step ${i + 1}" >> 'build log.txt'`).join(' &&\n');
   setup.model.script(call('s1', 'run_shell_command', { command }), text('Ran it.'));
@@ -184,6 +184,14 @@ test("a shell card's Copy command copies the whole command; Enter on it copies a
   assert.ok(await card.isVisible(), 'the card still waits: Enter and Space were the button\'s');
   assert.equal(await card.getAttribute('data-tool-id'), 's1');
   assert.equal(setup.model.requests.length, asked, 'nothing was decided, the model was not asked again');
+
+  // The card keeps Tab for its choices; its key c presses Copy command.
+  await page.evaluate(() => navigator.clipboard.writeText('something else'));
+  await page.evaluate(() => document.activeElement?.blur());
+  assert.match(await card.innerText(), /c Copy command/);
+  await page.keyboard.press('c');
+  await expect(async () => assert.equal(await clipboard(page), command));
+  assert.equal(await card.getAttribute('data-tool-id'), 's1', 'still waiting');
   await snapshot(page, 'highlight-command-copied');
   assert.deepEqual(errors, []);
   await context.close();

@@ -34,6 +34,8 @@ pub enum CardAction {
     OpenEditor,
     /// Show the rule "Always in this folder" would save, to confirm or change.
     OpenAlways,
+    /// Press the card's "Copy command" (the card keeps Tab for its choices).
+    CopyCommand,
 }
 
 /// What a key does while the buttons have the focus (the input handles its
@@ -56,6 +58,7 @@ pub fn card_key(key: &str, shift: bool, selected: usize, kind: CardKind, choices
         "a" if edit_card => return decide("approve_session"),
         "d" if edit_card => return decide("reject"),
         "e" if edit_card => return choices.has(&ButtonAction::OpenEditor).then_some(CardAction::OpenEditor),
+        "c" if !edit_card => CardAction::CopyCommand,
         "ArrowRight" => CardAction::Select(next),
         "ArrowLeft" => CardAction::Select(previous),
         "Tab" if shift => CardAction::Select(previous),
@@ -201,7 +204,13 @@ pub fn ApprovalCard(
     };
     let remembers = options.as_deref().is_some_and(|options| agent_remembers(options, &choices));
     let input_place = choices.len();
-    let hint_keys = card_hint(kind, &choices);
+    let has_command = ["command", "cmd"].iter().any(|key| {
+        card.call.parameters.get(key).and_then(|value| value.as_str()).is_some_and(|c| !c.trim().is_empty())
+    });
+    let hint_keys = match has_command && diff.is_none() {
+        true => format!("{} • c Copy command", card_hint(kind, &choices)),
+        false => card_hint(kind, &choices),
+    };
     let selected = RwSignal::new(0usize);
     let instruction = RwSignal::new(String::new());
     let input_ref = NodeRef::<leptos::html::Input>::new();
@@ -315,6 +324,11 @@ pub fn ApprovalCard(
                 Some(CardAction::Select(place)) => select(place),
                 Some(CardAction::OpenEditor) => open_editor(),
                 Some(CardAction::OpenAlways) => open_always(),
+                Some(CardAction::CopyCommand) => {
+                    if !press_copy_command(card_ref) {
+                        return;
+                    }
+                }
                 None => return,
             }
             event.prevent_default();
@@ -559,6 +573,21 @@ fn typing_elsewhere(event: &leptos::ev::KeyboardEvent) -> bool {
     !matches!(element.tag_name().as_str(), "BODY" | "HTML")
 }
 
+/// Clicks the card's "Copy command", if it has one.
+#[cfg(feature = "hydrate")]
+fn press_copy_command(card: NodeRef<leptos::html::Section>) -> bool {
+    use wasm_bindgen::JsCast;
+    let selector = format!("button[data-label='{}']", crate::components::copy_button::COPY_COMMAND);
+    let button = card.get_untracked().and_then(|card| card.query_selector(&selector).ok().flatten());
+    match button.and_then(|button| button.dyn_into::<web_sys::HtmlElement>().ok()) {
+        Some(button) => {
+            button.click();
+            true
+        }
+        None => false,
+    }
+}
+
 #[cfg(feature = "hydrate")]
 fn is_text_field(element: &web_sys::HtmlElement) -> bool {
     matches!(element.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT") || element.is_content_editable()
@@ -603,6 +632,8 @@ mod tests {
         assert_eq!(key("5", false, 0, CardKind::Call), Some(CardAction::OpenAlways), "shows the rule first");
         assert_eq!(key("6", false, 0, CardKind::Call), None);
         assert_eq!(key("a", false, 0, CardKind::Call), None);
+        assert_eq!(key("c", false, 0, CardKind::Call), Some(CardAction::CopyCommand));
+        assert_eq!(key("c", false, 0, EDIT), None, "an edit has no command");
     }
 
     #[test]
