@@ -77,8 +77,16 @@ export function highlight(code, language) {
   }
   lines.push(line + '</span>'.repeat(open.length));
   const result = lines.join('\n');
-  cache.set(key, result);
-  if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value);
+  // Bounded by size as well: a diff's whole files are no answer's block.
+  if (code.length <= CACHE_TEXT_MAX) {
+    cache.set(key, result);
+    cachedChars += key.length + result.length;
+    while (cache.size > CACHE_SIZE || cachedChars > CACHE_CHARS) {
+      const [oldest, html] = cache.entries().next().value;
+      cache.delete(oldest);
+      cachedChars -= oldest.length + html.length;
+    }
+  }
   return result;
 }
 
@@ -88,6 +96,11 @@ export function highlight(code, language) {
  */
 const cache = new Map();
 const CACHE_SIZE = 200;
+/** Texts longer than this are highlighted each time, not kept. */
+const CACHE_TEXT_MAX = 32 * 1024;
+/** What the cache may hold in all, keys and HTML, in characters. */
+const CACHE_CHARS = 4 * 1024 * 1024;
+let cachedChars = 0;
 /** A block not highlighted yet waits this long: while an answer streams, its node is replaced first. */
 const SETTLE_MS = 150;
 

@@ -207,12 +207,11 @@ impl Hub {
     }
 
     /// The agent the folder's next new session gets unless it asks for another.
+    /// Looks for programs on PATH: not on the runtime's threads.
     pub fn folder_agent(&self, folder: &Path) -> String {
-        let registry = self.registry();
+        let choice = self.registry().last_agent_in(folder).map(str::to_string);
         // An asked-for agent is checked; none asked cannot fail.
-        self.agents
-            .for_new_session(None, registry.last_agent_in(folder))
-            .unwrap_or_else(|_| self.agents.default_id().into())
+        self.agents.for_new_session(None, choice.as_deref()).unwrap_or_else(|_| self.agents.default_id().into())
     }
 
     /// Whether YOLO is on for the session (an unknown session: off).
@@ -405,6 +404,19 @@ impl Hub {
         agent: Option<&str>,
         act: impl FnOnce(&mut Session) -> ApiResult<T>,
     ) -> ApiResult<T> {
+        self.with_session_tries(folder_path, session_id, agent, act, 1)
+    }
+
+    /// [`Hub::with_session`]; `retries`: how often it starts over when the
+    /// session came or went between choosing its agent and opening it.
+    fn with_session_tries<T>(
+        &self,
+        folder_path: &str,
+        session_id: Option<&str>,
+        agent: Option<&str>,
+        act: impl FnOnce(&mut Session) -> ApiResult<T>,
+        retries: u8,
+    ) -> ApiResult<T> {
         let folder = canonical_folder(folder_path)?;
         // The agent of a session this would make, chosen before the registry's
         // lock is taken (it looks for programs on PATH), and only then.
@@ -418,6 +430,10 @@ impl Hub {
         };
         let (result, created) = {
             let mut registry = self.registry();
+            if retries > 0 && registry.exists(&folder, session_id) != exists {
+                drop(registry);
+                return self.with_session_tries(folder_path, session_id, agent, act, retries - 1);
+            }
             let (session, created) = registry
                 .open(&folder, session_id, now_ms(), &new_agent, || read_settings(&folder))
                 .map_err(registry_error)?;

@@ -281,9 +281,10 @@ async fn sessions_from_before_agents_get_the_agent_their_state_shows() {
     }
     let command = format!("{} {SCRIPT} plain /dev/null", node());
     let hub = HubProcess::start(data.path(), &["--agent", "acp", "--acp-command", &command]);
-    let expected =
-        vec![("was-acp".to_string(), "node".to_string()), ("was-builtin".to_string(), "builtin".to_string())];
-    assert_eq!(sessions_of(&hub.get("/api/projects").await, &folder), expected, "the launch's default is `node`");
+    let flags_agent = hub.get("/api/agents").await["default"].as_str().unwrap().to_string();
+    assert!(flags_agent.starts_with("acp-"), "{flags_agent}");
+    let expected = vec![("was-acp".to_string(), flags_agent), ("was-builtin".to_string(), "builtin".to_string())];
+    assert_eq!(sessions_of(&hub.get("/api/projects").await, &folder), expected, "the ACP one is the flags' agent's");
     hub.stop();
     let hub = HubProcess::start(data.path(), &[]);
     assert_eq!(sessions_of(&hub.get("/api/projects").await, &folder), expected, "kept once given");

@@ -35,6 +35,8 @@ pub fn AgentPicker(folder_path: String, chosen: RwSignal<Option<String>>) -> imp
     let agents = RwSignal::new(None::<AgentsResponse>);
     let failed = RwSignal::new(None::<String>);
     let folder = StoredValue::new(folder_path);
+    // Another folder's pick does not carry over while this one's list loads.
+    chosen.set(None);
     Effect::new(move |_| {
         leptos::task::spawn_local(async move {
             match client::agents(&folder.get_value()).await {

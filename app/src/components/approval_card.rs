@@ -58,7 +58,7 @@ pub fn card_key(key: &str, shift: bool, selected: usize, kind: CardKind, choices
         "a" if edit_card => return decide("approve_session"),
         "d" if edit_card => return decide("reject"),
         "e" if edit_card => return choices.has(&ButtonAction::OpenEditor).then_some(CardAction::OpenEditor),
-        "c" if !edit_card => CardAction::CopyCommand,
+        "c" | "C" if !edit_card => CardAction::CopyCommand,
         "ArrowRight" => CardAction::Select(next),
         "ArrowLeft" => CardAction::Select(previous),
         "Tab" if shift => CardAction::Select(previous),

@@ -63,8 +63,6 @@ fn keep_keys(event: leptos::ev::KeyboardEvent) {
     }
 }
 
-/// A click in rendered markdown: on a code block's copy button, copies that
-/// block's code (its text, whether highlighted or not).
 /// Keys on a code block's copy button are the button's: Enter or Space copies,
 /// and no card or question hears them (a question takes Enter from the page).
 pub fn keep_copy_keys(event: &leptos::ev::KeyboardEvent) {
@@ -76,7 +74,8 @@ pub fn keep_copy_keys(event: &leptos::ev::KeyboardEvent) {
             .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
             .and_then(|element| element.closest("button[data-copy]").ok().flatten())
             .is_some();
-        if on_copy {
+        // Shortcuts with a modifier (Alt+N, Alt+J) still reach the page.
+        if on_copy && !(event.ctrl_key() || event.alt_key() || event.meta_key()) {
             event.stop_propagation();
         }
     }
@@ -84,6 +83,8 @@ pub fn keep_copy_keys(event: &leptos::ev::KeyboardEvent) {
     let _ = event;
 }
 
+/// A click in rendered markdown: on a code block's copy button, copies that
+/// block's code (its text, whether highlighted or not).
 pub fn copy_code_block(event: &leptos::ev::MouseEvent) {
     #[cfg(feature = "hydrate")]
     {

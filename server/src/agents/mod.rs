@@ -198,17 +198,19 @@ impl Catalog {
         let flags_id = launch.acp.map(|agent| {
             let program = Path::new(agent.program()).file_name().map(|name| name.to_string_lossy().into_owned());
             let ready = READY.iter().find(|ready| Some(ready.command[0]) == program.as_deref());
-            // Named after its program, so a session keeps the same agent across launches.
-            let id = match (ready, program.as_deref()) {
-                (Some(ready), _) => ready.id.to_string(),
-                (None, Some(program)) if program != BUILTIN_ID && file::check_id(program).is_ok() => {
-                    program.to_string()
-                }
-                _ => FLAGS_ACP_ID.to_string(),
+            // Named after its whole command line (a launcher such as `npx` or
+            // `node` starts many agents), so a session keeps the same agent
+            // across launches and another command is another agent.
+            let id = match ready {
+                Some(ready) => ready.id.to_string(),
+                None => format!("{FLAGS_ACP_ID}-{:08x}", stable_hash(agent.command_line()) as u32),
             };
             let from_file = entries.iter().any(|entry| entry.id == id && entry.source == AgentSource::File);
             if from_file && !launch.acp_command_given {
                 // `--agent acp` alone: the file's entry for the default command, with its args and env.
+                if !agent.passed_env().is_empty() {
+                    tracing::warn!(agent = %id, "--acp-env is for --acp-command; the agents file's entry sets its own env");
+                }
                 return id;
             }
             if from_file {
@@ -216,7 +218,10 @@ impl Catalog {
             }
             let entry = AgentEntry {
                 id: id.clone(),
-                name: ready.map_or_else(|| format!("{id} (ACP)"), |ready| ready.name.to_string()),
+                name: ready.map_or_else(
+                    || format!("{} (ACP)", program.as_deref().unwrap_or(FLAGS_ACP_ID)),
+                    |ready| ready.name.to_string(),
+                ),
                 source: AgentSource::Flags,
                 runner: Runner::Acp(agent),
                 install: ready.map(|ready| ready.install),
@@ -279,6 +284,11 @@ impl Catalog {
         }
         self.default.clone()
     }
+}
+
+/// FNV-1a: the same on every build and platform (std's hasher is not).
+fn stable_hash(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3))
 }
 
 fn replace_or_push(entries: &mut Vec<AgentEntry>, entry: AgentEntry) {

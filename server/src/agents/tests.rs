@@ -122,8 +122,18 @@ fn the_flags_agent_is_the_default_and_takes_the_ready_entry_of_its_program() {
         acp_command_given: true,
         ..Launch::default()
     });
-    assert_eq!(catalog.default_id(), "qwen", "named after its program");
-    assert_eq!(catalog.get("qwen").unwrap().name, "qwen (ACP)");
+    let id = catalog.default_id().to_string();
+    assert!(id.starts_with("acp-") && id.len() == 12, "named after its command line: {id}");
+    assert_eq!(catalog.get(&id).unwrap().name, "qwen (ACP)");
+    let again = |command: &str| {
+        let acp = Some(Arc::new(AcpAgent::new(command).unwrap()));
+        Catalog::new(Launch { acp, agent_flag_given: true, acp_command_given: true, ..Launch::default() })
+            .default_id()
+            .to_string()
+    };
+    assert_eq!(again("qwen --acp"), id, "the same command is the same agent in another launch");
+    assert_ne!(again("npx -y other-agent"), again("npx -y some-agent"), "a launcher does not make them one");
+    assert_eq!(again("codex --acp").len(), 12, "a program named codex is not the ready codex-acp");
 }
 
 #[test]
@@ -158,7 +168,8 @@ fn a_session_stored_before_agents_gets_the_agent_its_state_shows() {
     let without = Catalog::new(Launch { file: Some(file(&[("zed", server("z"))], Some("zed"))), ..Launch::default() });
     let acp_state = r#"{"messages": [], "acp": {"session_id": "s1", "agent_name": "qwen"}}"#;
     let builtin_state = r#"{"messages": [{"role": "user", "content": "hi"}], "acp": {}}"#;
-    assert_eq!(with_flags.agent_of_older_session(Some(acp_state)), "qwen");
+    assert_eq!(with_flags.agent_of_older_session(Some(acp_state)), with_flags.default_id());
+    assert!(with_flags.default_id().starts_with("acp-"));
     assert_eq!(without.agent_of_older_session(Some(acp_state)), "gemini", "what --agent acp ran by default");
     assert_eq!(with_flags.agent_of_older_session(Some(builtin_state)), "builtin");
     assert_eq!(without.agent_of_older_session(Some(builtin_state)), "builtin");

@@ -23,14 +23,14 @@ pub async fn list(
     State(hub): State<Arc<Hub>>,
     ApiQuery(query): ApiQuery<AgentsQuery>,
 ) -> ApiResult<Json<AgentsResponse>> {
-    let folder_default = match query.folder_path {
-        Some(raw) => Some(hub.folder_agent(&canonical_folder(&raw)?)),
-        None => None,
-    };
+    let folder = query.folder_path.map(|raw| canonical_folder(&raw)).transpose()?;
     // A few `stat`s on PATH per agent: off the runtime's threads.
-    let catalog = hub.agents().clone();
-    let agents = tokio::task::spawn_blocking(move || catalog.entries().iter().map(|entry| entry.info()).collect())
-        .await
-        .map_err(|err| crate::error::ApiError::internal(format!("Listing the agents failed: {err}.")))?;
+    let listing = hub.clone();
+    let (agents, folder_default) = tokio::task::spawn_blocking(move || {
+        let agents = listing.agents().entries().iter().map(|entry| entry.info()).collect();
+        (agents, folder.map(|folder| listing.folder_agent(&folder)))
+    })
+    .await
+    .map_err(|err| crate::error::ApiError::internal(format!("Listing the agents failed: {err}.")))?;
     Ok(Json(AgentsResponse { agents, default: hub.agents().default_id().to_string(), folder_default }))
 }

@@ -222,7 +222,7 @@ impl Store {
         self.read(|db| {
             let mut statement = db.prepare(
                 "SELECT id, folder, status, yolo_override, pending_count, created_at_ms, updated_at_ms, title, agent
-                 FROM sessions ORDER BY rowid",
+                 FROM sessions ORDER BY created_at_ms, rowid",
             )?;
             let rows = statement.query_map([], |row| {
                 let status: String = row.get(2)?;

@@ -161,6 +161,11 @@ impl AcpAgent {
         &self.command_line
     }
 
+    /// The variables of the hub's environment passed on (`--acp-env`).
+    pub fn passed_env(&self) -> &[String] {
+        &self.launch.passed_env
+    }
+
     /// A variable the agents file sets for the agent.
     pub fn var(&self, name: &str) -> Option<&str> {
         self.launch.env.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
