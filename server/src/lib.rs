@@ -38,6 +38,17 @@ pub fn app(hub: Arc<Hub>, gate: Arc<Gate>, leptos: LeptosOptions) -> Router {
         .layer(axum::middleware::from_fn_with_state(gate, gates::gate))
 }
 
+/// The hub's directory of one kind for this user: `$<xdg_var>/agent-hub`, else
+/// `~/<home_dir>/agent-hub` (on macOS `~/Library/Application Support/agent-hub`).
+pub fn user_dir(xdg_var: &str, home_dir: &str) -> Option<std::path::PathBuf> {
+    if let Some(xdg) = std::env::var_os(xdg_var).filter(|dir| !dir.is_empty()) {
+        return Some(std::path::PathBuf::from(xdg).join("agent-hub"));
+    }
+    let home = std::path::PathBuf::from(std::env::var_os("HOME").filter(|home| !home.is_empty())?);
+    let base = if cfg!(target_os = "macos") { home.join("Library/Application Support") } else { home.join(home_dir) };
+    Some(base.join("agent-hub"))
+}
+
 pub fn leptos_options(cli: &cli::Cli) -> LeptosOptions {
     LeptosOptions::builder()
         .output_name(env!("LEPTOS_OUTPUT_NAME"))

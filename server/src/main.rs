@@ -193,11 +193,5 @@ fn open_browser(url: &str) {
 /// The platform's data dir: `$XDG_DATA_HOME/agent-hub`, else
 /// `~/.local/share/agent-hub` (`~/Library/Application Support/agent-hub` on macOS).
 fn default_data_dir() -> Option<std::path::PathBuf> {
-    if let Some(xdg) = std::env::var_os("XDG_DATA_HOME").filter(|dir| !dir.is_empty()) {
-        return Some(std::path::PathBuf::from(xdg).join("agent-hub"));
-    }
-    let home = std::path::PathBuf::from(std::env::var_os("HOME").filter(|home| !home.is_empty())?);
-    let base =
-        if cfg!(target_os = "macos") { home.join("Library/Application Support") } else { home.join(".local/share") };
-    Some(base.join("agent-hub"))
+    agent_hub::user_dir("XDG_DATA_HOME", ".local/share")
 }

@@ -172,17 +172,7 @@ pub(super) fn check_id(id: &str) -> Result<(), String> {
 /// else `~/.config/agent-hub/agents.json` (on macOS `~/Library/Application
 /// Support/agent-hub/agents.json`).
 pub fn standard_path() -> Option<PathBuf> {
-    let dir = if let Some(xdg) = std::env::var_os("XDG_CONFIG_HOME").filter(|dir| !dir.is_empty()) {
-        PathBuf::from(xdg)
-    } else {
-        let home = PathBuf::from(std::env::var_os("HOME").filter(|home| !home.is_empty())?);
-        if cfg!(target_os = "macos") {
-            home.join("Library/Application Support")
-        } else {
-            home.join(".config")
-        }
-    };
-    Some(dir.join("agent-hub").join("agents.json"))
+    Some(crate::user_dir("XDG_CONFIG_HOME", ".config")?.join("agents.json"))
 }
 
 #[cfg(test)]
