@@ -135,6 +135,23 @@ pub async fn set_yolo(folder_path: &str, session_id: &str, yolo_mode: bool) -> R
     send_json("POST", "/api/chat/config", Some(&body)).await
 }
 
+/// Trusts the folder (its own `.gemini` files may loosen what the hub does),
+/// or withdraws that trust.
+pub async fn set_trust(folder_path: &str, trusted: bool) -> Result<crate::types::FolderTrust, HubError> {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Body<'a> {
+        folder_path: &'a str,
+    }
+    match trusted {
+        true => send_json("POST", "/api/folders/trust", Some(&Body { folder_path })).await,
+        false => {
+            let url = format!("/api/folders/trust?folderPath={}", urlencoding::encode(folder_path));
+            send_json::<(), _>("DELETE", &url, None).await
+        }
+    }
+}
+
 /// Puts the session's ACP agent in one of its modes; answers the session's config.
 pub async fn set_mode(session_id: &str, mode_id: &str) -> Result<ChatConfig, HubError> {
     let url = format!("/api/sessions/{}/mode", urlencoding::encode(session_id));

@@ -62,6 +62,35 @@ pub struct ChatConfig {
     /// The agent the session works with (an addition).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentRef>,
+    /// Whether the user trusts the folder: only then may its own `.gemini`
+    /// files loosen anything (an addition; true when folder trust is off).
+    #[serde(default = "yes")]
+    pub trusted: bool,
+    /// What the folder's own files would loosen once trusted (an untrusted
+    /// folder whose files would loosen something; the page offers Trust).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust_needed: Option<TrustNeeded>,
+}
+
+/// What an untrusted folder's own files would loosen once the user trusts it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TrustNeeded {
+    /// Its allow rules, a line each ("x.toml, rule 1: allows run_shell_command `git status`").
+    pub allows: Vec<String>,
+    /// Its settings would turn YOLO on.
+    pub yolo: bool,
+}
+
+/// `POST /api/folders/trust`, `DELETE /api/folders/trust`: the folder's trust as it now is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FolderTrust {
+    pub folder_path: String,
+    pub trusted: bool,
+    /// When the user trusted it (ms since the epoch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trusted_at: Option<u64>,
 }
 
 /// An agent as a session names it: its id in `GET /api/agents` and its name.
@@ -415,6 +444,12 @@ pub struct RulesResponse {
     pub rules: Vec<RuleView>,
     pub problems: Vec<PolicyProblem>,
     pub grants: Vec<SessionGrant>,
+    /// Whether the user trusts the folder (an addition; true when folder trust is off).
+    #[serde(default = "yes")]
+    pub trusted: bool,
+    /// The folder's own allow rules, held back until it is trusted (an addition).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held_back: Vec<RuleView>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -523,6 +558,8 @@ mod tests {
             session_id: "s".into(),
             note: None,
             accepts_modified_content: false,
+            trusted: true,
+            trust_needed: None,
             agent_modes: None,
             agent: Some(AgentRef { id: "gemini".into(), name: "Gemini CLI".into() }),
         };

@@ -95,6 +95,12 @@ pub struct Cli {
     )]
     pub admin_policies: PathBuf,
 
+    /// Apply every folder's own `.gemini` files at once, allow rules and
+    /// `disableYoloMode: false` included, without asking the user to trust the
+    /// folder first. A repository you clone can then approve for itself.
+    #[arg(long = "no-folder-trust", env = "HUB_NO_FOLDER_TRUST")]
+    pub no_folder_trust: bool,
+
     /// Open the hub in the default browser once it listens.
     #[arg(long)]
     pub open: bool,

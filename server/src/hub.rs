@@ -20,8 +20,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::folder::canonical_folder;
 use crate::policy::{PolicyDirs, PolicyFiles};
 use crate::registry::{Registry, RegistryError, Session, YoloLocked, YoloState};
-use crate::settings::read_settings;
 use crate::store::{SessionRow, Store, StoreError};
+use crate::trust::FolderTrust;
 use crate::watcher::SettingsWatcher;
 
 mod sessions;
@@ -44,6 +44,9 @@ pub struct HubOptions {
     pub max_resident: usize,
     /// Where the user's and the admin's policy files are (none: only the folder's own).
     pub policy_dirs: PolicyDirs,
+    /// Whether a folder's own files may loosen anything only once the user
+    /// trusts it (`--no-folder-trust` turns this off: every folder is trusted).
+    pub folder_trust: bool,
 }
 
 /// Enough for every session a person has open at once; an idle one beyond
@@ -61,6 +64,7 @@ impl Default for HubOptions {
             max_resident: MAX_RESIDENT_SESSIONS,
             // Only the folder's own policy files unless told (tests stay hermetic; main passes the real ones).
             policy_dirs: PolicyDirs { user: None, admin: None, admin_checked: true },
+            folder_trust: true,
         }
     }
 }
@@ -82,6 +86,7 @@ pub struct Hub {
     shutdown: CancellationToken,
     /// The folder last recorded as opened (`Store::record_folder_opened`).
     last_opened: Mutex<Option<std::path::PathBuf>>,
+    pub(crate) trust: FolderTrust,
 }
 
 impl Hub {
@@ -112,6 +117,7 @@ impl Hub {
                 uses: Default::default(),
                 shutdown: CancellationToken::new(),
                 last_opened: Mutex::default(),
+                trust: FolderTrust::load(options.folder_trust, options.store.as_deref()),
             }
         });
         hub.restore();
@@ -127,7 +133,7 @@ impl Hub {
             Vec::new()
         });
         for row in rows {
-            let mut yolo = YoloState::from_settings(read_settings(&row.folder));
+            let mut yolo = YoloState::from_settings(self.folder_settings(&row.folder));
             if let Some(enabled) = row.yolo_override {
                 // A lock set in the settings file since then wins.
                 let _ = yolo.set_by_user(enabled);
@@ -356,7 +362,7 @@ impl Hub {
         self.runtimes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn publish(&self, update: HubUpdate) {
+    pub(crate) fn publish(&self, update: HubUpdate) {
         // No open page is not an error.
         let _ = self.updates.send(update);
     }
@@ -435,7 +441,7 @@ impl Hub {
                 return self.with_session_tries(folder_path, session_id, agent, act, retries - 1);
             }
             let (session, created) = registry
-                .open(&folder, session_id, now_ms(), &new_agent, || read_settings(&folder))
+                .open(&folder, session_id, now_ms(), &new_agent, || self.folder_settings(&folder))
                 .map_err(registry_error)?;
             if let Some(asked) = agent.filter(|asked| !created && *asked != session.agent) {
                 return Err(ApiError::bad_request(format!(
@@ -474,10 +480,13 @@ impl Hub {
         let agent_modes = self.runtimes().get(&session.id).and_then(|runtime| runtime.agent_modes());
         // An ACP agent applies its edits itself; one no longer listed takes none.
         let builtin = self.agents.get(&session.agent).is_some_and(|entry| entry.is_builtin());
+        let trusted = self.trusted(&session.folder);
         ChatConfig {
             accepts_modified_content: builtin,
             agent_modes,
             agent: Some(self.agent_ref(&session.agent)),
+            trusted,
+            trust_needed: (!trusted).then(|| self.trust_needed(&session.folder)).flatten(),
             ..session.config()
         }
     }
@@ -510,7 +519,7 @@ impl Hub {
     /// The folder's settings file changed on disk: re-derive every session's YOLO
     /// default and push what changed.
     pub fn settings_changed(&self, folder: &Path) {
-        let settings = read_settings(folder);
+        let settings = self.folder_settings(folder);
         let changed: Vec<ChatConfig> = {
             let mut registry = self.registry();
             registry

@@ -19,6 +19,7 @@ pub mod settings;
 pub mod shutdown;
 pub mod store;
 pub mod tools;
+pub mod trust;
 pub mod watcher;
 pub mod web;
 

@@ -95,6 +95,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         store: Some(store.clone()),
         agents: Some(agents),
         max_resident: cli.max_resident,
+        folder_trust: !cli.no_folder_trust,
         policy_dirs: agent_hub::policy::PolicyDirs {
             user: cli.user_policies.clone().or_else(|| agent_hub::policy::PolicyDirs::standard().user),
             admin: Some(cli.admin_policies.clone()),

@@ -42,8 +42,13 @@ impl YoloState {
     }
 
     /// The settings file changed on disk: its newer word replaces any runtime
-    /// toggle. Returns whether anything the user sees changed.
+    /// toggle. An event that leaves the file's word as it was (a `touch`, a
+    /// rewrite of other keys) keeps the user's toggle. Returns whether anything
+    /// the user sees changed.
     pub fn rederive(&mut self, settings: SettingsDefault) -> bool {
+        if settings == self.settings {
+            return false;
+        }
         let next = Self::from_settings(settings);
         let changed = next != *self;
         *self = next;
@@ -79,6 +84,9 @@ impl Session {
             accepts_modified_content: true,
             agent_modes: None,
             agent: None,
+            // The hub says whether the folder is trusted.
+            trusted: true,
+            trust_needed: None,
         }
     }
 
@@ -490,6 +498,16 @@ mod tests {
         assert!(yolo.rederive(locked()));
         assert_eq!((yolo.enabled, yolo.locked(), yolo.source), (false, true, YoloSource::Settings));
         assert!(!yolo.rederive(locked()), "same settings again is no change");
+    }
+
+    #[test]
+    fn an_event_that_leaves_the_files_word_as_it_was_keeps_the_users_toggle() {
+        let mut yolo = YoloState::from_settings(yolo_on());
+        yolo.set_by_user(false).unwrap();
+        assert!(!yolo.rederive(yolo_on()), "a touch of settings.json");
+        assert_eq!((yolo.enabled, yolo.source), (false, YoloSource::User), "the user's off holds");
+        assert!(yolo.rederive(missing()), "a new word replaces the toggle");
+        assert_eq!((yolo.enabled, yolo.source), (false, YoloSource::Default));
     }
 
     #[test]

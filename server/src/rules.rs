@@ -25,7 +25,7 @@ impl Hub {
     /// read again only when they changed; a database that cannot be read leaves
     /// out the saved rules (those only allow: without them, calls ask).
     pub fn policy_set(&self, folder: &Path) -> PolicySet {
-        self.policies().for_folder(folder, self.saved_rules(folder))
+        self.policies().for_folder(folder, self.saved_rules(folder), self.trusted(folder))
     }
 
     fn saved_rules(&self, folder: &Path) -> Vec<Rule> {
@@ -47,7 +47,7 @@ impl Hub {
         // (looking at its rules opens no session).
         let yolo = self
             .session(&crate::registry::default_session_id(&folder))
-            .map_or_else(|| crate::settings::read_settings(&folder).yolo_mode, |session| session.yolo.enabled);
+            .map_or_else(|| self.folder_settings(&folder).yolo_mode, |session| session.yolo.enabled);
         let mode = Mode::from_yolo(yolo);
         let set = self.policy_set(&folder);
         let rules: Vec<_> = set.rules().iter().map(|rule| rule.view(mode)).collect();
@@ -66,6 +66,8 @@ impl Hub {
             rules,
             problems: set.problems().to_vec(),
             grants,
+            trusted: self.trusted(&folder),
+            held_back: set.held_back().iter().map(|rule| rule.view(mode)).collect(),
         })
     }
 

@@ -25,6 +25,8 @@ pub struct SettingsDefault {
     pub from_settings: bool,
     /// Why the default is what it is, when that is not obvious.
     pub note: Option<String>,
+    /// The file would turn YOLO on, and the folder is not trusted: it stays off.
+    pub held_for_trust: bool,
 }
 
 impl SettingsDefault {
@@ -32,7 +34,20 @@ impl SettingsDefault {
     /// reads the file for every agent, as the agent may not be Gemini CLI).
     fn fallback(why: impl std::fmt::Display) -> Self {
         let note = format!("YOLO starts off: {why}.");
-        Self { yolo_mode: false, locked: false, from_settings: false, note: Some(note) }
+        Self { yolo_mode: false, locked: false, from_settings: false, note: Some(note), held_for_trust: false }
+    }
+
+    /// In a folder the user has not trusted, its settings may only tighten:
+    /// `disableYoloMode: true` locks YOLO off at once, but a `false` that would
+    /// turn YOLO on waits for the user's trust.
+    pub fn under_trust(self, trusted: bool) -> Self {
+        if trusted || !self.yolo_mode {
+            return self;
+        }
+        let note = "YOLO on once you trust this folder: its .gemini/settings.json sets security.disableYoloMode \
+                    to false, and a folder's own files may turn approvals off only once you trust it."
+            .to_string();
+        Self { yolo_mode: false, locked: false, from_settings: false, note: Some(note), held_for_trust: true }
     }
 }
 
@@ -76,6 +91,7 @@ pub fn parse_settings(text: &str) -> SettingsDefault {
             yolo_mode: !disabled,
             locked: *disabled,
             from_settings: true,
+            held_for_trust: false,
             note: disabled.then(|| {
                 "YOLO is locked off by security.disableYoloMode in .gemini/settings.json (the hub reads it for \
                  every agent)."

@@ -182,6 +182,7 @@ async fn yolo_runs_without_cards_and_read_only_tools_never_ask() {
     .await;
     let hub = TestHub::with_model(&model);
     let (_dir, folder) = project(Some(r#"{"security":{"disableYoloMode":false}}"#));
+    hub.trust(&folder).await;
     std::fs::write(folder.join("notes.txt"), "secret notes").unwrap();
     let events = hub.prompt(&folder, "go").await.lines();
     assert_eq!(

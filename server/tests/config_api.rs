@@ -25,6 +25,8 @@ async fn config_follows_the_settings_file_at_creation() {
         (Some(r#"{"security":{"disableYoloMode":"false"}}"#), false, false, "default"),
     ] {
         let (_dir, folder) = project(settings);
+        // Trusted: the folder's own settings may turn YOLO on (trust.rs tests the untrusted side).
+        hub.trust(&folder).await;
         let reply = hub.config(&folder).await;
         assert_eq!(reply.status, StatusCode::OK, "{settings:?}");
         let body = reply.json();
@@ -149,6 +151,7 @@ async fn bad_input_gets_a_clear_error_and_changes_nothing() {
 async fn settings_change_on_disk_is_pushed_to_open_pages() {
     let hub = TestHub::new();
     let (_dir, folder) = project(None);
+    hub.trust(&folder).await;
     assert_eq!(hub.config(&folder).await.json()["yoloMode"], false);
     let response =
         hub.router().oneshot(authorized(Request::get("/api/updates")).body(Body::empty()).unwrap()).await.unwrap();
@@ -178,6 +181,7 @@ async fn settings_change_on_disk_is_pushed_to_open_pages() {
 async fn settings_dir_created_later_is_watched_too() {
     let hub = TestHub::new();
     let (_dir, folder) = project(None);
+    hub.trust(&folder).await;
     let mut updates = hub.hub.subscribe();
     hub.config(&folder).await;
     let _ = updates.recv().await; // the new session's `projects` update

@@ -79,6 +79,7 @@ async fn an_allow_rule_skips_the_card_and_a_chained_command_with_an_unallowed_pa
         "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"echo allowed\"\ndecision = \"allow\"\n\
          priority = 100\nallowRedirection = true\n",
     );
+    hub.trust(&folder).await;
 
     let first = hub.prompt(&folder, "allowed").await.lines();
     assert_eq!(shape(&first), ["init", "message", "tool_use", "tool_result", "text", "result"], "no card");
@@ -176,7 +177,8 @@ async fn a_policy_file_edit_applies_to_the_next_call_and_a_broken_rule_is_report
     policy(&folder, "a.toml", "[[rule]]\ncommandPrefix = \"echo one\"\ndecision = \"deny\"\npriority = 5\n");
 
     let first = hub.prompt(&folder, "one").await.lines();
-    assert_eq!(tool_result(&first)["error"]["type"], "denied_by_policy");
+    assert_eq!(tool_result(&first)["error"]["type"], "denied_by_policy", "a deny applies untrusted");
+    hub.trust(&folder).await;
 
     // No restart: the edited file (now with a broken rule beside a good one) applies at once.
     policy(

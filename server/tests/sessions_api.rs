@@ -58,6 +58,7 @@ fn ids(sessions: &[Value]) -> Vec<&str> {
 async fn a_new_session_gets_a_fresh_id_a_title_and_the_folders_settings() {
     let hub = TestHub::new();
     let (_dir, folder) = project(Some(r#"{"security":{"disableYoloMode":false}}"#));
+    hub.trust(&folder).await;
     let mut updates = hub.hub.subscribe();
 
     let named = hub.create_session(json!({"folderPath": folder, "title": "  Release notes  "})).await;

@@ -11,6 +11,7 @@ use crate::components::folder_tools::{FolderTools, ToolButtons, ToolPanel};
 use crate::components::hub_page::{folder_href, session_href, HubState};
 use crate::components::inbox::Inbox;
 use crate::components::sessions::SessionList;
+use crate::components::trust_banner::TrustBanner;
 use crate::location::use_location;
 use crate::parts::{deferred, wasm_split, PartMissing};
 use crate::types::{ChatConfig, SessionStatus, SessionSummary};
@@ -242,6 +243,7 @@ fn FolderHeading(folder_path: String, session_id: String, tools: FolderTools) ->
                 <ToolButtons tools />
             </div>
             <p data-testid="yolo-note" class="text-sm text-slate-600 dark:text-slate-400">{yolo_note}</p>
+            <TrustBanner folder_path />
         </div>
     }
 }

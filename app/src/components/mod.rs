@@ -18,4 +18,5 @@ pub mod rules_panel;
 pub mod sessions;
 pub mod shortcuts;
 pub mod tool_call;
+pub mod trust_banner;
 pub mod updates;

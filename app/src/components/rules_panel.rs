@@ -19,6 +19,8 @@ const LONG: usize = 48;
 enum Change {
     DeleteRule(String),
     Withdraw(SessionGrant),
+    /// Trust the folder (`true`) or withdraw its trust.
+    Trust(bool),
 }
 
 /// The panel, from the `policy` part of the wasm (see `parts`).
@@ -45,12 +47,13 @@ pub fn RulesPanel(folder_path: String, session_id: String, on_close: Callback<()
         let folder = folder.get_value();
         async move { client::policy::rules(&folder).await }
     });
-    let change = Action::new_local(|change: &Change| {
+    let change = Action::new_local(move |change: &Change| {
         let change = change.clone();
         async move {
             match change {
                 Change::DeleteRule(id) => client::policy::delete_rule(&id).await,
                 Change::Withdraw(grant) => client::policy::withdraw_grant(&grant.session_id, &grant.tool_name).await,
+                Change::Trust(trusted) => client::set_trust(&folder.get_value(), trusted).await.map(drop),
             }
         }
     });
@@ -82,8 +85,13 @@ pub fn RulesPanel(folder_path: String, session_id: String, on_close: Callback<()
                 let on_withdraw = Callback::new(move |grant: SessionGrant| {
                     change.dispatch(Change::Withdraw(grant));
                 });
-                view! { <RulesBody response current_session=session.get_value() pending on_delete on_withdraw /> }
-                    .into_any()
+                let on_trust = Callback::new(move |trusted: bool| {
+                    change.dispatch(Change::Trust(trusted));
+                });
+                view! {
+                    <RulesBody response current_session=session.get_value() pending on_delete on_withdraw on_trust />
+                }
+                .into_any()
             }
         })
     };
@@ -159,11 +167,38 @@ fn RulesBody(
     pending: Signal<bool>,
     on_delete: Callback<String>,
     on_withdraw: Callback<SessionGrant>,
+    on_trust: Callback<bool>,
 ) -> impl IntoView {
-    let RulesResponse { mode, rules, problems, grants, .. } = response;
+    let RulesResponse { mode, rules, problems, grants, trusted, held_back, .. } = response;
     let count = rules.len();
+    let held = held_back.len();
     view! {
         {(!problems.is_empty()).then(|| view! { <Problems problems /> })}
+        <section aria-labelledby="trust-title" class="flex flex-col gap-2" data-testid="rules-trust">
+            <h3 id="trust-title" class="text-xs font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">
+                "Folder trust"
+            </h3>
+            <div class="flex flex-wrap items-center gap-3">
+                <p class="flex-1 text-slate-600 dark:text-slate-400">
+                    {if trusted {
+                        "Trusted: this folder's own .gemini files apply, allow rules and YOLO included.".to_string()
+                    } else {
+                        format!(
+                            "Not trusted: this folder's own .gemini files may only tighten (deny and ask rules apply); {held} allow rule(s) held back."
+                        )
+                    }}
+                </p>
+                <button
+                    type="button"
+                    data-testid=if trusted { "trust-withdraw" } else { "trust-grant" }
+                    disabled=move || pending.get()
+                    on:click=move |_| on_trust.run(!trusted)
+                    class="rounded-md border border-slate-300 px-2 py-0.5 text-xs font-medium text-slate-700 hover:bg-slate-100 disabled:opacity-50 dark:border-slate-700 dark:text-slate-300 dark:hover:bg-slate-800"
+                >
+                    {if trusted { "Withdraw trust" } else { "Trust this folder" }}
+                </button>
+            </div>
+        </section>
         <section aria-labelledby="grants-title" class="flex flex-col gap-2">
             <h3 id="grants-title" class="text-xs font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">
                 "Session grants (“Yes, for this session”)"
@@ -404,6 +439,8 @@ mod tests {
             rules: Vec::new(),
             problems: Vec::new(),
             grants: Vec::new(),
+            trusted: true,
+            held_back: Vec::new(),
         };
         assert_eq!(mode_line(&response("yolo", true)), "Matching with YOLO on · guard rails on");
         assert_eq!(mode_line(&response("default", false)), "Matching with YOLO off");

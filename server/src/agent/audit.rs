@@ -122,26 +122,21 @@ impl Outcome {
 }
 
 /// How the user's decision on one waiting call decided it (`decided`), or
-/// another call it settled with it: "for this session" allows the tool's other
-/// calls, a saved rule the calls it covers, a rejection or an instruction
-/// answers every call still waiting.
+/// another call it settled with it: a rejection or an instruction answers every
+/// call still waiting. A grant or a saved rule settles no other call: the gate
+/// judges those when they start, and the audit names it then.
 pub fn of_user_decision(decision: &Decision, decided: bool) -> Option<(Verdict, Authority)> {
     let verdict = match (decision, decided) {
         (Decision::Approve, true) => Verdict::Approved,
         (Decision::ApproveSession, true) => Verdict::ApprovedSession,
-        (Decision::ApproveAlways { .. }, true) => Verdict::ApprovedAlways,
+        (Decision::ApproveAlways, true) => Verdict::ApprovedAlways,
         (Decision::Edit { modified_content: Some(_), .. }, true) => Verdict::ApprovedEdited,
-        (Decision::ApproveSession, false) => return Some((Verdict::Allowed, Authority::SessionGrant)),
-        (Decision::ApproveAlways { .. }, false) => return Some((Verdict::Allowed, Authority::Rule(SAVED_RULE.into()))),
         (Decision::Reject, _) => Verdict::Rejected,
         (Decision::Edit { modified_content: None, .. }, _) => Verdict::Feedback,
         _ => return None,
     };
     Some((verdict, Authority::User))
 }
-
-/// The source a rule saved from a card goes by in the audit trail.
-pub const SAVED_RULE: &str = "saved in the hub";
 
 fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_millis() as u64)

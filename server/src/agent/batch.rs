@@ -10,13 +10,19 @@
 
 use std::collections::{HashMap, HashSet};
 
-use app::events::{AgentEvent, ResultStatus, Severity, ToolError, ToolStatus};
+use app::events::{AgentEvent, ResultStatus, Severity, ToolError, ToolKind, ToolStatus};
 use serde_json::json;
 
 use super::audit::Outcome;
+use super::gate;
 use super::question;
-use super::{AgentState, PausedTurn, SessionRuntime, TurnEnd, INTERRUPTED_MESSAGE};
-use crate::approval::{BatchError, SkipReason, Step};
+use super::{AgentState, PausedTurn, PlannedCall, SessionRuntime, TurnEnd, INTERRUPTED_MESSAGE};
+use crate::approval::{BatchError, Initial, SkipReason, Step};
+use crate::tools::Tool;
+
+/// The gate, asked about a call at the instant it starts, with the session's
+/// grants as they are then. Nothing of its answer is kept.
+pub(crate) type Judge<'a> = &'a (dyn Fn(&PlannedCall, &HashSet<String>) -> gate::Start + Sync);
 
 /// Where working through a batch stopped: a call to run, or a pause or end.
 #[derive(Debug, PartialEq, Eq)]
@@ -117,15 +123,50 @@ fn skip_event(tool_id: String, result: String, reason: SkipReason) -> AgentEvent
 
 impl SessionRuntime {
     /// Works through the paused turn's calls up to the next one to run, or the
-    /// next pause or end.
-    pub(crate) fn settle(&self, logged: &AlreadyLogged) -> Result<Settled, BatchError> {
-        let mut state = self.state();
+    /// next pause or end. A call nobody decided is judged by `judge` when its
+    /// turn comes; without a judge (recovery, a closed batch) it waits for the user.
+    pub(crate) fn settle(&self, logged: &AlreadyLogged, judge: Option<Judge>) -> Result<Settled, BatchError> {
+        let mut guard = self.state();
         loop {
+            let state = &mut *guard;
             let Some(paused) = state.paused.as_mut() else { return Ok(Settled::Continue) };
             match paused.batch.step()? {
+                Step::Judge(tool_id) => {
+                    let start = match (judge, paused.calls.get(&tool_id)) {
+                        (Some(judge), Some(call)) => judge(call, &state.allowed_tools),
+                        _ => gate::Start::user_decides(),
+                    };
+                    paused.batch.judged(&tool_id, start.judgement())?;
+                    if let (Some((how, by)), Some(call)) = (&start.decided, paused.calls.get(&tool_id)) {
+                        self.audit_decision(&tool_id, &call.name, &call.args, *how, by);
+                    }
+                    match start.initial {
+                        Initial::Cleared => {
+                            // Running is on disk before the call runs (the caller flushes).
+                            self.save(state);
+                            return Ok(Settled::Run { tool_id, modified_content: None });
+                        }
+                        Initial::Pending | Initial::Asking => {
+                            // It gets its card now; the card says why when a rule or the hub asks.
+                            if let (Some(note), Some(call)) = (start.note, paused.calls.get(&tool_id)) {
+                                self.log.push(AgentEvent::ToolUpdate {
+                                    tool_id,
+                                    tool_name: call.name.clone(),
+                                    parameters: call.args.clone(),
+                                    kind: call.tool.map_or(ToolKind::Other, Tool::kind),
+                                    diff: None,
+                                    choices: None,
+                                    policy: Some(note),
+                                });
+                            }
+                            self.save(state);
+                        }
+                        Initial::Denied(_) => self.save(state),
+                    }
+                }
                 Step::Run { tool_id, modified_content } => {
                     // Running is on disk before the call runs (the caller flushes).
-                    self.save(&state);
+                    self.save(state);
                     return Ok(Settled::Run { tool_id, modified_content });
                 }
                 Step::Skip { tool_id, result, reason } => {
@@ -139,8 +180,8 @@ impl SessionRuntime {
                             result
                         }
                     };
-                    tool_message(&mut state, &tool_id, text);
-                    self.save(&state);
+                    tool_message(state, &tool_id, text);
+                    self.save(state);
                 }
                 Step::Wait(pending) => return Ok(Settled::Wait(pending)),
                 Step::Ask(tool_id) => {
@@ -214,7 +255,7 @@ impl SessionRuntime {
     /// Reports what a closed batch holds, then forgets it. Nothing in it runs:
     /// every call was closed, so a `Run` here is a bug, logged and dropped.
     fn settle_closed(&self) {
-        if let Err(err) = self.settle(&AlreadyLogged::default()) {
+        if let Err(err) = self.settle(&AlreadyLogged::default(), None) {
             tracing::error!(session = %self.id, "a closed batch did not settle: {err}");
         }
         let mut state = self.state();
@@ -238,7 +279,7 @@ impl SessionRuntime {
         };
         // What reached the log before the crash is not said twice.
         let logged = AlreadyLogged::of(self, &ids);
-        Some(match self.settle(&logged) {
+        Some(match self.settle(&logged, None) {
             Ok(Settled::Wait(pending)) => TurnEnd::waiting(pending),
             Ok(Settled::Ask(_)) => TurnEnd::asking(),
             Ok(Settled::Cancelled) => {

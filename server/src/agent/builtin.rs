@@ -2,7 +2,7 @@
 //! model turn's tool calls go through the approval state machine; the turn
 //! pauses at the first call waiting for the user and resumes on a decision.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use app::events::{AgentEvent, ResultStatus, Role, ToolKind};
@@ -17,7 +17,7 @@ use super::question::{self, Answer};
 use super::{
     audit, busy, gate, not_pending, not_running, AgentState, PausedTurn, PlannedCall, SessionRuntime, Start, TurnEnd,
 };
-use crate::approval::{ApprovalBatch, BatchError, Decision, DecisionError, Initial, NewCall};
+use crate::approval::{ApprovalBatch, BatchError, Decision, DecisionError, Initial, Judgement, NewCall};
 use crate::error::ApiError;
 use crate::hub::Hub;
 use crate::policy;
@@ -69,7 +69,7 @@ pub fn begin(
         }
         let after = runtime.log.last_seq();
         match start {
-            Start::Decide { tool_id, decision } => apply_decision(runtime, state, &tool_id, decision)?,
+            Start::Decide { tool_id, decision } => apply_decision(hub, runtime, state, &tool_id, decision)?,
             Start::Answer { request_id, response } => apply_answer(state, &request_id, &response)?,
             Start::AgentOption { .. } => {
                 return Err(ApiError::bad_request(
@@ -92,7 +92,7 @@ pub fn begin(
                         ));
                     };
                     let first = paused.batch.pending().into_iter().next().unwrap_or_default();
-                    apply_decision(runtime, state, &first, decision)?;
+                    apply_decision(hub, runtime, state, &first, decision)?;
                     runtime.log.push(AgentEvent::Message { role: Role::User, content: text, delta: false });
                 }
                 None => {
@@ -159,7 +159,30 @@ fn stopped(runtime: &SessionRuntime) {
     runtime.close_batch(STOPPED_RESULT);
 }
 
+/// The gate on one of the session's calls, with the hub's rules, YOLO and
+/// protected paths as they are at this instant and the session's `grants`.
+pub(crate) fn judge_now(
+    hub: &Hub,
+    runtime: &SessionRuntime,
+    call: &PlannedCall,
+    grants: &HashSet<String>,
+) -> gate::Start {
+    let yolo = hub.yolo(&runtime.id);
+    let rules = hub.policy_set(&runtime.folder);
+    let verdict =
+        rules.evaluate(&policy::ToolCall { name: &call.name, args: &call.args }, policy::Mode::from_yolo(yolo));
+    gate::start(gate::Facts {
+        refused: call.failure.is_some(),
+        read_only: call.tool.is_some_and(|tool| tool.kind() == ToolKind::Read),
+        granted: grants.contains(&call.name),
+        protected: super::protected::touches_settings(&runtime.folder, &call.name, &call.args),
+        yolo,
+        verdict: &verdict,
+    })
+}
+
 fn apply_decision(
+    hub: &Hub,
     runtime: &SessionRuntime,
     state: &mut AgentState,
     tool_id: &str,
@@ -179,6 +202,19 @@ fn apply_decision(
             }
             if let Some(allowed) = allowed {
                 state.allowed_tools.insert(allowed);
+            }
+            if matches!(decision, Decision::ApproveSession | Decision::ApproveAlways) {
+                // The grant or the new rule may let other waiting calls run: the
+                // gate says which (one it still stops keeps its card), and judges
+                // them again when they start.
+                for id in &still {
+                    let lets_run = paused.calls.get(id).is_some_and(|call| {
+                        judge_now(hub, runtime, call, &state.allowed_tools).judgement() == Judgement::Run
+                    });
+                    if lets_run {
+                        paused.batch.reopen(id);
+                    }
+                }
             }
             Ok(())
         }
@@ -390,7 +426,9 @@ impl Turn {
                 diff,
                 policy: start.note,
             });
-            if let Some((how, by)) = start.decided {
+            // A call the gate lets run is judged (and recorded) again when it
+            // starts; one it denies never starts, so it is recorded now.
+            if let (Initial::Denied(_), Some((how, by))) = (&start.initial, start.decided) {
                 decided.push((tool_id.clone(), request.name.clone(), args.clone(), how, by));
             }
             new_calls.push(NewCall {
@@ -475,7 +513,15 @@ impl Turn {
     /// on disk as running before it runs (write-ahead), so a crash never runs it twice.
     async fn work_through(&self) -> Result<Settled, TurnError> {
         loop {
-            let (tool_id, modified_content) = match self.runtime.settle(&AlreadyLogged::default())? {
+            // Off the async workers: the gate may read the rules' files and the store.
+            let (hub, runtime) = (self.hub.clone(), self.runtime.clone());
+            let settled = tokio::task::spawn_blocking(move || {
+                let judge = |call: &PlannedCall, grants: &HashSet<String>| judge_now(&hub, &runtime, call, grants);
+                runtime.settle(&AlreadyLogged::default(), Some(&judge))
+            })
+            .await
+            .map_err(|err| TurnError::Lost(format!("(the gate's task failed: {err})")))?;
+            let (tool_id, modified_content) = match settled? {
                 Settled::Run { tool_id, modified_content } => (tool_id, modified_content),
                 other => return Ok(other),
             };

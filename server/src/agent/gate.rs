@@ -1,13 +1,17 @@
-//! Where a call starts, for both agent kinds: the policy rules first (a deny or
-//! an ask holds even in YOLO and over a session grant), then the session's
-//! grants, YOLO, and the built-in agent's read-only default.
+//! The one gate, for both agent kinds: whether a call may run, from what will
+//! run (its typed arguments, the command as the shell reads it), the policy
+//! rules (a deny or an ask holds even in YOLO and over a session grant), the
+//! hub's protected paths, then the session's grants, YOLO, and the built-in
+//! agent's read-only default. Pure: the caller gathers the facts at the instant
+//! the call starts (an ACP agent's permission request; the built-in agent's
+//! `Step::Judge`), and nothing of the answer is kept for later.
 
 use app::events::PolicyNote;
 use app::types::PolicyDecision;
 
 use super::audit::{Authority, Verdict};
 use super::protected;
-use crate::approval::Initial;
+use crate::approval::{Initial, Judgement};
 use crate::policy;
 
 /// What the hub knows of a call before deciding where it starts.
@@ -33,6 +37,23 @@ pub struct Start {
     pub initial: Initial,
     pub decided: Option<(Verdict, Authority)>,
     pub note: Option<PolicyNote>,
+}
+
+impl Start {
+    /// The gate's answer as the approval batch takes it at a call's start.
+    pub fn judgement(&self) -> Judgement {
+        match &self.initial {
+            Initial::Cleared => Judgement::Run,
+            Initial::Denied(result) => Judgement::Deny(result.clone()),
+            Initial::Pending | Initial::Asking => Judgement::Ask,
+        }
+    }
+
+    /// Nobody could judge the call (its plan is gone, or the hub is recovering):
+    /// the user decides.
+    pub fn user_decides() -> Start {
+        Start { initial: Initial::Pending, decided: None, note: None }
+    }
 }
 
 /// What the model gets for a call a rule denies.

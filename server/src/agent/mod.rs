@@ -564,19 +564,6 @@ impl SessionRuntime {
         paused.calls.get(tool_id).map(|call| (call.name.clone(), call.args.clone()))
     }
 
-    /// The other calls waiting on cards, as the folder's rules see them.
-    pub fn other_waiting_calls(&self, tool_id: &str) -> Vec<(String, String, Value)> {
-        let state = self.state();
-        let Some(paused) = state.paused.as_ref() else { return Vec::new() };
-        paused
-            .batch
-            .pending()
-            .into_iter()
-            .filter(|id| id != tool_id)
-            .filter_map(|id| paused.calls.get(&id).map(|call| (id.clone(), call.name.clone(), call.args.clone())))
-            .collect()
-    }
-
     /// Reports an error (with a machine-readable code) as the turn's event.
     pub fn report_error(&self, code: &str, message: String) {
         self.log.push(AgentEvent::Error { severity: Severity::Error, message, code: Some(code.to_string()) });

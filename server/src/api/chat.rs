@@ -77,8 +77,9 @@ pub async fn approve(
 }
 
 /// "Always in this folder": the rule is saved (on disk) first, then the call
-/// is approved, with the other waiting calls the rule allows. A decision that
-/// does not go through takes its rule back.
+/// is approved; the other waiting calls are judged again with the rule (one
+/// the gate still stops keeps its card). A decision that does not go through
+/// takes its rule back.
 async fn approve_always(
     hub: &Arc<Hub>,
     runtime: &Arc<SessionRuntime>,
@@ -86,18 +87,7 @@ async fn approve_always(
     prefix: Option<String>,
 ) -> ApiResult<u64> {
     let saved = hub.save_rule_for(runtime, &tool_id, prefix).await?;
-    let rules = hub.policy_set(&runtime.folder);
-    let mode = crate::policy::Mode::from_yolo(hub.yolo(&runtime.id));
-    let also = runtime
-        .other_waiting_calls(&tool_id)
-        .into_iter()
-        .filter(|(_, name, args)| {
-            let verdict = rules.evaluate(&crate::policy::ToolCall { name, args }, mode);
-            verdict.decision == Some(app::types::PolicyDecision::Allow)
-        })
-        .map(|(id, _, _)| id)
-        .collect();
-    match begin(hub, runtime, Start::Decide { tool_id, decision: Decision::ApproveAlways { also } }) {
+    match begin(hub, runtime, Start::Decide { tool_id, decision: Decision::ApproveAlways }) {
         Ok(after) => Ok(after),
         Err(err) => {
             hub.forget_rule(saved.id).await;

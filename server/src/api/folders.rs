@@ -1,14 +1,14 @@
 //! `GET /api/folders/recent`: the folders opened last, kept across restarts,
-//! for the folder browser to offer first.
+//! for the folder browser to offer first. `/api/folders/trust`: folder trust.
 
 use std::sync::Arc;
 
-use app::types::{RecentFolder, RecentFolders};
+use app::types::{FolderTrust, RecentFolder, RecentFolders, RulesQuery};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiJson, ApiQuery, ApiResult};
 use crate::hub::Hub;
 
 /// Newest first; a folder that is no longer a directory on disk is left out.
@@ -34,4 +34,26 @@ pub async fn recent(State(hub): State<Arc<Hub>>) -> ApiResult<Json<RecentFolders
     .await
     .map_err(|err| ApiError::internal(format!("Reading the recent folders failed: {err}.")))??;
     Ok(Json(RecentFolders { folders }))
+}
+
+/// `GET /api/folders/trust?folderPath=`: whether the user trusts the folder.
+pub async fn trust_of(
+    State(hub): State<Arc<Hub>>,
+    ApiQuery(query): ApiQuery<RulesQuery>,
+) -> ApiResult<Json<FolderTrust>> {
+    hub.trust_of(&query.folder_path).map(Json)
+}
+
+/// `POST /api/folders/trust {folderPath}`: the folder's own files may loosen
+/// what the hub does (allow rules, `disableYoloMode: false`).
+pub async fn trust(State(hub): State<Arc<Hub>>, ApiJson(body): ApiJson<RulesQuery>) -> ApiResult<Json<FolderTrust>> {
+    hub.set_trust(&body.folder_path, true).await.map(Json)
+}
+
+/// `DELETE /api/folders/trust?folderPath=`: trust withdrawn; the folder's files may only tighten again.
+pub async fn distrust(
+    State(hub): State<Arc<Hub>>,
+    ApiQuery(query): ApiQuery<RulesQuery>,
+) -> ApiResult<Json<FolderTrust>> {
+    hub.set_trust(&query.folder_path, false).await.map(Json)
 }

@@ -51,6 +51,7 @@ pub fn router() -> Router<Arc<Hub>> {
         .route("/audit", get(rules::audit))
         .route("/fs/dirs", get(fs::dirs))
         .route("/folders/recent", get(folders::recent))
+        .route("/folders/trust", get(folders::trust_of).post(folders::trust).delete(folders::distrust))
         .fallback(|| async { ApiError::not_found("No such API endpoint.") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "bad_request", "Method not allowed on this endpoint.")

@@ -6,6 +6,12 @@
 //! decided out of order run when their turn comes. A question to the user
 //! (`ask_user`) waits in the same order: it is asked when its turn comes.
 //!
+//! Only the user's decision on exactly one call is kept: a call nobody decided
+//! is `Open`, and when its turn comes the batch asks the runtime to judge it
+//! (`Step::Judge`) with the gate as things stand at that instant. So a YOLO
+//! switched off, a rule deleted or a grant given meanwhile counts, and "for this
+//! session" or "Always" never clears a sibling the gate would stop.
+//!
 //! A call handed out to run is `Running` until the runtime reports it; the
 //! runtime persists the batch in that state before it runs the call, so after a
 //! crash [`ApprovalBatch::interrupt`] finds it and it is reported, never run again.
@@ -34,11 +40,9 @@ pub enum Decision {
     Reject,
     /// Approve, and let every later call of the same tool in this session run without a card.
     ApproveSession,
-    /// Approve; a rule saved in the hub allows it from now on in this folder, and
-    /// allows these other waiting calls of the batch too.
-    ApproveAlways {
-        also: Vec<String>,
-    },
+    /// Approve; a rule saved in the hub allows it from now on in this folder
+    /// (the other waiting calls are judged again by the runtime, with the rule).
+    ApproveAlways,
     /// Skip the call and tell the model why; or, with `modified_content` on an
     /// edit tool, write the user's content instead of the proposal.
     Edit {
@@ -68,6 +72,8 @@ pub enum BatchError {
     NotRunning(String),
     #[error("two calls of one model turn have the id {0}")]
     DuplicateId(String),
+    #[error("tool call {0} was not handed out to be judged")]
+    NotJudged(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,8 +98,14 @@ pub enum CallState {
     Pending,
     /// A question for the user, asked when its turn comes.
     Asking,
-    /// May run (approved, allowed by a rule or for the session, YOLO, or read-only).
-    Cleared { modified_content: Option<String> },
+    /// Nobody decided it: the gate judges it when its turn comes (`Step::Judge`).
+    Open,
+    /// The user approved exactly this call (with their content, for an edit).
+    Approved { modified_content: Option<String> },
+    /// Written by earlier versions for both of the above: read as `Approved`
+    /// when it carries the user's content, else as `Open` (judged again).
+    #[serde(rename = "Cleared")]
+    LegacyCleared { modified_content: Option<String> },
     /// Handed to the runtime to run.
     Running,
     /// Not to run; the model gets `result` as the tool's output.
@@ -116,6 +128,9 @@ pub struct BatchCall {
 pub enum Step {
     /// Run the call (with the user's content, if given), then [`ApprovalBatch::finished`].
     Run { tool_id: String, modified_content: Option<String> },
+    /// Nobody decided this call: judge it now with the gate and report the
+    /// judgement ([`ApprovalBatch::judged`]) before the next step.
+    Judge(String),
     /// Report the call as not run, with this result for the model.
     Skip { tool_id: String, result: String, reason: SkipReason },
     /// Pause the turn until the user decides these calls (in order).
@@ -134,6 +149,22 @@ pub struct ApprovalBatch {
     rejected: bool,
 }
 
+/// What the gate says of an open call at the instant it starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Judgement {
+    Run,
+    Ask,
+    /// A rule denies it: the model gets this message as its result.
+    Deny(String),
+}
+
+impl BatchCall {
+    /// Whether nobody decided it (the gate judges it when it starts).
+    fn is_open(&self) -> bool {
+        matches!(self.state, CallState::Open | CallState::LegacyCleared { modified_content: None })
+    }
+}
+
 /// A call of the model turn, and where it starts.
 pub struct NewCall {
     pub tool_id: String,
@@ -145,7 +176,7 @@ pub struct NewCall {
 /// Where a call starts, as the hub's rules, grants and mode decide it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Initial {
-    /// It may run without the user.
+    /// The gate lets it run as things stand: it is judged again when it starts.
     Cleared,
     /// It waits for the user's decision (a card).
     Pending,
@@ -166,7 +197,7 @@ impl ApprovalBatch {
                 tool_name: call.tool_name,
                 editable: call.editable,
                 state: match call.initial {
-                    Initial::Cleared => CallState::Cleared { modified_content: None },
+                    Initial::Cleared => CallState::Open,
                     Initial::Pending => CallState::Pending,
                     Initial::Asking => CallState::Asking,
                     Initial::Denied(result) => CallState::Skipped { result, reason: SkipReason::Denied },
@@ -189,8 +220,11 @@ impl ApprovalBatch {
         self.calls.iter().filter(|call| call.state == CallState::Pending).map(|call| call.tool_id.clone()).collect()
     }
 
-    /// Applies the user's decision. Returns the tool name to allow for the rest of
-    /// the session on `ApproveSession`. On error nothing changes.
+    /// Applies the user's decision to this call alone (a rejection or feedback
+    /// also answers the other waiting calls). Returns the tool name to allow for
+    /// the rest of the session on `ApproveSession`: the runtime judges the other
+    /// waiting calls again with the grant ([`ApprovalBatch::reopen`]). On error
+    /// nothing changes.
     pub fn decide(&mut self, tool_id: &str, decision: Decision) -> Result<Option<String>, DecisionError> {
         let index = self
             .calls
@@ -199,15 +233,11 @@ impl ApprovalBatch {
             .ok_or_else(|| DecisionError::NotPending(tool_id.to_string()))?;
         let name = self.calls[index].tool_name.clone();
         match decision {
-            Decision::Approve => self.calls[index].state = CallState::Cleared { modified_content: None },
-            Decision::ApproveAlways { also } => {
-                self.calls[index].state = CallState::Cleared { modified_content: None };
-                self.allow_calls(&also);
+            Decision::Approve | Decision::ApproveAlways => {
+                self.calls[index].state = CallState::Approved { modified_content: None }
             }
             Decision::ApproveSession => {
-                for call in self.calls.iter_mut().filter(|c| c.tool_name == name && c.state == CallState::Pending) {
-                    call.state = CallState::Cleared { modified_content: None };
-                }
+                self.calls[index].state = CallState::Approved { modified_content: None };
                 return Ok(Some(name));
             }
             Decision::Reject => self.reject_all(),
@@ -215,7 +245,7 @@ impl ApprovalBatch {
                 if !self.calls[index].editable {
                     return Err(DecisionError::ContentNotEditable(name));
                 }
-                self.calls[index].state = CallState::Cleared { modified_content: Some(content) };
+                self.calls[index].state = CallState::Approved { modified_content: Some(content) };
             }
             Decision::Edit { instruction, modified_content: None } => {
                 let instruction = instruction.as_deref().map(str::trim).unwrap_or_default();
@@ -261,25 +291,46 @@ impl ApprovalBatch {
     fn reject_all(&mut self) {
         self.rejected = true;
         for call in &mut self.calls {
-            if matches!(call.state, CallState::Pending | CallState::Asking | CallState::Cleared { .. }) {
+            if matches!(
+                call.state,
+                CallState::Pending
+                    | CallState::Asking
+                    | CallState::Open
+                    | CallState::Approved { .. }
+                    | CallState::LegacyCleared { .. }
+            ) {
                 call.state = CallState::Skipped { result: REJECTED_RESULT.to_string(), reason: SkipReason::Rejected };
             }
         }
     }
 
-    /// Clears every waiting call of `tool_name` (allowed for the session elsewhere).
-    pub fn allow_tool(&mut self, tool_name: &str) {
-        for call in self.calls.iter_mut().filter(|c| c.tool_name == tool_name && c.state == CallState::Pending) {
-            call.state = CallState::Cleared { modified_content: None };
+    /// A waiting call the gate would now let run (a grant or a rule given since
+    /// it was planned) stops waiting: it is judged again when it starts, so it
+    /// never runs on the strength of this moment. Anything else: no change.
+    pub fn reopen(&mut self, tool_id: &str) -> bool {
+        match self.calls.iter_mut().find(|call| call.tool_id == tool_id && call.state == CallState::Pending) {
+            Some(call) => {
+                call.state = CallState::Open;
+                true
+            }
+            None => false,
         }
     }
 
-    /// Clears these waiting calls (a rule saved from a card allows them too).
-    /// Calls that are not waiting are left as they are.
-    pub fn allow_calls(&mut self, tool_ids: &[String]) {
-        for call in self.calls.iter_mut().filter(|c| c.state == CallState::Pending && tool_ids.contains(&c.tool_id)) {
-            call.state = CallState::Cleared { modified_content: None };
-        }
+    /// The runtime's judgement of the call [`Step::Judge`] handed out: it runs
+    /// now (and is `Running` until [`ApprovalBatch::finished`]), waits for the
+    /// user, or is denied with this result for the model.
+    pub fn judged(&mut self, tool_id: &str, judgement: Judgement) -> Result<(), BatchError> {
+        let first = self.calls.iter_mut().find(|call| call.state != CallState::Done);
+        let call = first
+            .filter(|call| call.tool_id == tool_id && call.is_open())
+            .ok_or_else(|| BatchError::NotJudged(tool_id.to_string()))?;
+        call.state = match judgement {
+            Judgement::Run => CallState::Running,
+            Judgement::Ask => CallState::Pending,
+            Judgement::Deny(result) => CallState::Skipped { result, reason: SkipReason::Denied },
+        };
+        Ok(())
     }
 
     /// The call handed out to run and not yet reported, if any.
@@ -301,7 +352,7 @@ impl ApprovalBatch {
         for call in &mut self.calls[..first_waiting] {
             let result = match call.state {
                 CallState::Running => INTERRUPTED_RESULT,
-                CallState::Cleared { .. } => NOT_STARTED_RESULT,
+                CallState::Open | CallState::Approved { .. } | CallState::LegacyCleared { .. } => NOT_STARTED_RESULT,
                 _ => continue,
             };
             call.state = CallState::Skipped { result: result.to_string(), reason: SkipReason::Interrupted };
@@ -335,10 +386,14 @@ impl ApprovalBatch {
                 CallState::Running => return Err(BatchError::StillRunning(call.tool_id.clone())),
                 CallState::Pending => return Ok(Step::Wait(self.pending())),
                 CallState::Asking => return Ok(Step::Ask(call.tool_id.clone())),
-                CallState::Cleared { modified_content } => {
+                CallState::Approved { modified_content }
+                | CallState::LegacyCleared { modified_content: modified_content @ Some(_) } => {
                     let step = Step::Run { tool_id: call.tool_id.clone(), modified_content: modified_content.clone() };
                     call.state = CallState::Running;
                     return Ok(step);
+                }
+                CallState::Open | CallState::LegacyCleared { modified_content: None } => {
+                    return Ok(Step::Judge(call.tool_id.clone()))
                 }
                 CallState::Skipped { result, reason } => {
                     let step = Step::Skip { tool_id: call.tool_id.clone(), result: result.clone(), reason: *reason };
@@ -351,14 +406,14 @@ impl ApprovalBatch {
     }
 
     /// The runtime could not start the call it was handed (its running state
-    /// could not be saved): it is cleared to run again, not running.
+    /// could not be saved): it is not running, and is judged again if ever reached.
     pub fn not_started(&mut self, tool_id: &str) -> Result<(), BatchError> {
         let call = self
             .calls
             .iter_mut()
             .find(|call| call.tool_id == tool_id && call.state == CallState::Running)
             .ok_or_else(|| BatchError::NotRunning(tool_id.to_string()))?;
-        call.state = CallState::Cleared { modified_content: None };
+        call.state = CallState::Open;
         Ok(())
     }
 

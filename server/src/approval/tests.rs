@@ -20,8 +20,16 @@ fn three_shell_calls() -> ApprovalBatch {
     .unwrap()
 }
 
+/// Runs a call the user approved.
 fn run(batch: &mut ApprovalBatch, id: &str) {
     assert_eq!(batch.step().unwrap(), Step::Run { tool_id: id.into(), modified_content: None });
+    batch.finished(id).unwrap();
+}
+
+/// Runs a call nobody decided: handed out to be judged, and the gate lets it run.
+fn run_judged(batch: &mut ApprovalBatch, id: &str) {
+    assert_eq!(batch.step().unwrap(), Step::Judge(id.into()));
+    batch.judged(id, Judgement::Run).unwrap();
     batch.finished(id).unwrap();
 }
 
@@ -68,7 +76,7 @@ fn reject_skips_everything_left_and_cancels() {
         call("w", "write_file", true),
     ])
     .unwrap();
-    run(&mut batch, "r");
+    run_judged(&mut batch, "r");
     batch.decide("w", Decision::Approve).unwrap();
     batch.decide("a", Decision::Reject).unwrap();
     for id in ["a", "w"] {
@@ -81,15 +89,54 @@ fn reject_skips_everything_left_and_cancels() {
 }
 
 #[test]
-fn approve_session_clears_same_tool_calls_and_names_the_tool() {
+fn approve_session_approves_that_call_only_and_names_the_tool() {
     let mut batch = three_shell_calls();
     assert_eq!(batch.decide("a", Decision::ApproveSession), Ok(Some("run_shell_command".into())));
     run(&mut batch, "a");
-    run(&mut batch, "b");
+    assert_eq!(batch.step().unwrap(), Step::Wait(vec!["b".into(), "c".into()]), "the gate judges b, not the batch");
+    assert!(batch.reopen("b"), "the runtime found that the grant lets b run");
+    assert!(!batch.reopen("b") && !batch.reopen("a") && !batch.reopen("zz"), "only a waiting call reopens");
+    assert_eq!(batch.step().unwrap(), Step::Judge("b".into()), "judged again when it starts");
+    batch.judged("b", Judgement::Run).unwrap();
+    batch.finished("b").unwrap();
     assert_eq!(batch.step().unwrap(), Step::Wait(vec!["c".into()]), "other tools still ask");
-    let mut later = ApprovalBatch::new([call("d", "write_file", true)]).unwrap();
-    later.allow_tool("write_file");
-    run(&mut later, "d");
+}
+
+#[test]
+fn an_open_call_is_judged_when_it_starts_and_may_ask_or_be_denied_then() {
+    let mut batch = ApprovalBatch::new([
+        call("a", "run_shell_command", false),
+        call("b", "run_shell_command", false),
+        call("c", "run_shell_command", false),
+    ])
+    .unwrap();
+    assert_eq!(batch.judged("b", Judgement::Run), Err(BatchError::NotJudged("b".into())), "not its turn");
+    run_judged(&mut batch, "a");
+    assert_eq!(batch.step().unwrap(), Step::Judge("b".into()));
+    batch.judged("b", Judgement::Ask).unwrap();
+    assert_eq!(batch.step().unwrap(), Step::Wait(vec!["b".into()]), "YOLO went off: b gets its card now");
+    assert_eq!(batch.judged("b", Judgement::Run), Err(BatchError::NotJudged("b".into())), "a card is the user's");
+    batch.decide("b", Decision::Approve).unwrap();
+    run(&mut batch, "b");
+    assert_eq!(batch.step().unwrap(), Step::Judge("c".into()));
+    batch.judged("c", Judgement::Deny("no".into())).unwrap();
+    assert_eq!(
+        batch.step().unwrap(),
+        Step::Skip { tool_id: "c".into(), result: "no".into(), reason: SkipReason::Denied }
+    );
+    assert_eq!(batch.step().unwrap(), Step::Continue);
+}
+
+#[test]
+fn a_batch_saved_by_an_earlier_version_keeps_only_the_users_content_as_a_decision() {
+    let old = r#"{"calls":[
+        {"tool_id":"a","tool_name":"write_file","editable":true,"state":{"Cleared":{"modified_content":"mine"}}},
+        {"tool_id":"b","tool_name":"run_shell_command","editable":false,"state":{"Cleared":{"modified_content":null}}}
+    ],"rejected":false}"#;
+    let mut batch: ApprovalBatch = serde_json::from_str(old).unwrap();
+    assert_eq!(batch.step().unwrap(), Step::Run { tool_id: "a".into(), modified_content: Some("mine".into()) });
+    batch.finished("a").unwrap();
+    assert_eq!(batch.step().unwrap(), Step::Judge("b".into()), "cleared by whom is unknown: judged again");
 }
 
 #[test]
@@ -136,8 +183,8 @@ fn modified_content_only_for_edit_tools() {
 #[test]
 fn calls_that_need_no_approval_run_straight_away() {
     let mut batch = ApprovalBatch::new([call("r", "read_file", false), call("s", "run_shell_command", false)]).unwrap();
-    run(&mut batch, "r");
-    run(&mut batch, "s");
+    run_judged(&mut batch, "r");
+    run_judged(&mut batch, "s");
     assert_eq!(batch.step().unwrap(), Step::Continue);
     assert!(batch.pending().is_empty());
 }
@@ -252,7 +299,8 @@ fn stop_closes_every_call_without_a_result_and_says_the_running_one_was_ended() 
 #[test]
 fn a_runtime_out_of_order_gets_an_error_not_a_panic() {
     let mut batch = ApprovalBatch::new([call("a", "read_file", false), call("b", "read_file", false)]).unwrap();
-    assert!(matches!(batch.step().unwrap(), Step::Run { .. }));
+    assert_eq!(batch.step().unwrap(), Step::Judge("a".into()));
+    batch.judged("a", Judgement::Run).unwrap();
     assert_eq!(batch.step(), Err(BatchError::StillRunning("a".into())));
     assert_eq!(batch.finished("b"), Err(BatchError::NotRunning("b".into())));
     batch.finished("a").unwrap();
@@ -266,9 +314,13 @@ fn ids_must_be_unique_within_a_batch() {
 }
 
 #[test]
-fn a_call_that_could_not_start_is_cleared_again_and_stop_says_it_did_not_run() {
-    let mut batch = ApprovalBatch::new([call("a", "run_shell_command", false)]).unwrap();
+fn a_call_that_could_not_start_is_judged_again_and_stop_says_it_did_not_run() {
+    let mut batch = ApprovalBatch::new([call("a", "run_shell_command", true)]).unwrap();
+    batch.decide("a", Decision::Approve).unwrap();
     assert!(matches!(batch.step().unwrap(), Step::Run { .. }));
+    batch.not_started("a").unwrap();
+    assert_eq!(batch.step().unwrap(), Step::Judge("a".into()), "not run on an approval of the past");
+    batch.judged("a", Judgement::Run).unwrap();
     batch.not_started("a").unwrap();
     assert_eq!(batch.not_started("a"), Err(BatchError::NotRunning("a".into())));
     batch.stop("not run");
@@ -287,7 +339,7 @@ fn a_denied_call_never_runs_and_does_not_hold_up_the_others() {
         initial: Initial::Denied("No force pushes here.".into()),
     };
     let mut batch = ApprovalBatch::new([call("a", "read_file", false), denied, call("w", "write_file", true)]).unwrap();
-    run(&mut batch, "a");
+    run_judged(&mut batch, "a");
     assert_eq!(
         batch.step().unwrap(),
         Step::Skip { tool_id: "d".into(), result: "No force pushes here.".into(), reason: SkipReason::Denied }
@@ -300,33 +352,33 @@ fn a_denied_call_never_runs_and_does_not_hold_up_the_others() {
 }
 
 #[test]
-fn a_rule_saved_from_a_card_clears_only_the_calls_it_names_that_wait() {
+fn approve_always_approves_the_call_and_leaves_the_others_to_the_gate() {
     let mut batch = three_shell_calls();
+    assert_eq!(batch.decide("b", Decision::ApproveAlways), Ok(None));
+    assert_eq!(batch.step().unwrap(), Step::Wait(vec!["a".into(), "c".into()]), "a and c still wait");
+    assert_eq!(batch.decide("b", Decision::ApproveAlways), Err(DecisionError::NotPending("b".into())), "once");
+    assert!(batch.reopen("c"), "the new rule lets c run, as the runtime judged");
     batch.decide("a", Decision::Approve).unwrap();
-    batch.allow_calls(&["a".into(), "c".into(), "zz".into()]);
     run(&mut batch, "a");
-    assert_eq!(batch.step().unwrap(), Step::Wait(vec!["b".into()]), "b is not named; c was cleared");
-    batch.decide("b", Decision::Reject).unwrap();
-    assert!(matches!(batch.step().unwrap(), Step::Skip { reason: SkipReason::Rejected, .. }));
-    assert!(
-        matches!(batch.step().unwrap(), Step::Skip { tool_id, reason: SkipReason::Rejected, .. } if tool_id == "c"),
-        "a rejection still stops a call cleared by a rule"
-    );
+    run(&mut batch, "b");
+    assert_eq!(batch.step().unwrap(), Step::Judge("c".into()));
+    batch.decide("a", Decision::Reject).unwrap_err();
 }
 
 #[test]
-fn approve_always_clears_the_call_and_the_others_its_rule_allows() {
-    let mut batch = three_shell_calls();
-    assert_eq!(batch.decide("b", Decision::ApproveAlways { also: vec!["c".into()] }), Ok(None));
-    assert_eq!(batch.step().unwrap(), Step::Wait(vec!["a".into()]), "a was neither decided nor allowed");
-    assert_eq!(
-        batch.decide("b", Decision::ApproveAlways { also: vec![] }),
-        Err(DecisionError::NotPending("b".into())),
-        "decided once"
-    );
-    batch.decide("a", Decision::Approve).unwrap();
+fn a_rejection_also_stops_calls_that_were_open_or_approved() {
+    let mut batch = ApprovalBatch::new([
+        call("a", "run_shell_command", true),
+        call("b", "run_shell_command", false),
+        call("c", "run_shell_command", true),
+    ])
+    .unwrap();
+    batch.decide("c", Decision::Approve).unwrap();
+    batch.decide("a", Decision::Reject).unwrap();
     for id in ["a", "b", "c"] {
-        run(&mut batch, id);
+        assert!(
+            matches!(batch.step().unwrap(), Step::Skip { tool_id, reason: SkipReason::Rejected, .. } if tool_id == id)
+        );
     }
-    assert_eq!(batch.step().unwrap(), Step::Continue);
+    assert_eq!(batch.step().unwrap(), Step::Cancelled);
 }

@@ -58,6 +58,8 @@ impl Verdict {
 pub struct PolicySet {
     rules: Vec<Rule>,
     problems: Vec<PolicyProblem>,
+    /// The folder's own allow rules, not applied until the user trusts the folder.
+    held_back: Vec<Rule>,
 }
 
 impl PolicySet {
@@ -65,7 +67,18 @@ impl PolicySet {
         // Highest effective priority first; at equal priority the stricter decision
         // first (the order; Gemini CLI keeps file order). The sort is stable.
         rules.sort_by(|a, b| b.rank().cmp(&a.rank()).then(severity(b.decision).cmp(&severity(a.decision))));
-        PolicySet { rules, problems }
+        PolicySet { rules, problems, held_back: Vec::new() }
+    }
+
+    /// With the folder's own allow rules held back (an untrusted folder).
+    pub fn holding_back(mut self, rules: Vec<Rule>) -> Self {
+        self.held_back = rules;
+        self
+    }
+
+    /// The folder's own allow rules that would apply once the user trusts it.
+    pub fn held_back(&self) -> &[Rule] {
+        &self.held_back
     }
 
     /// Highest effective priority first.

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
-use app::types::{PolicyProblem, RuleTier};
+use app::types::{PolicyDecision, PolicyProblem, RuleTier};
 use sha2::{Digest, Sha256};
 
 use super::evaluate::PolicySet;
@@ -110,7 +110,11 @@ impl PolicyFiles {
     /// its files stat'ed on every call; a file is re-read only when its (len, mtime,
     /// inode) changed (or it changed recently, see `RACY_WINDOW`), and re-parsed only
     /// when its content did.
-    pub fn for_folder(&self, folder: &Path, extra: Vec<Rule>) -> PolicySet {
+    /// The rules that apply in `folder`: guard rails, the admin's, the user's,
+    /// the folder's own and `extra` (saved in the hub). In a folder the user has
+    /// not `trusted`, the folder's own files may only tighten: their allow
+    /// rules are held back (listed, never applied), as Gemini CLI's folder trust does.
+    pub fn for_folder(&self, folder: &Path, extra: Vec<Rule>, trusted: bool) -> PolicySet {
         let mut rules = guard_rails();
         let mut problems = Vec::new();
         let mut seen = Vec::new();
@@ -127,8 +131,17 @@ impl PolicyFiles {
         // Gemini CLI ranks it as the user tier, and it is read once.
         let workspace = folder.join(".gemini").join("policies");
         self.load_dir(&workspace, RuleTier::Workspace, &mut rules, &mut problems, &mut seen);
+        let held_back = match trusted {
+            true => Vec::new(),
+            false => {
+                let loosens = |rule: &Rule| rule.tier == RuleTier::Workspace && rule.decision == PolicyDecision::Allow;
+                let (held, kept) = rules.into_iter().partition(loosens);
+                rules = kept;
+                held
+            }
+        };
         rules.extend(extra);
-        PolicySet::new(rules, problems)
+        PolicySet::new(rules, problems).holding_back(held_back)
     }
 
     /// How many times a policy file was parsed (for tests of the cache).

@@ -167,7 +167,7 @@ fn folders_get_guard_rails_admin_user_workspace_and_saved_rules() {
 
     let files = PolicyFiles::new(dirs(root.path()));
     let saved = Rule::saved(4, "run_shell_command", Some("make"), 99).unwrap();
-    let set = files.for_folder(&folder, vec![saved]);
+    let set = files.for_folder(&folder, vec![saved], true);
     assert_eq!(shell(&set, "curl x").rule_id.as_deref().map(|id| id.starts_with("file-")), Some(true));
     assert_eq!(shell(&set, "curl x").decision, Some(PolicyDecision::Deny), "admin beats user");
     assert_eq!(shell(&set, "ls").decision, Some(PolicyDecision::Allow), "user beats workspace");
@@ -187,20 +187,20 @@ fn an_edited_file_applies_to_the_next_call_and_an_unchanged_one_is_not_parsed_ag
     let folder = root.path().join("project");
     let policies = folder.join(".gemini/policies");
     let files = PolicyFiles::new(dirs(root.path()));
-    assert_eq!(shell(&files.for_folder(&folder, Vec::new()), "ls").decision, None);
+    assert_eq!(shell(&files.for_folder(&folder, Vec::new(), true), "ls").decision, None);
 
     write(
         &policies,
         "p.toml",
         "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"ls\"\ndecision = \"allow\"\npriority = 1\n",
     );
-    let first = files.for_folder(&folder, Vec::new());
+    let first = files.for_folder(&folder, Vec::new(), true);
     assert_eq!(shell(&first, "ls").decision, Some(PolicyDecision::Allow));
     assert_eq!(files.parse_count(), 1);
     let id = shell(&first, "ls").rule_id.unwrap();
 
     for _ in 0..3 {
-        let again = files.for_folder(&folder, Vec::new());
+        let again = files.for_folder(&folder, Vec::new(), true);
         assert_eq!(shell(&again, "ls").rule_id.as_deref(), Some(id.as_str()), "ids are stable");
     }
     assert_eq!(files.parse_count(), 1, "an unchanged file is not parsed again");
@@ -211,7 +211,7 @@ fn an_edited_file_applies_to_the_next_call_and_an_unchanged_one_is_not_parsed_ag
         "p.toml",
         "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"ls\"\ndecision = \"deny \"\npriority = 1\n",
     );
-    let edited = files.for_folder(&folder, Vec::new());
+    let edited = files.for_folder(&folder, Vec::new(), true);
     assert_eq!(files.parse_count(), 2);
     assert_eq!(edited.problems().len(), 1, "{:?}", edited.problems());
     assert_eq!(shell(&edited, "ls").decision, None);
@@ -221,12 +221,12 @@ fn an_edited_file_applies_to_the_next_call_and_an_unchanged_one_is_not_parsed_ag
         "p.toml",
         "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"ls\"\ndecision = \"deny\"\npriority = 1\n",
     );
-    let fixed = files.for_folder(&folder, Vec::new());
+    let fixed = files.for_folder(&folder, Vec::new(), true);
     assert_eq!(shell(&fixed, "ls").decision, Some(PolicyDecision::Deny));
     assert_ne!(shell(&fixed, "ls").rule_id.unwrap(), id);
 
     fs::remove_file(policies.join("p.toml")).unwrap();
-    assert_eq!(shell(&files.for_folder(&folder, Vec::new()), "ls").decision, None);
+    assert_eq!(shell(&files.for_folder(&folder, Vec::new(), true), "ls").decision, None);
 }
 
 #[test]
@@ -242,14 +242,14 @@ fn an_admin_directory_writable_by_others_is_ignored_with_a_problem() {
     let folder = root.path().join("project");
 
     fs::set_permissions(&admin, fs::Permissions::from_mode(0o777)).unwrap();
-    let set = PolicyFiles::new(checked.clone()).for_folder(&folder, Vec::new());
+    let set = PolicyFiles::new(checked.clone()).for_folder(&folder, Vec::new(), true);
     assert_eq!(shell(&set, "ls").decision, None);
     assert_eq!(set.problems().len(), 1);
     assert_eq!(set.problems()[0].file, admin.display().to_string());
     assert!(set.problems()[0].message.contains("writable by group or others"), "{:?}", set.problems());
 
     fs::set_permissions(&admin, fs::Permissions::from_mode(0o755)).unwrap();
-    let set = PolicyFiles::new(checked).for_folder(&folder, Vec::new());
+    let set = PolicyFiles::new(checked).for_folder(&folder, Vec::new(), true);
     let owned_by_root = std::fs::metadata(&admin).map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0).unwrap();
     if owned_by_root {
         assert_eq!(shell(&set, "ls").decision, Some(PolicyDecision::Deny));
@@ -306,14 +306,14 @@ fn a_file_over_one_mib_is_a_problem_and_not_read() {
         "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"ls\"\ndecision = \"allow\"\npriority = 1\n";
     write(&policies, "big.toml", &format!("{rule}{}", "# padding\n".repeat(110_000)));
     let files = PolicyFiles::new(dirs(root.path()));
-    let set = files.for_folder(&folder, Vec::new());
+    let set = files.for_folder(&folder, Vec::new(), true);
     assert_eq!(shell(&set, "ls").decision, None);
     assert_eq!(files.parse_count(), 0);
     assert_eq!(set.problems().len(), 1, "{:?}", set.problems());
     assert!(set.problems()[0].message.starts_with("too large"), "{:?}", set.problems());
     // Shrunk back under the limit, it applies.
     write(&policies, "big.toml", rule);
-    assert_eq!(shell(&files.for_folder(&folder, Vec::new()), "ls").decision, Some(PolicyDecision::Allow));
+    assert_eq!(shell(&files.for_folder(&folder, Vec::new(), true), "ls").decision, Some(PolicyDecision::Allow));
 }
 
 #[test]
@@ -325,13 +325,16 @@ fn files_are_read_and_parsed_without_the_cache_locked() {
     write(&folder.join(".gemini/policies"), "p.toml", rule);
     write(&root.path().join("user"), "u.toml", rule);
     let files = PolicyFiles::new(dirs(root.path()));
-    assert_eq!(shell(&files.for_folder(&folder, Vec::new()), "ls").decision, Some(PolicyDecision::Allow));
+    assert_eq!(shell(&files.for_folder(&folder, Vec::new(), true), "ls").decision, Some(PolicyDecision::Allow));
     assert!(!files.io_under_lock.load(std::sync::atomic::Ordering::Relaxed));
     // Many folders at once see the same rules.
     std::thread::scope(|scope| {
         for _ in 0..8 {
             scope.spawn(|| {
-                assert_eq!(shell(&files.for_folder(&folder, Vec::new()), "ls").decision, Some(PolicyDecision::Allow))
+                assert_eq!(
+                    shell(&files.for_folder(&folder, Vec::new(), true), "ls").decision,
+                    Some(PolicyDecision::Allow)
+                )
             });
         }
     });

@@ -1,8 +1,8 @@
 //! The hub's SQLite database: sessions, every event with its seq, the
 //! built-in agent's state (conversation, pending approvals), the rules saved
 //! in the hub ([`SavedRule`]) and the append-only audit trail of decisions
-//! ([`DecisionRecord`], [`OutcomeRecord`]) and the folders opened last
-//! ([`RecentFolderRow`]). WAL mode.
+//! ([`DecisionRecord`], [`OutcomeRecord`]), the folders opened last
+//! ([`RecentFolderRow`]) and the folders the user trusts ([`TrustedFolder`]). WAL mode.
 //!
 //! Writes go to one writer thread. While the hub is busy the writer commits
 //! streamed events and audit rows every few milliseconds, so thousands of
@@ -17,6 +17,7 @@
 mod audit;
 mod folders;
 mod rules;
+mod trust;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -30,6 +31,7 @@ use rusqlite::{Connection, OptionalExtension};
 pub use audit::{AuditFilter, DecisionRecord, OutcomeRecord, AUDIT_LIMIT};
 pub use folders::{RecentFolderRow, RECENT_FOLDERS_KEPT};
 pub use rules::{NewSavedRule, SavedRule};
+pub use trust::TrustedFolder;
 use writer::{write_loop, Command, Flush, Queue};
 
 /// Migrations in order; `PRAGMA user_version` says how many ran.
@@ -39,6 +41,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/003_session_titles.sql"),
     include_str!("../../migrations/004_recent_folders.sql"),
     include_str!("../../migrations/005_session_agents.sql"),
+    include_str!("../../migrations/006_folder_trust.sql"),
 ];
 
 /// What went wrong with the database, said so that the user can act on it.

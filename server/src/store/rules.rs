@@ -40,10 +40,13 @@ pub struct SavedRule {
 
 type Reply<T> = tokio::sync::oneshot::Sender<Result<T, StoreError>>;
 
-/// A change to the saved rules, waiting for the writer.
+/// A change to what a folder's rules may do (its saved rules, its trust),
+/// waiting for the writer.
 pub(super) enum RuleChange {
     Save(NewSavedRule, Reply<SavedRule>),
     Delete(i64, Reply<Option<SavedRule>>),
+    Trust(super::TrustedFolder, Reply<super::TrustedFolder>),
+    Untrust(std::path::PathBuf, Reply<bool>),
 }
 
 const COLUMNS: &str = "id, folder, tool_name, command_prefix, decision, created_at_ms, session_id, tool_id";
@@ -96,6 +99,12 @@ impl RuleChange {
             }
             RuleChange::Delete(id, reply) => {
                 let _ = reply.send(delete(db, id).map_err(failed));
+            }
+            RuleChange::Trust(row, reply) => {
+                let _ = reply.send(super::trust::trust(db, &row).map_err(failed));
+            }
+            RuleChange::Untrust(folder, reply) => {
+                let _ = reply.send(super::trust::untrust(db, &folder).map_err(failed));
             }
         }
     }

@@ -21,21 +21,25 @@ const MAX_MATCHES: usize = 500;
 const MAX_SEARCHED_FILE: u64 = 1024 * 1024;
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct FileArgs {
     file_path: String,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct DirArgs {
     path: String,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct GlobArgs {
     pattern: String,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct SearchArgs {
     pattern: String,
     #[serde(default)]
@@ -43,12 +47,14 @@ struct SearchArgs {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct WriteArgs {
     file_path: String,
     content: String,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ReplaceArgs {
     file_path: String,
     old_string: String,

@@ -123,8 +123,13 @@ fn escapes_and_hidden_characters_are_refused_by_every_file_tool() {
     ];
     for requested in requests {
         let shown = requested.escape_debug().to_string();
-        let file = json!({"file_path": requested, "content": "x", "old_string": "one", "new_string": "two"});
         for tool in [Tool::ReadFile, Tool::WriteFile, Tool::Replace] {
+            // Each tool's own arguments: an unknown key is refused before any path is looked at.
+            let file = match tool {
+                Tool::ReadFile => json!({"file_path": requested}),
+                Tool::WriteFile => json!({"file_path": requested, "content": "x"}),
+                _ => json!({"file_path": requested, "old_string": "one", "new_string": "two"}),
+            };
             let checked = match tool {
                 Tool::WriteFile => write_diff(&p.root, &write(requested), None).map(drop),
                 Tool::Replace => replace_diff(&p.root, &parse(&file).unwrap()).map(drop),
@@ -134,7 +139,10 @@ fn escapes_and_hidden_characters_are_refused_by_every_file_tool() {
             assert_eq!(kind(run(&p.root, tool, &file)), "path_outside_folder", "{tool:?} run {shown}");
         }
         for tool in [Tool::ListDirectory, Tool::SearchFileContent] {
-            let dir = json!({"path": requested, "pattern": "."});
+            let dir = match tool {
+                Tool::ListDirectory => json!({"path": requested}),
+                _ => json!({"path": requested, "pattern": "."}),
+            };
             assert_eq!(kind(check_read(&p.root, tool, &dir)), "path_outside_folder", "{tool:?} precheck {shown}");
             assert_eq!(kind(run(&p.root, tool, &dir)), "path_outside_folder", "{tool:?} run {shown}");
         }

@@ -21,6 +21,7 @@ use super::{ToolFailure, ToolResult, MAX_OUTPUT};
 const READ_AFTER_EXIT: Duration = Duration::from_millis(150);
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ShellArgs {
     command: String,
     #[allow(dead_code)] // shown to the user on the card; the shell does not need it

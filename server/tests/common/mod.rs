@@ -155,6 +155,12 @@ impl TestHub {
         self.post("/api/chat/prompt", serde_json::json!({"folderPath": folder, "message": message}).to_string()).await
     }
 
+    /// Trusts the folder: its own `.gemini` files may loosen what the hub does.
+    pub async fn trust(&self, folder: &Path) {
+        let reply = self.post("/api/folders/trust", serde_json::json!({ "folderPath": folder }).to_string()).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", String::from_utf8_lossy(&reply.body));
+    }
+
     pub async fn decide(&self, session: &str, body: Value) -> Reply {
         self.post(&format!("/api/sessions/{session}/approve"), body.to_string()).await
     }

@@ -181,7 +181,7 @@ fn decisions_pick_the_option_of_matching_kind() {
     let chose = |id: &str| json!({"outcome": {"outcome": "selected", "optionId": id}});
     assert_eq!(pick(Decision::Approve), chose("proceed_once"));
     assert_eq!(pick(Decision::ApproveSession), chose("proceed_once"), "the hub holds the session grant");
-    assert_eq!(pick(Decision::ApproveAlways { also: vec![] }), chose("proceed_once"), "the hub holds the rule");
+    assert_eq!(pick(Decision::ApproveAlways), chose("proceed_once"), "the hub holds the rule");
     assert_eq!(pick(Decision::Reject), chose("cancel"));
     let edit = Decision::Edit { instruction: Some("use printf".into()), modified_content: None };
     assert_eq!(pick(edit), chose("cancel"));

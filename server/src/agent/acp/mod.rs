@@ -322,7 +322,7 @@ fn decide(
     let waiting = state.acp.waiting.as_ref().filter(|waiting| waiting.tool_id == tool_id).ok_or_else(not_waiting)?;
     let allows = match (&decision, &option) {
         (_, Some(option)) => option.kind.allows(),
-        (Decision::Approve | Decision::ApproveSession | Decision::ApproveAlways { .. }, None) => true,
+        (Decision::Approve | Decision::ApproveSession | Decision::ApproveAlways, None) => true,
         (Decision::Reject | Decision::Edit { .. }, None) => false,
     };
     if let (true, Some(message)) = (allows, &waiting.denied) {
@@ -370,7 +370,7 @@ fn decide(
             state.allowed_tools.insert(call.name.clone());
             (Verdict::ApprovedSession, None)
         }
-        (Decision::ApproveAlways { .. }, _) => (Verdict::ApprovedAlways, None),
+        (Decision::ApproveAlways, _) => (Verdict::ApprovedAlways, None),
         (Decision::Reject, _) => (Verdict::Rejected, Some(Outcome::Rejected)),
         (Decision::Edit { .. }, _) => (Verdict::Feedback, Some(Outcome::Skipped)),
     };
