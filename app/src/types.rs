@@ -259,7 +259,7 @@ pub struct RenameSessionRequest {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum HubUpdate {
     /// A session's YOLO state changed (settings file edited, or toggled elsewhere).
-    Config(ChatConfig),
+    Config(Box<ChatConfig>),
     /// The list of folders or sessions changed: refetch `/api/projects`.
     Projects,
 }

@@ -50,12 +50,12 @@ fn main() {
     std::fs::create_dir_all(folder.join(".gemini/policies")).unwrap();
     std::fs::write(folder.join(".gemini/policies/team.toml"), TEAM).unwrap();
     let files = PolicyFiles::new(PolicyDirs { user: None, admin: None, admin_checked: true });
-    let _ = files.for_folder(&folder, Vec::new());
+    let _ = files.for_folder(&folder, Vec::new(), true);
 
     time("policy set for a folder (files unchanged: stat only)", 2000, || {
-        std::hint::black_box(files.for_folder(&folder, Vec::new()));
+        std::hint::black_box(files.for_folder(&folder, Vec::new(), true));
     });
-    let set = files.for_folder(&folder, Vec::new());
+    let set = files.for_folder(&folder, Vec::new(), true);
     let calls = [
         ("git status --short", "a one-part command"),
         ("cargo test -p server 2>&1 | tail -20 && git diff --stat", "a four-part command"),

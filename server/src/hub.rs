@@ -396,7 +396,7 @@ impl Hub {
             self.persist(session);
             Ok(self.config_of(session))
         })?;
-        self.publish(HubUpdate::Config(config.clone()));
+        self.publish(HubUpdate::Config(Box::new(config.clone())));
         Ok(config)
     }
 
@@ -495,7 +495,7 @@ impl Hub {
     pub fn config_changed(&self, session_id: &str) {
         let config = self.registry().get(session_id).map(|session| self.config_of(session));
         if let Some(config) = config {
-            self.publish(HubUpdate::Config(config));
+            self.publish(HubUpdate::Config(Box::new(config)));
         }
     }
 
@@ -535,7 +535,7 @@ impl Hub {
         };
         for config in changed {
             tracing::info!(folder = %folder.display(), yolo = config.yolo_mode, "settings changed on disk");
-            self.publish(HubUpdate::Config(config));
+            self.publish(HubUpdate::Config(Box::new(config)));
         }
     }
 }

@@ -80,6 +80,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         .or_else(default_data_dir)
         .ok_or("no data dir: set --data-dir or HUB_DATA_DIR (HOME is not set either).".to_string())?;
     let store = Store::open(&data_dir).map_err(|err| err.to_string())?;
+    agent_hub::agent::protected::protect_data_dir(&data_dir);
     tracing::info!(database = %store.path().display(), "sessions are kept here");
     let agents = agents(&cli, model, acp)?;
     for entry in agents.entries() {

@@ -137,7 +137,7 @@ impl HubState {
     fn apply_update(self, update: HubUpdate) {
         match update {
             HubUpdate::Config(config) => {
-                self.apply_config(config);
+                self.apply_config(*config);
                 self.refresh_projects();
             }
             HubUpdate::Projects => self.refresh_projects(),

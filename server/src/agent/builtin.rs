@@ -17,7 +17,7 @@ use super::question::{self, Answer};
 use super::{
     audit, busy, gate, not_pending, not_running, AgentState, PausedTurn, PlannedCall, SessionRuntime, Start, TurnEnd,
 };
-use crate::approval::{ApprovalBatch, BatchError, Decision, DecisionError, Initial, Judgement, NewCall};
+use crate::approval::{ApprovalBatch, BatchError, Decision, DecisionError, Initial, NewCall};
 use crate::error::ApiError;
 use crate::hub::Hub;
 use crate::policy;
@@ -204,17 +204,11 @@ fn apply_decision(
                 state.allowed_tools.insert(allowed);
             }
             if matches!(decision, Decision::ApproveSession | Decision::ApproveAlways) {
-                // The grant or the new rule may let other waiting calls run: the
-                // gate says which (one it still stops keeps its card), and judges
-                // them again when they start.
-                for id in &still {
-                    let lets_run = paused.calls.get(id).is_some_and(|call| {
-                        judge_now(hub, runtime, call, &state.allowed_tools).judgement() == Judgement::Run
-                    });
-                    if lets_run {
-                        paused.batch.reopen(id);
-                    }
-                }
+                // The grant or the new rule may let other waiting calls run.
+                let (calls, grants) = (&paused.calls, &state.allowed_tools);
+                gate::reopen_allowed(&mut paused.batch, |id| {
+                    calls.get(id).map(|call| judge_now(hub, runtime, call, grants))
+                });
             }
             Ok(())
         }

@@ -11,7 +11,7 @@ use app::types::PolicyDecision;
 
 use super::audit::{Authority, Verdict};
 use super::protected;
-use crate::approval::{Initial, Judgement};
+use crate::approval::{ApprovalBatch, Initial, Judgement};
 use crate::policy;
 
 /// What the hub knows of a call before deciding where it starts.
@@ -53,6 +53,17 @@ impl Start {
     /// the user decides.
     pub fn user_decides() -> Start {
         Start { initial: Initial::Pending, decided: None, note: None }
+    }
+}
+
+/// After a decision that may loosen things (a grant, a saved rule), the
+/// waiting calls the gate would now let run stop waiting; they are judged
+/// again when they start. One the gate still stops keeps its card.
+pub fn reopen_allowed(batch: &mut ApprovalBatch, mut judge: impl FnMut(&str) -> Option<Start>) {
+    for id in batch.pending() {
+        if judge(&id).is_some_and(|start| start.judgement() == Judgement::Run) {
+            batch.reopen(&id);
+        }
     }
 }
 
@@ -107,6 +118,9 @@ pub fn start(facts: Facts) -> Start {
         }
     }
 }
+
+#[cfg(test)]
+mod props;
 
 #[cfg(test)]
 mod tests {

@@ -10,7 +10,7 @@ mod calls;
 pub(crate) mod gate;
 pub mod log;
 pub mod model;
-pub(crate) mod protected;
+pub mod protected;
 pub mod question;
 mod sse;
 

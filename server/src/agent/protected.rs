@@ -27,21 +27,115 @@ const AGENT_DIRS: [&str; 4] = [SETTINGS_DIR, ".claude", ".qwen", ".codex"];
 /// file tool writing there asks; a command already runs what it likes once allowed.
 const REPOSITORY_DIR: &str = ".git";
 
-/// Whether the call (under Gemini CLI's tool names) may change `folder/.gemini`
-/// or an agent's own settings. A command is taken to when it names one of
-/// those directories (or `CODEX_HOME`) at all: what a shell line writes cannot
-/// be known before it runs.
+/// The hub's own data directory when it is not the default (`--data-dir`):
+/// its database holds the rules saved from cards and folder trust.
+static HUB_DATA_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Protects the hub's data directory given at launch, beside the default ones.
+pub fn protect_data_dir(dir: &Path) {
+    let _ = HUB_DATA_DIR.set(dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()));
+}
+
+/// The hub's own directories: its data (the database with saved rules and
+/// trust) and its config (the agents file, which names commands to run).
+fn hub_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> =
+        [crate::user_dir("XDG_DATA_HOME", ".local/share"), crate::user_dir("XDG_CONFIG_HOME", ".config")]
+            .into_iter()
+            .flatten()
+            .collect();
+    dirs.extend(HUB_DATA_DIR.get().cloned());
+    dirs
+}
+
+/// Whether the call (under Gemini CLI's tool names) may change `folder/.gemini`,
+/// an agent's own settings or the hub's own directories. A command is judged
+/// by what the shell will see: each word's value with quotes and escapes
+/// resolved (`.gem''ini` is `.gemini`), scripts run by `bash -c` or `eval`
+/// included; it touches them when a value names one as a path component, or
+/// resolves into one (links followed). A command that cannot be read asks. A
+/// word known only when it runs (`$VAR`, a glob) makes the command ask by the
+/// rules already (see `policy::CommandPart::opaque`).
 pub fn touches_settings(folder: &Path, name: &str, args: &Value) -> bool {
     match name {
-        "run_shell_command" => args.get("command").and_then(Value::as_str).is_some_and(|command| {
-            AGENT_DIRS.iter().any(|dir| command.contains(dir)) || command.contains("CODEX_HOME")
-        }),
-        "write_file" | "replace" => ["file_path", "path", "absolute_path"]
-            .iter()
-            .filter_map(|key| args.get(*key).and_then(Value::as_str))
-            .any(|path| under_settings(folder, path) || under_home_settings(path)),
+        "run_shell_command" => {
+            args.get("command").and_then(Value::as_str).is_some_and(|command| command_touches(folder, command, 0))
+        }
+        "write_file" | "replace" => {
+            ["file_path", "path", "absolute_path"].iter().filter_map(|key| args.get(*key).and_then(Value::as_str)).any(
+                |path| under_settings(folder, path) || under_home_settings(path) || under_hub_dirs(&folder.join(path)),
+            )
+        }
         _ => false,
     }
+}
+
+/// `bash -c "bash -c '…'"` is followed this deep; deeper, the command asks.
+const MAX_NESTING: usize = 4;
+
+fn command_touches(folder: &Path, command: &str, depth: usize) -> bool {
+    if depth > MAX_NESTING {
+        return true;
+    }
+    let Ok(parts) = crate::policy::command_parts(command) else { return true };
+    parts.iter().any(|part| {
+        part.values.iter().any(|value| value_touches(folder, value))
+            || matches!(&part.inner, Some(crate::policy::InnerScript::Script(script)) if command_touches(folder, script, depth + 1))
+    })
+}
+
+/// A word's value that names a protected directory as a path component
+/// (`.gemini/x`, `--dir=a/.claude`, `~/.codex`), `CODEX_HOME`, or a path that
+/// resolves into one of them or into the hub's own directories.
+fn value_touches(folder: &Path, value: &str) -> bool {
+    let named = value
+        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | '_' | '-')))
+        .any(|component| AGENT_DIRS.contains(&component) || component == "CODEX_HOME");
+    if named {
+        return true;
+    }
+    let expanded = match value.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => match std::env::var_os("HOME") {
+            Some(home) => format!("{}{rest}", home.to_string_lossy()),
+            None => value.to_string(),
+        },
+        _ => value.to_string(),
+    };
+    let path = folder.join(&expanded);
+    under_settings(folder, &expanded) || under_home_settings(&path.to_string_lossy()) || under_hub_dirs(&path)
+}
+
+fn under_hub_dirs(path: &Path) -> bool {
+    let resolved = resolve(path);
+    hub_dirs().iter().any(|dir| {
+        let dir = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+        resolved.starts_with(&dir)
+    })
+}
+
+/// `..` taken lexically, then links resolved as far as the path exists.
+fn resolve(path: &Path) -> PathBuf {
+    let mut lexical = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                lexical.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => lexical.push(other),
+        }
+    }
+    let mut existing = lexical.clone();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (existing.file_name().map(|name| name.to_os_string()), existing.pop()) {
+            (Some(name), true) => rest.push(name),
+            _ => break,
+        }
+    }
+    let mut real = existing.canonicalize().unwrap_or(existing);
+    real.extend(rest.iter().rev());
+    real
 }
 
 fn under_settings(folder: &Path, requested: &str) -> bool {
@@ -72,34 +166,10 @@ fn under_home_settings(requested: &str) -> bool {
         roots.extend(AGENT_DIRS.iter().map(|dir| Path::new(&home).join(dir)));
     }
     roots.extend(std::env::var_os("CODEX_HOME").map(PathBuf::from));
-    // `..` taken lexically, then links resolved as far as the path exists.
-    let mut lexical = PathBuf::new();
-    for part in path.components() {
-        match part {
-            std::path::Component::ParentDir => {
-                lexical.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => lexical.push(other),
-        }
-    }
-    let path = lexical.as_path();
-    let resolved = {
-        let mut existing = path.to_path_buf();
-        let mut rest = Vec::new();
-        while !existing.exists() {
-            match (existing.file_name().map(|name| name.to_os_string()), existing.pop()) {
-                (Some(name), true) => rest.push(name),
-                _ => break,
-            }
-        }
-        let mut real = existing.canonicalize().unwrap_or(existing);
-        real.extend(rest.iter().rev());
-        real
-    };
+    let resolved = resolve(path);
     roots.iter().any(|root| {
         let root = root.canonicalize().unwrap_or_else(|_| root.clone());
-        path.starts_with(&root) || resolved.starts_with(&root)
+        resolved.starts_with(&root)
     })
 }
 
@@ -155,5 +225,32 @@ mod tests {
         assert!(command("echo '{}' > ~/.claude/settings.json"));
         assert!(command("cat x >> $CODEX_HOME/rules/default.rules"));
         assert!(!command("cargo test"));
+    }
+
+    #[test]
+    fn a_command_is_judged_by_what_the_shell_sees_not_by_its_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(folder.join(".gemini/policies")).unwrap();
+        std::os::unix::fs::symlink(folder.join(".gemini"), folder.join("cfg")).unwrap();
+        let command = |command: &str| touches_settings(&folder, "run_shell_command", &json!({"command": command}));
+        for hidden in [
+            "mkdir -p .gem''ini/policies && echo x > .gem''ini/policies/q.toml",
+            r#"echo x > ".gem"ini/policies/q.toml"#,
+            r"echo x > .gem\ini/policies/q.toml",
+            "echo x > $'.\x67emini'/policies/q.toml",
+            "cp evil.toml cfg/policies/",
+            "bash -c 'echo x > .gem\"\"ini/policies/q.toml'",
+            "eval 'cp a ~/.cla''ude/settings.json'",
+            "tee --output=.qwen/settings.json < x",
+            "echo 'oops",
+        ] {
+            assert!(command(hidden), "{hidden}");
+        }
+        let data = crate::user_dir("XDG_DATA_HOME", ".local/share").unwrap();
+        assert!(command(&format!("sqlite3 {}/hub.db 'DELETE FROM trusted_folders'", data.display())));
+        for harmless in ["cargo test", "echo gemini > notes.txt", "ls src/.geminirc", "git status"] {
+            assert!(!command(harmless), "{harmless}");
+        }
     }
 }

@@ -5,7 +5,8 @@
 //! allowed for the command to be allowed, any denied part denies it, any asking
 //! part asks, and a part no rule speaks about (or that no rule may allow, see
 //! `Part::dynamic`) leaves the call to the caller's own default (YOLO runs it,
-//! otherwise it asks).
+//! otherwise it asks). A part with words known only when it runs
+//! (`Part::opaque`) asks, in YOLO too: no rule can be checked against it.
 
 use app::types::{PolicyDecision, PolicyProblem};
 use serde_json::{json, Value};
@@ -165,6 +166,16 @@ impl PolicySet {
             }
         }
         for part in &parts {
+            if part.opaque {
+                // What runs is known only when it runs (`$t x`, `git $p`, `git push $f`):
+                // no rule can allow it, and a deny or a guard rail could match it. It asks.
+                tally.no_rule = true;
+                let shown: String = part.text.chars().take(80).collect();
+                tally.ask_because(format!(
+                    "`{shown}` has words known only when it runs (a variable, $( ), a glob or a brace \
+                     expansion): it cannot be checked against the rules"
+                ));
+            }
             let own = self.best(tool, &part_args(&part.text), mode, |_| true);
             for variant in &part.variants {
                 if let Some(rule) = self.best(tool, &part_args(variant), mode, |_| true) {

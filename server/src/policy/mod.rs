@@ -43,6 +43,7 @@ pub use files::{PolicyDirs, PolicyFiles};
 pub use guard_rails::guard_rails;
 pub use prefix::default_prefix;
 pub use rule::{Rule, SavedRuleError, ALWAYS_ALLOW_PRIORITY, SAVED_SOURCE, SHELL_TOOL};
+pub use shell::{split as command_parts, Inner as InnerScript, Part as CommandPart};
 pub use toml_file::parse_policy_file;
 
 /// The approval mode rules are matched in: a folder's YOLO switch.

@@ -40,6 +40,17 @@ pub struct Part {
     /// (`a=…`), or evaluates variables as arithmetic (`$((a))`, `$[a]`, `${x[a]}`,
     /// `((a))`, `for ((…))`, `[[ a -eq b ]]`), where a value like `x[$(cmd)]` runs cmd.
     pub dynamic: bool,
+    /// A word (the name, an argument or a redirection's target) whose value is
+    /// known only when it runs: a parameter or arithmetic expansion, a command
+    /// or process substitution, an unquoted glob (`*`, `?`, `[…]`) or brace
+    /// expansion. What runs cannot be checked against a rule or a protected
+    /// path, so such a part always asks (YOLO too). Quotes and escapes are
+    /// resolved (`.gem''ini` is `.gemini`), so they hide nothing.
+    pub opaque: bool,
+    /// Each word's value as the shell will see it (quotes and escapes
+    /// resolved; a word with no static value as written), redirection targets
+    /// included: what protected paths are checked against.
+    pub values: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -246,6 +257,7 @@ const ARITHMETIC_TESTS: [&str; 6] = ["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
 /// A part that is its node's whole text.
 fn whole_part(node: Node, source: &str, around: bool) -> Part {
     let text = text_of(node, source).trim().to_string();
+    let words = word_nodes(node);
     Part {
         words: vec![text.clone()],
         text,
@@ -253,7 +265,64 @@ fn whole_part(node: Node, source: &str, around: bool) -> Part {
         redirected: around || own_redirect(node, source),
         inner: None,
         dynamic: false,
+        opaque: has_expansion(node, source) || words.iter().any(|word| has_pattern(*word, source)),
+        values: words
+            .iter()
+            .map(|word| literal(*word, source, false).unwrap_or_else(|| text_of(*word, source).to_string()))
+            .collect(),
     }
+}
+
+/// The word-like children of a node (its name, arguments, values, and its
+/// redirections' targets), for the static check.
+fn word_nodes(node: Node) -> Vec<Node> {
+    const WORDS: [&str; 6] = ["word", "string", "raw_string", "ansi_c_string", "concatenation", "command_name"];
+    let mut found = Vec::new();
+    let mut stack = vec![node];
+    while let Some(current) = stack.pop() {
+        let mut cursor = current.walk();
+        for child in current.children(&mut cursor) {
+            if WORDS.contains(&child.kind()) {
+                found.push(child);
+            } else if !matches!(child.kind(), "command" | "command_substitution" | "process_substitution") {
+                stack.push(child);
+            }
+        }
+    }
+    found
+}
+
+/// An unquoted glob (`*`, `?`, `[`) or brace expansion (`{a,b}`, `{1..3}`) in
+/// a word: its value is file names or words known only when it runs.
+fn has_pattern(node: Node, source: &str) -> bool {
+    // The word's unquoted pieces, escapes kept (a quoted `*` is text).
+    let mut unquoted = String::new();
+    let mut stack = vec![node];
+    while let Some(current) = stack.pop() {
+        match current.kind() {
+            "string" | "raw_string" | "ansi_c_string" => unquoted.push(' '),
+            _ if current.child_count() == 0 || current.kind() == "word" => unquoted.push_str(text_of(current, source)),
+            _ => {
+                let mut cursor = current.walk();
+                let children: Vec<Node> = current.children(&mut cursor).collect();
+                stack.extend(children.into_iter().rev());
+            }
+        }
+    }
+    let mut escaped = false;
+    let mut plain = String::with_capacity(unquoted.len());
+    for c in unquoted.chars() {
+        match (escaped, c) {
+            (false, '\\') => escaped = true,
+            (false, '*' | '?' | '[') => return true,
+            (false, c) => plain.push(c),
+            (true, _) => escaped = false,
+        }
+    }
+    plain.find('{').is_some_and(|open| {
+        let rest = &plain[open..];
+        rest.contains('}') && (rest.contains(',') || rest.contains(".."))
+    })
 }
 
 /// An arithmetic expansion, or an array subscript (evaluated as arithmetic), that
@@ -330,6 +399,21 @@ fn command_part(node: Node, source: &str, around: bool) -> Option<Part> {
             inner = inner_script(base, &words[start + 1..], source).or(inner);
         }
     }
+    // The name, the arguments and the redirections' targets, not the
+    // assignments before the name (a `dynamic` part already).
+    let checked: Vec<Node> = word_nodes(node)
+        .into_iter()
+        .filter(|word| {
+            word.start_byte() >= name.start_byte() || word.parent().is_some_and(|p| p.kind() != "variable_assignment")
+        })
+        .collect();
+    let opaque = words.iter().any(|word| literal(*word, source, false).is_none())
+        || checked.iter().any(|word| literal(*word, source, false).is_none() || has_pattern(*word, source))
+        || redirect_targets(node).iter().any(|target| literal(*target, source, false).is_none());
+    // A word without a static value counts by its text (`$CODEX_HOME/x` still names CODEX_HOME).
+    let value = |word: &Node| literal(*word, source, false).unwrap_or_else(|| text_of(*word, source).to_string());
+    let mut values: Vec<String> = checked.iter().map(value).collect();
+    values.extend(redirect_targets(node).iter().map(value));
     Some(Part {
         text,
         variants,
@@ -337,6 +421,8 @@ fn command_part(node: Node, source: &str, around: bool) -> Option<Part> {
         redirected,
         inner,
         dynamic: has_child(node, "variable_assignment"),
+        opaque,
+        values,
     })
 }
 
@@ -442,9 +528,11 @@ fn literal(node: Node, source: &str, keep_expansions: bool) -> Option<String> {
         "word" | "command_name" if node.named_child_count() == 0 => Some(unescape(text, |_| true)),
         "command_name" => node.named_child(0).and_then(|child| literal(child, source, keep_expansions)),
         "number" => Some(text.to_string()),
+        // `$$`, `$?`, `$#`, `$!`: numbers, whatever the run (judged as written).
+        "simple_expansion" if NUMERIC_SPECIALS.contains(&text) => Some(text.to_string()),
         "raw_string" => Some(text.trim_start_matches('\'').trim_end_matches('\'').to_string()),
         "string" => {
-            if !keep_expansions && has_expansion(node) {
+            if !keep_expansions && has_expansion(node, source) {
                 return None;
             }
             let inside = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')).unwrap_or(text);
@@ -465,7 +553,10 @@ fn literal(node: Node, source: &str, keep_expansions: bool) -> Option<String> {
     }
 }
 
-fn has_expansion(node: Node) -> bool {
+/// Special parameters whose value is always a number: known to be harmless text.
+const NUMERIC_SPECIALS: [&str; 4] = ["$$", "$?", "$#", "$!"];
+
+fn has_expansion(node: Node, source: &str) -> bool {
     const EXPANSIONS: [&str; 5] =
         ["simple_expansion", "expansion", "command_substitution", "arithmetic_expansion", "process_substitution"];
     // A loop, not recursion: nesting depth is the command writer's choice.
@@ -473,7 +564,9 @@ fn has_expansion(node: Node) -> bool {
     while let Some(current) = stack.pop() {
         let mut cursor = current.walk();
         for child in current.children(&mut cursor) {
-            if EXPANSIONS.contains(&child.kind()) {
+            if EXPANSIONS.contains(&child.kind())
+                && !(child.kind() == "simple_expansion" && NUMERIC_SPECIALS.contains(&text_of(child, source)))
+            {
                 return true;
             }
             stack.push(child);
@@ -504,26 +597,82 @@ fn unescape(text: &str, escapes: impl Fn(char) -> bool) -> String {
     out
 }
 
+/// The value of `$'…'`, as bash decodes it: `\n`, `\t`… , `\xHH`, `\NNN` (octal),
+/// `\uHHHH`, `\UHHHHHHHH`, `\cX`; so `$'\x70ush'` is `push`.
 fn ansi_c(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars();
+    let mut chars = text.chars().peekable();
+    let take = |chars: &mut std::iter::Peekable<std::str::Chars>, radix: u32, max: usize| {
+        let mut digits = String::new();
+        while digits.len() < max {
+            match chars.peek() {
+                Some(c) if c.is_digit(radix) => digits.push(chars.next().unwrap_or_default()),
+                _ => break,
+            }
+        }
+        (!digits.is_empty()).then(|| u32::from_str_radix(&digits, radix).ok().and_then(char::from_u32)).flatten()
+    };
     while let Some(c) = chars.next() {
         if c != '\\' {
             out.push(c);
             continue;
         }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('r') => out.push('\r'),
-            Some(other) => out.push(other),
-            None => out.push('\\'),
+        let Some(next) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        let decoded = match next {
+            'n' => Some('\n'),
+            't' => Some('\t'),
+            'r' => Some('\r'),
+            'a' => Some('\u{7}'),
+            'b' => Some('\u{8}'),
+            'e' | 'E' => Some('\u{1b}'),
+            'f' => Some('\u{c}'),
+            'v' => Some('\u{b}'),
+            'x' => take(&mut chars, 16, 2),
+            'u' => take(&mut chars, 16, 4),
+            'U' => take(&mut chars, 16, 8),
+            'c' => chars.next().filter(char::is_ascii).map(|c| char::from((c as u8) & 0x1f)),
+            '0'..='7' => {
+                let mut digits = String::from(next);
+                while digits.len() < 3 && chars.peek().is_some_and(|c| ('0'..='7').contains(c)) {
+                    digits.push(chars.next().unwrap_or_default());
+                }
+                u32::from_str_radix(&digits, 8).ok().and_then(char::from_u32)
+            }
+            other => Some(other),
+        };
+        match decoded {
+            Some(c) => out.push(c),
+            None => {
+                out.push('\\');
+                out.push(next);
+            }
         }
     }
     out
 }
 
 const REDIRECTS: [&str; 3] = ["file_redirect", "heredoc_redirect", "herestring_redirect"];
+
+/// The targets of a command's own redirections (`> out`, `< in`), which
+/// tree-sitter puts in the statement around the command.
+fn redirect_targets(node: Node) -> Vec<Node> {
+    let around = node.parent().filter(|parent| parent.kind() == "redirected_statement");
+    let mut targets = Vec::new();
+    for holder in std::iter::once(node).chain(around) {
+        let mut cursor = holder.walk();
+        let children: Vec<Node> = holder.children(&mut cursor).collect();
+        targets.extend(
+            children
+                .into_iter()
+                .filter(|child| child.kind() == "file_redirect")
+                .filter_map(|redirect| redirect.child_by_field_name("destination")),
+        );
+    }
+    targets
+}
 
 fn own_redirect(node: Node, source: &str) -> bool {
     let mut cursor = node.walk();

@@ -164,8 +164,8 @@ fn compound_commands_are_allowed_only_when_every_part_is() {
             ("ls | sh", D, None, None),
             ("ls & rm x", D, None, None),
             ("git status\nrm x", D, None, None),
-            ("echo $(rm x)", D, None, None),
-            ("echo `rm x`", D, None, None),
+            ("echo $(rm x)", D, Some(AskUser), None),
+            ("echo `rm x`", D, Some(AskUser), None),
             ("(ls; rm x)", D, None, None),
             ("echo hi && git push --force origin main", D, Some(Deny), Some("workspace-2")),
             ("echo hi && git push --force origin main", Y, Some(Deny), Some("workspace-2")),
@@ -176,7 +176,7 @@ fn compound_commands_are_allowed_only_when_every_part_is() {
             // `sh` has no rule, but what it runs is denied.
             ("sh -c 'git push --force'", D, Some(Deny), Some("workspace-2")),
             ("bash -c \"bash -c 'git push --force'\"", D, Some(Deny), Some("workspace-2")),
-            ("bash -c \"$CMD\"", D, None, None),
+            ("bash -c \"$CMD\"", D, Some(AskUser), None),
             ("FOO=1 git push --force", D, Some(Deny), Some("workspace-2")),
             ("nohup git push --force", D, Some(Deny), Some("workspace-2")),
             ("\"git\" push --force", D, Some(Deny), Some("workspace-2")),
@@ -497,11 +497,12 @@ fn assignments_and_arithmetic_cannot_ride_along_an_allow() {
         &set,
         &[
             ("git status", D, Some(Allow), Some("workspace-1")),
-            ("a='x[$(touch /tmp/pwn)]'; git status $((a))", D, None, None),
+            ("a='x[$(touch /tmp/pwn)]'; git status $((a))", D, Some(AskUser), None),
             ("a='x[$(touch /tmp/pwn)]'; ((a)); git status", D, None, None),
-            ("git status $[a]", D, None, None),
-            ("git status ${x[a]}", D, None, None),
-            ("git status $((1+2))", D, Some(Allow), Some("workspace-1")),
+            ("git status $[a]", D, Some(AskUser), None),
+            ("git status ${x[a]}", D, Some(AskUser), None),
+            // Known only when it runs, even when it could be worked out: it asks.
+            ("git status $((1+2))", D, Some(AskUser), None),
         ],
     );
 }
@@ -633,4 +634,53 @@ fn a_command_too_long_to_check_asks() {
         assert_eq!(shell(&set, &chain, mode).decision, Some(AskUser));
         assert_eq!(shell(&PolicySet::default(), &format!("{chain} && rm -rf /"), mode).decision, Some(AskUser));
     }
+}
+
+/// Issue 24 item 6: variables, escapes and globs in a command word got past a
+/// deny and the force-push guard rail in YOLO. A word known only when it runs
+/// makes its part ask, in YOLO too, and no allow covers it; ANSI-C escapes are
+/// decoded, so a deny sees through them.
+#[test]
+fn words_known_only_when_they_run_ask_in_yolo_and_escapes_are_decoded() {
+    let mut rules = crate::policy::guard_rails();
+    rules.extend(self::rules(
+        RuleTier::Workspace,
+        r#"
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "touch"
+        decision = "deny"
+        priority = 10
+
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "git push"
+        decision = "deny"
+        priority = 10
+
+        [[rule]]
+        toolName = "run_shell_command"
+        commandPrefix = "git"
+        decision = "allow"
+        priority = 5
+    "#,
+    ));
+    let set = PolicySet::new(rules, Vec::new());
+    for command in [
+        "t=touch; $t denied_var.txt",
+        "p=push; git $p",
+        "f=--force; git push origin $f",
+        "git $(echo push)",
+        "git pu*",
+        "git {push,status}",
+        "$(echo rm) -rf ~",
+    ] {
+        let verdict = shell(&set, command, Y);
+        assert_ne!(verdict.decision, None, "{command:?} would run in YOLO: {verdict:?}");
+        assert_ne!(verdict.decision, Some(Allow), "{command:?}: {verdict:?}");
+    }
+    assert_eq!(shell(&set, "git $'\\x70ush'", Y).decision, Some(Deny), "an escape decoded is a deny");
+    assert_eq!(shell(&set, "git $'pu\\163h'", Y).decision, Some(Deny), "octal too");
+    assert_eq!(shell(&set, "git status", Y).decision, Some(Allow), "static words are judged as before");
+    assert_eq!(shell(&set, "git log '*.rs'", Y).decision, Some(Allow), "a quoted glob is text");
 }

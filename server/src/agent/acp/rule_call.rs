@@ -43,7 +43,12 @@ pub fn rule_call(fields: &ToolCallUpdateFields) -> RuleCall {
             let location = fields.locations.iter().flatten().next().map(|location| location.path.display().to_string());
             let path = text("file_path").or_else(|| text("path")).or(diff_path).or(location).unwrap_or_default();
             let replaces = raw.contains_key("old_string") || raw.contains_key("new_string");
-            let mut args = raw;
+            // Only what an edit is: a key of the agent's own cannot lend its text
+            // to a rule (a nested `"command":"git status"` matched an allow).
+            let mut args: Map<String, Value> = ["content", "old_string", "new_string"]
+                .into_iter()
+                .filter_map(|key| raw.get(key).map(|value| (key.to_string(), value.clone())))
+                .collect();
             args.insert("file_path".into(), json!(path));
             RuleCall { name: if replaces { "replace" } else { "write_file" }.into(), args: Value::Object(args) }
         }
