@@ -89,8 +89,15 @@ test('editing .gemini/settings.json on disk updates the switch without a reload'
   assert.equal(await switchState(page), 'false');
   await page.evaluate(() => { window.__marker = 'same page'; });
 
+  // A folder's own file may turn approvals off only once the user trusts the folder.
   writeSettings(folder, { security: { disableYoloMode: false } });
+  await expect(async () => assert.ok(await page.getByTestId('trust-banner').isVisible()));
+  assert.match(await page.getByTestId('trust-would').innerText(), /YOLO on once you trust this folder/);
+  assert.equal(await switchState(page), 'false', 'untrusted: YOLO stays off');
+  await snapshot(page, 'trust-banner');
+  await page.getByTestId('trust-folder').click();
   await expect(async () => assert.equal(await switchState(page), 'true'));
+  assert.equal(await page.getByTestId('trust-banner').count(), 0, 'trusted: the banner goes');
   assert.equal(await page.getByTestId('yolo-source').innerText(), 'from .gemini/settings.json');
 
   writeSettings(folder, { security: { disableYoloMode: true } });
