@@ -2,7 +2,7 @@
 //! write_file, replace. Blocking IO; the caller runs them off the async threads.
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
 
 use app::events::FileDiff;
@@ -11,7 +11,7 @@ use rustix::io::Errno;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::beneath::Folder;
+use super::beneath::{Folder, WriteError};
 use super::paths::{outside, relative_in_folder};
 use super::{parse, Tool, ToolFailure, ToolResult, MAX_OUTPUT};
 
@@ -409,18 +409,15 @@ pub fn replace_diff(root: &Path, replace: &ReplaceArgs) -> Result<FileDiff, Tool
     }
 }
 
-/// Writes the diff's new text. The path is resolved again, by the kernel, at
-/// the moment of the open: what was checked for the card cannot be swapped.
+/// Writes the diff's new text, whole or not at all (`Folder::replace`). The
+/// path is resolved again, by the kernel, at the moment of the write: what was
+/// checked for the card cannot be swapped.
 fn apply(root: &Path, diff: FileDiff, user_modified: bool) -> ToolResult {
     let rel = relative_in_folder(root, &diff.path)?;
-    let mut file = open_folder(root)?.open_write(&rel).map_err(|err| failure(&diff.path, err))?;
-    let meta = file.metadata().map_err(|err| io_failure(&diff.path, err))?;
-    if !meta.is_file() {
-        return Err(ToolFailure::new("io_error", format!("{} is not a regular file.", diff.path)));
-    }
-    file.set_len(0)
-        .and_then(|()| file.write_all(diff.new_text.as_bytes()))
-        .map_err(|err| io_failure(&diff.path, err))?;
+    open_folder(root)?.replace(&rel, diff.new_text.as_bytes()).map_err(|err| match err {
+        WriteError::Io(err) => failure(&diff.path, err),
+        WriteError::NotRegular => ToolFailure::new("io_error", format!("{} is not a regular file.", diff.path)),
+    })?;
     Ok(if user_modified {
         format!(
             "Successfully applied user-modified edit to {}. Note: the user modified your suggested changes before accepting. Do not attempt to revert to your original suggestion.",
@@ -541,3 +538,7 @@ mod tests {
 #[cfg(test)]
 #[path = "files_confinement_tests.rs"]
 mod confinement_tests;
+
+#[cfg(test)]
+#[path = "files_write_tests.rs"]
+mod write_tests;
