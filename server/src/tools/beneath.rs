@@ -4,14 +4,19 @@
 //! so a symlink swapped in after a check cannot lead a write out. Where
 //! `openat2` is missing, a walk one component at a time with `O_NOFOLLOW`
 //! does the same, following only symlinks that stay inside.
+//!
+//! The root fd is opened once per folder and held (`Folder::held`): a folder
+//! renamed away, with a symlink to elsewhere put at its path, does not move
+//! the tools there.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::Write;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{
@@ -63,16 +68,46 @@ const MAX_LINKS: usize = 40;
 
 /// The project folder, opened once; paths given to it are relative
 /// (`paths::relative_in_folder`), an empty one meaning the folder itself.
+#[derive(Debug)]
 pub struct Folder {
     fd: OwnedFd,
     openat2: bool,
+    /// The path it was opened at, to read absolute paths in requests; never
+    /// opened again.
+    root: PathBuf,
 }
 
 impl Folder {
+    /// Opens `root` (canonical: a symlink there is refused).
     pub fn open(root: &Path) -> std::io::Result<Self> {
-        let fd = rustix::fs::open(root, DIR, Mode::empty())?;
+        let fd = rustix::fs::open(root, DIR | OFlags::NOFOLLOW, Mode::empty())?;
         let openat2 = openat2_works(&fd);
-        Ok(Self { fd, openat2 })
+        Ok(Self { fd, openat2, root: root.to_path_buf() })
+    }
+
+    /// The folder at `root`, opened the first time it is asked for and held
+    /// from then on, wherever it is moved: the path is opened again only once
+    /// the folder held there is deleted.
+    pub fn held(root: &Path) -> std::io::Result<Arc<Self>> {
+        static HELD: Mutex<BTreeMap<PathBuf, Arc<Folder>>> = Mutex::new(BTreeMap::new());
+        let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
+        held.retain(|_, folder| folder.exists());
+        if let Some(folder) = held.get(root) {
+            return Ok(folder.clone());
+        }
+        let folder = Arc::new(Self::open(root)?);
+        held.insert(root.to_path_buf(), folder.clone());
+        Ok(folder)
+    }
+
+    /// Whether the directory is still linked somewhere (not deleted).
+    fn exists(&self) -> bool {
+        fstat(&self.fd).is_ok_and(|stat| stat.st_nlink > 0)
+    }
+
+    /// The path the folder was opened at (it may have moved since).
+    pub fn root(&self) -> &Path {
+        &self.root
     }
 
     /// The same folder, resolved by the fallback walk (to test it on Linux).
@@ -256,6 +291,13 @@ impl Folder {
         // The path ends at a directory already open (the root, or after `..`).
         let dir = dirs.last().map_or(self.fd.as_fd(), AsFd::as_fd);
         openat(dir, ".", flags, mode)
+    }
+}
+
+/// The folder's own directory, e.g. to run a command in.
+impl AsFd for Folder {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
     }
 }
 

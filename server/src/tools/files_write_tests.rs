@@ -11,11 +11,12 @@ use serde_json::json;
 
 use super::*;
 
-fn project() -> (tempfile::TempDir, PathBuf) {
+fn project() -> (tempfile::TempDir, PathBuf, Folder) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     std::fs::write(root.join("keep.txt"), "original\n".repeat(100)).unwrap();
-    (dir, root)
+    let folder = Folder::open(&root).unwrap();
+    (dir, root, folder)
 }
 
 /// The names in `dir`, sorted: no temporary file may be left there.
@@ -39,10 +40,10 @@ const STOPPED_WRITE_ROOT: &str = "HUB_TEST_STOPPED_WRITE_ROOT";
 fn a_write_stopped_midway_leaves_the_file_as_it_was() {
     if let Some(root) = std::env::var_os(STOPPED_WRITE_ROOT) {
         let args = json!({"file_path": "keep.txt", "content": "new\n".repeat(16 * 1024)});
-        println!("result: {}", kind_of(run(Path::new(&root), Tool::WriteFile, &args)));
+        println!("result: {}", kind_of(run(&Folder::open(Path::new(&root)).unwrap(), Tool::WriteFile, &args)));
         return;
     }
-    let (_dir, root) = project();
+    let (_dir, root, _folder) = project();
     let name =
         format!("{}::a_write_stopped_midway_leaves_the_file_as_it_was", module_path!().split_once("::").unwrap().1);
     let out = std::process::Command::new("bash")
@@ -67,7 +68,7 @@ fn kind_of(result: ToolResult) -> String {
 /// file empty or half written.
 #[test]
 fn readers_see_the_old_text_or_the_new_never_a_part() {
-    let (_dir, root) = project();
+    let (_dir, root, folder) = project();
     let (a, b) = ("a".repeat(1 << 20), "b".repeat(1 << 20));
     std::fs::write(root.join("big.txt"), &a).unwrap();
     let done = Arc::new(AtomicBool::new(false));
@@ -85,7 +86,7 @@ fn readers_see_the_old_text_or_the_new_never_a_part() {
     };
     for round in 0..20 {
         let content = if round % 2 == 0 { &b } else { &a };
-        run(&root, Tool::WriteFile, &json!({"file_path": "big.txt", "content": content})).unwrap();
+        run(&folder, Tool::WriteFile, &json!({"file_path": "big.txt", "content": content})).unwrap();
     }
     done.store(true, Ordering::Relaxed);
     assert!(reader.join().unwrap() > 0);
@@ -94,15 +95,15 @@ fn readers_see_the_old_text_or_the_new_never_a_part() {
 
 #[test]
 fn a_rewritten_file_keeps_its_permissions_and_a_new_one_gets_the_usual() {
-    let (_dir, root) = project();
+    let (_dir, root, folder) = project();
     std::fs::write(root.join("run.sh"), "#!/bin/sh\n").unwrap();
     std::fs::set_permissions(root.join("run.sh"), std::fs::Permissions::from_mode(0o750)).unwrap();
-    run(&root, Tool::WriteFile, &json!({"file_path": "run.sh", "content": "#!/bin/sh\necho hi\n"})).unwrap();
+    run(&folder, Tool::WriteFile, &json!({"file_path": "run.sh", "content": "#!/bin/sh\necho hi\n"})).unwrap();
     let replace = json!({"file_path": "run.sh", "old_string": "hi", "new_string": "ho"});
-    run(&root, Tool::Replace, &replace).unwrap();
+    run(&folder, Tool::Replace, &replace).unwrap();
     assert_eq!(std::fs::read_to_string(root.join("run.sh")).unwrap(), "#!/bin/sh\necho ho\n");
     assert_eq!(std::fs::metadata(root.join("run.sh")).unwrap().permissions().mode() & 0o7777, 0o750);
-    run(&root, Tool::WriteFile, &json!({"file_path": "new.txt", "content": "x"})).unwrap();
+    run(&folder, Tool::WriteFile, &json!({"file_path": "new.txt", "content": "x"})).unwrap();
     let made = std::fs::metadata(root.join("new.txt")).unwrap().permissions().mode() & 0o7777;
     assert_eq!(made & 0o600, 0o600, "readable and writable by its owner: {made:o}");
     assert_eq!(made & 0o111, 0, "not executable: {made:o}");
@@ -111,10 +112,10 @@ fn a_rewritten_file_keeps_its_permissions_and_a_new_one_gets_the_usual() {
 
 #[test]
 fn a_write_refused_at_the_last_moment_leaves_nothing_behind() {
-    let (_dir, root) = project();
+    let (_dir, root, folder) = project();
     std::fs::create_dir(root.join("dir")).unwrap();
     let diff = FileDiff { path: "dir".into(), old_text: String::new(), new_text: "x".into() };
-    assert_eq!(apply(&root, diff, false).unwrap_err().kind, "is_a_directory");
+    assert_eq!(apply(&folder, diff, false).unwrap_err().kind, "is_a_directory");
     assert!(root.join("dir").is_dir());
     assert_eq!(names(&root), ["dir", "keep.txt"]);
 }
