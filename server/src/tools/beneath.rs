@@ -4,15 +4,24 @@
 //! so a symlink swapped in after a check cannot lead a write out. Where
 //! `openat2` is missing, a walk one component at a time with `O_NOFOLLOW`
 //! does the same, following only symlinks that stay inside.
+//!
+//! The root fd is opened once per folder and held (`Folder::held`): a folder
+//! renamed away, with a symlink to elsewhere put at its path, does not move
+//! the tools there.
 
-use std::collections::VecDeque;
-use std::ffi::OsString;
+use std::collections::{BTreeMap, VecDeque};
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::os::unix::ffi::OsStringExt;
+use std::io::Write;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
-use rustix::fd::{AsFd, OwnedFd};
-use rustix::fs::{mkdirat, openat, readlinkat, Mode, OFlags};
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fs::{
+    fchmod, fstat, fsync, mkdirat, openat, readlinkat, renameat, statat, unlinkat, AtFlags, FileType, Mode, OFlags,
+};
 use rustix::io::Errno;
 
 /// A directory to stand on: `O_PATH` where it exists (no read permission
@@ -32,10 +41,22 @@ const PROBE: OFlags = OFlags::RDONLY.union(OFlags::NONBLOCK).union(OFlags::CLOEX
 /// (the caller then refuses anything but a regular file).
 const READ: OFlags = OFlags::RDONLY.union(OFlags::NONBLOCK).union(OFlags::NOCTTY).union(OFlags::CLOEXEC);
 
-/// Writing: no `TRUNC` here, the caller truncates once it knows it holds a
-/// regular file.
-const WRITE: OFlags =
-    OFlags::WRONLY.union(OFlags::CREATE).union(OFlags::NONBLOCK).union(OFlags::NOCTTY).union(OFlags::CLOEXEC);
+/// Opening the file a write replaces, only to see that it may be written.
+const WRITE_EXISTING: OFlags =
+    OFlags::WRONLY.union(OFlags::NOFOLLOW).union(OFlags::NONBLOCK).union(OFlags::NOCTTY).union(OFlags::CLOEXEC);
+
+/// The file a write is made in before it is renamed over the target: a new
+/// name (`EXCL`, which never follows a link either).
+const TEMP: OFlags = OFlags::WRONLY
+    .union(OFlags::CREATE)
+    .union(OFlags::EXCL)
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::NOCTTY)
+    .union(OFlags::CLOEXEC);
+
+/// The bits a replaced file keeps. Set-id bits are not kept: the kernel
+/// clears them too when another user writes a file.
+const PERMISSIONS: Mode = Mode::RWXU.union(Mode::RWXG).union(Mode::RWXO).union(Mode::SVTX);
 
 /// New files and directories: 0o666 and 0o777, narrowed by the umask.
 const FILE_MODE: Mode =
@@ -47,16 +68,46 @@ const MAX_LINKS: usize = 40;
 
 /// The project folder, opened once; paths given to it are relative
 /// (`paths::relative_in_folder`), an empty one meaning the folder itself.
+#[derive(Debug)]
 pub struct Folder {
     fd: OwnedFd,
     openat2: bool,
+    /// The path it was opened at, to read absolute paths in requests; never
+    /// opened again.
+    root: PathBuf,
 }
 
 impl Folder {
+    /// Opens `root` (canonical: a symlink there is refused).
     pub fn open(root: &Path) -> std::io::Result<Self> {
-        let fd = rustix::fs::open(root, DIR, Mode::empty())?;
+        let fd = rustix::fs::open(root, DIR | OFlags::NOFOLLOW, Mode::empty())?;
         let openat2 = openat2_works(&fd);
-        Ok(Self { fd, openat2 })
+        Ok(Self { fd, openat2, root: root.to_path_buf() })
+    }
+
+    /// The folder at `root`, opened the first time it is asked for and held
+    /// from then on, wherever it is moved: the path is opened again only once
+    /// the folder held there is deleted.
+    pub fn held(root: &Path) -> std::io::Result<Arc<Self>> {
+        static HELD: Mutex<BTreeMap<PathBuf, Arc<Folder>>> = Mutex::new(BTreeMap::new());
+        let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
+        held.retain(|_, folder| folder.exists());
+        if let Some(folder) = held.get(root) {
+            return Ok(folder.clone());
+        }
+        let folder = Arc::new(Self::open(root)?);
+        held.insert(root.to_path_buf(), folder.clone());
+        Ok(folder)
+    }
+
+    /// Whether the directory is still linked somewhere (not deleted).
+    fn exists(&self) -> bool {
+        fstat(&self.fd).is_ok_and(|stat| stat.st_nlink > 0)
+    }
+
+    /// The path the folder was opened at (it may have moved since).
+    pub fn root(&self) -> &Path {
+        &self.root
     }
 
     /// The same folder, resolved by the fallback walk (to test it on Linux).
@@ -90,14 +141,74 @@ impl Folder {
         }
     }
 
-    /// Opens `rel` for writing, creating it and its missing directories,
-    /// without truncating it. A dangling symlink is created through only if
-    /// its target is inside.
-    pub fn open_write(&self, rel: &Path) -> Result<File, Errno> {
+    /// Replaces the file at `rel` with `bytes`, or creates it (and its missing
+    /// directories), whole or not at all: the bytes go to a new file beside it,
+    /// are synced, and that file is renamed over it. A reader sees the old text
+    /// or the new, and a crash or a full disk midway leaves the old file as it
+    /// was. Links inside the folder are followed to the file they name (the
+    /// link stays a link); the file keeps its permission bits.
+    pub fn replace(&self, rel: &Path, bytes: &[u8]) -> Result<(), WriteError> {
         if let Some(parent) = rel.parent() {
             self.make_dirs(parent)?;
         }
-        self.open_at(rel, WRITE, FILE_MODE).map(File::from)
+        let (dir, name) = self.final_place(rel)?;
+        let kept = match openat(&dir, &name, WRITE_EXISTING, Mode::empty()) {
+            // Opened for writing: a file that may not be written is refused as before.
+            Ok(file) => {
+                let stat = fstat(&file)?;
+                if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+                    return Err(WriteError::NotRegular);
+                }
+                Some(Mode::from_raw_mode(stat.st_mode) & PERMISSIONS)
+            }
+            Err(Errno::NOENT) => None,
+            Err(err) => return Err(err.into()),
+        };
+        let mut temp = TempFile::create(&dir, &name, kept.unwrap_or(FILE_MODE))?;
+        temp.fill(bytes, kept)?;
+        temp.rename_over(&name)?;
+        // The rename is durable once the directory is. Some file systems refuse
+        // to sync a directory (EINVAL); the new text is in place either way.
+        let _ = fsync(&dir);
+        Ok(())
+    }
+
+    /// Where a write to `rel` lands: the directory holding it and its name
+    /// there, after the links the name leads through. Those are followed as
+    /// the kernel would, from the directory they sit in, judged beneath the
+    /// root (an absolute target is refused, as `RESOLVE_BENEATH` does). What
+    /// is found is a regular file, or nothing yet; anything else is refused.
+    fn final_place(&self, rel: &Path) -> Result<(OwnedFd, OsString), WriteError> {
+        let mut rel = rel.to_path_buf();
+        for _ in 0..=MAX_LINKS {
+            // No name: the root itself or a path ending in `..`, a directory.
+            let Some(name) = rel.file_name().map(ToOwned::to_owned) else { return Err(Errno::ISDIR.into()) };
+            let parent = rel.parent().unwrap_or(Path::new("")).to_path_buf();
+            let dir = self.open_dir(&parent)?;
+            let stat = match statat(&dir, &name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(stat) => stat,
+                Err(Errno::NOENT) => return Ok((dir, name)),
+                Err(err) => return Err(err.into()),
+            };
+            match FileType::from_raw_mode(stat.st_mode) {
+                FileType::RegularFile => return Ok((dir, name)),
+                FileType::Directory => return Err(Errno::ISDIR.into()),
+                FileType::Symlink => match readlinkat(&dir, &name, Vec::new()) {
+                    Ok(target) => {
+                        let target = PathBuf::from(OsString::from_vec(target.into_bytes()));
+                        if target.has_root() {
+                            return Err(Errno::XDEV.into());
+                        }
+                        rel = parent.join(target);
+                    }
+                    // Changed since the stat: look again.
+                    Err(Errno::INVAL | Errno::NOENT) => {}
+                    Err(err) => return Err(err.into()),
+                },
+                _ => return Err(WriteError::NotRegular),
+            }
+        }
+        Err(Errno::LOOP.into())
     }
 
     /// `mkdir -p` inside the folder: each directory is made in one opened
@@ -183,6 +294,77 @@ impl Folder {
     }
 }
 
+/// The folder's own directory, e.g. to run a command in.
+impl AsFd for Folder {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
+
+/// Why a file could not be replaced.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WriteError {
+    #[error(transparent)]
+    Io(#[from] Errno),
+    /// A FIFO, a device or a socket is there.
+    #[error("not a regular file")]
+    NotRegular,
+}
+
+/// A file's new content until it is renamed over the file; removed if it is
+/// dropped before (a failed write leaves nothing behind).
+struct TempFile<'dir> {
+    dir: BorrowedFd<'dir>,
+    name: OsString,
+    file: File,
+    renamed: bool,
+}
+
+impl<'dir> TempFile<'dir> {
+    /// A new file in `dir` (never one already there, nor through a link),
+    /// named after `target`: `.<target>.hub-<pid>-<n>.tmp`.
+    fn create(dir: &'dir OwnedFd, target: &OsStr, mode: Mode) -> Result<Self, Errno> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        // Leaves room for the rest within a name's 255 bytes.
+        let stem = &target.as_bytes()[..target.len().min(200)];
+        let mut tries = 0;
+        loop {
+            let suffix = format!(".hub-{}-{}.tmp", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+            let name = OsString::from_vec([b".", stem, suffix.as_bytes()].concat());
+            match openat(dir, &name, TEMP, mode) {
+                Ok(fd) => return Ok(Self { dir: dir.as_fd(), name, file: File::from(fd), renamed: false }),
+                // Left by an earlier process that had our pid.
+                Err(Errno::EXIST) if tries < 100 => tries += 1,
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    /// Writes all of `bytes`, gives the file `mode` if said (exactly, not
+    /// narrowed by the umask), and syncs it.
+    fn fill(&mut self, bytes: &[u8], mode: Option<Mode>) -> Result<(), Errno> {
+        self.file.write_all(bytes).map_err(|err| Errno::from_io_error(&err).unwrap_or(Errno::IO))?;
+        if let Some(mode) = mode {
+            fchmod(&self.file, mode)?;
+        }
+        fsync(&self.file)
+    }
+
+    fn rename_over(mut self, target: &OsStr) -> Result<(), Errno> {
+        renameat(self.dir, &self.name, self.dir, target)?;
+        self.renamed = true;
+        Ok(())
+    }
+}
+
+impl Drop for TempFile<'_> {
+    fn drop(&mut self) {
+        if !self.renamed {
+            let _ = unlinkat(self.dir, &self.name, AtFlags::empty());
+        }
+    }
+}
+
 /// `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`: the kernel refuses
 /// (`EXDEV`) any resolution that leaves `root`, symlinks and `..` included,
 /// at the moment of the open.
@@ -218,10 +400,12 @@ fn openat2_works(_root: &OwnedFd) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use std::io::{Read, Write};
+    use std::io::Read;
     use std::os::unix::fs::symlink;
 
     use super::*;
+
+    const XDEV: WriteError = WriteError::Io(Errno::XDEV);
 
     struct Project {
         _dir: tempfile::TempDir,
@@ -276,8 +460,7 @@ mod tests {
             assert_eq!(read(&folder, "src/main.rs"), Ok("fn main() {}".into()), "{how}");
             assert!(folder.open_dir(Path::new("")).is_ok(), "{how}");
             assert_eq!(folder.check(Path::new("alias/new/deeper.rs")), Ok(()), "{how}");
-            let mut file = folder.open_write(Path::new("alias/made/new.rs")).unwrap();
-            file.write_all(b"x").unwrap();
+            folder.replace(Path::new("alias/made/new.rs"), b"x").unwrap();
             assert_eq!(std::fs::read_to_string(p.root.join("src/made/new.rs")).unwrap(), "x", "{how}");
             std::fs::remove_dir_all(p.root.join("src/made")).unwrap();
         }
@@ -290,10 +473,10 @@ mod tests {
             for rel in ["escape", "escape/new.txt", "dangle.txt", "up", "escape/../src/main.rs"] {
                 let rel = Path::new(rel);
                 assert_eq!(folder.check(rel), Err(Errno::XDEV), "{how} check {rel:?}");
-                assert_eq!(folder.open_write(rel).err(), Some(Errno::XDEV), "{how} write {rel:?}");
+                assert_eq!(folder.replace(rel, b"x"), Err(XDEV), "{how} write {rel:?}");
                 assert_eq!(folder.open_read(rel).err(), Some(Errno::XDEV), "{how} read {rel:?}");
             }
-            assert_eq!(folder.open_write(Path::new("escape/sub/new.txt")).err(), Some(Errno::XDEV), "{how}");
+            assert_eq!(folder.replace(Path::new("escape/sub/new.txt"), b"x"), Err(XDEV), "{how}");
             assert_eq!(folder.check(Path::new("../x")), Err(Errno::XDEV), "{how}: a raw `..` too");
         }
         let left: Vec<_> = std::fs::read_dir(p.outside.path()).unwrap().collect();
@@ -308,8 +491,8 @@ mod tests {
             assert_eq!(folder.check(Path::new("work/new.txt")), Ok(()), "{how}");
             std::fs::remove_dir(p.root.join("work")).unwrap();
             symlink(p.outside.path(), p.root.join("work")).unwrap();
-            assert_eq!(folder.open_write(Path::new("work/new.txt")).err(), Some(Errno::XDEV), "{how}");
-            assert_eq!(folder.open_write(Path::new("work/deeper/new.txt")).err(), Some(Errno::XDEV), "{how}");
+            assert_eq!(folder.replace(Path::new("work/new.txt"), b"x"), Err(XDEV), "{how}");
+            assert_eq!(folder.replace(Path::new("work/deeper/new.txt"), b"x"), Err(XDEV), "{how}");
             std::fs::remove_file(p.root.join("work")).unwrap();
         }
         assert!(std::fs::read_dir(p.outside.path()).unwrap().next().is_none());

@@ -2,8 +2,9 @@
 //! write_file, replace. Blocking IO; the caller runs them off the async threads.
 
 use std::fs::File;
-use std::io::{Read, Write};
-use std::path::Path;
+use std::io::Read;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
 
 use app::events::FileDiff;
 use rustix::fs::{statat, AtFlags, Dir, FileType};
@@ -11,8 +12,9 @@ use rustix::io::Errno;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::beneath::Folder;
+use super::beneath::{Folder, WriteError};
 use super::paths::{outside, relative_in_folder};
+use super::walk::walk;
 use super::{parse, Tool, ToolFailure, ToolResult, MAX_OUTPUT};
 
 const MAX_LISTED: usize = 1000;
@@ -61,10 +63,10 @@ pub struct ReplaceArgs {
     new_string: String,
 }
 
-pub fn check_read(root: &Path, tool: Tool, args: &Value) -> Result<(), ToolFailure> {
+pub fn check_read(folder: &Folder, tool: Tool, args: &Value) -> Result<(), ToolFailure> {
     let check = |requested: &str| {
-        let rel = relative_in_folder(root, requested)?;
-        match open_folder(root)?.check(&rel) {
+        let rel = relative_in_folder(folder.root(), requested)?;
+        match folder.check(&rel) {
             Ok(()) | Err(Errno::NOENT) => Ok(()),
             Err(err) => Err(failure(requested, err)),
         }
@@ -82,14 +84,14 @@ pub fn check_read(root: &Path, tool: Tool, args: &Value) -> Result<(), ToolFailu
     }
 }
 
-pub fn run(root: &Path, tool: Tool, args: &Value) -> ToolResult {
+pub fn run(folder: &Folder, tool: Tool, args: &Value) -> ToolResult {
     match tool {
-        Tool::ReadFile => read_file(root, &parse::<FileArgs>(args)?.file_path),
-        Tool::ListDirectory => list_directory(root, &parse::<DirArgs>(args)?.path),
-        Tool::Glob => glob(root, &parse::<GlobArgs>(args)?.pattern),
-        Tool::SearchFileContent => search(root, parse(args)?),
-        Tool::WriteFile => apply(root, write_diff(root, &parse(args)?, None)?, false),
-        Tool::Replace => apply(root, replace_diff(root, &parse(args)?)?, false),
+        Tool::ReadFile => read_file(folder, &parse::<FileArgs>(args)?.file_path),
+        Tool::ListDirectory => list_directory(folder, &parse::<DirArgs>(args)?.path),
+        Tool::Glob => glob(folder, &parse::<GlobArgs>(args)?.pattern),
+        Tool::SearchFileContent => search(folder, parse(args)?),
+        Tool::WriteFile => apply(folder, write_diff(folder, &parse(args)?, None)?, false),
+        Tool::Replace => apply(folder, replace_diff(folder, &parse(args)?)?, false),
         Tool::RunShellCommand => Err(ToolFailure::new("internal", "run_shell_command is not a file tool")),
     }
 }
@@ -97,7 +99,7 @@ pub fn run(root: &Path, tool: Tool, args: &Value) -> ToolResult {
 /// Writes the user's own content in place of an edit call's proposal (the whole
 /// file); returns the message for the model and what was really written.
 pub fn apply_user_content(
-    root: &Path,
+    folder: &Folder,
     tool: Tool,
     args: &Value,
     content: &str,
@@ -107,8 +109,8 @@ pub fn apply_user_content(
         Tool::Replace => parse::<ReplaceArgs>(args)?.file_path,
         _ => return Err(ToolFailure::new("internal", format!("{} does not write files", tool.name()))),
     };
-    let diff = write_diff(root, &WriteArgs { file_path, content: content.to_string() }, None)?;
-    let message = apply(root, diff.clone(), true)?;
+    let diff = write_diff(folder, &WriteArgs { file_path, content: content.to_string() }, None)?;
+    let message = apply(folder, diff.clone(), true)?;
     Ok((message, diff))
 }
 
@@ -125,10 +127,6 @@ fn failure(shown: &str, err: Errno) -> ToolFailure {
         Errno::ISDIR => ToolFailure::new("is_a_directory", format!("{shown} is a directory.")),
         other => io_failure(shown, other.into()),
     }
-}
-
-fn open_folder(root: &Path) -> Result<Folder, ToolFailure> {
-    Folder::open(root).map_err(|err| io_failure(&root.display().to_string(), err))
 }
 
 /// Opens a regular file to read (a directory, FIFO or device is refused).
@@ -186,9 +184,9 @@ fn read_text(folder: &Folder, rel: &Path, shown: &str) -> Result<String, ToolFai
     String::from_utf8(bytes).map_err(|_| not_text(shown))
 }
 
-fn read_file(root: &Path, requested: &str) -> ToolResult {
-    let rel = relative_in_folder(root, requested)?;
-    let (file, size) = open_regular(&open_folder(root)?, &rel, requested)?;
+fn read_file(folder: &Folder, requested: &str) -> ToolResult {
+    let rel = relative_in_folder(folder.root(), requested)?;
+    let (file, size) = open_regular(folder, &rel, requested)?;
     // Read no more than can be shown, plus a char's worth to see that there is more.
     let bytes = read_prefix(file, MAX_OUTPUT + READ_SLACK).map_err(|err| io_failure(requested, err))?;
     capped_text(bytes, size, requested)
@@ -223,9 +221,9 @@ fn capped_text(bytes: Vec<u8>, size: u64, shown: &str) -> ToolResult {
     Ok(format!("{}\n[output truncated: showing {end} of {total} bytes]", &text[..end]))
 }
 
-fn list_directory(root: &Path, requested: &str) -> ToolResult {
-    let rel = relative_in_folder(root, requested)?;
-    let dir = open_folder(root)?.open_dir(&rel).map_err(|err| failure(requested, err))?;
+fn list_directory(folder: &Folder, requested: &str) -> ToolResult {
+    let rel = relative_in_folder(folder.root(), requested)?;
+    let dir = folder.open_dir(&rel).map_err(|err| failure(requested, err))?;
     let entries = Dir::read_from(&dir).map_err(|err| failure(requested, err))?;
     let mut names: Vec<String> = entries
         .map_while(Result::ok)
@@ -284,36 +282,37 @@ const MAX_GLOB_WALK: usize = 200_000;
 /// Walks the folder without following links (a link loop such as `a -> .`
 /// cannot make it endless, and nothing outside is listed), in name order,
 /// from the pattern's literal directories (`src/**/*.ts` walks `src` only).
-fn glob(root: &Path, pattern: &str) -> ToolResult {
+fn glob(folder: &Folder, pattern: &str) -> ToolResult {
     let matcher = glob_pattern(pattern)?;
     // `*` stays within a directory, `**/` spans any number of them.
     let options = glob::MatchOptions { require_literal_separator: true, ..glob::MatchOptions::new() };
     let parts: Vec<&str> = tidy_glob(pattern).split('/').collect();
     let literal = parts[..parts.len() - 1].iter().take_while(|part| !part.contains(['*', '?', '[', '{'])).count();
-    let start = root.join(parts[..literal].join("/"));
-    // Only names are listed, but a start led out of the folder by a link is not walked.
-    if !start.canonicalize().is_ok_and(|real| real.starts_with(root)) {
-        return Ok(format!("No files match {pattern}."));
-    }
+    let start = PathBuf::from(parts[..literal].join("/"));
     let mut found = Vec::new();
     let mut walked = 0;
     let mut cut = None;
-    for entry in walkdir::WalkDir::new(&start).min_depth(1).follow_root_links(false).sort_by_file_name() {
-        walked += 1;
-        if walked > MAX_GLOB_WALK {
-            cut = Some(format!("[stopped after looking at {MAX_GLOB_WALK} entries]"));
-            break;
-        }
-        let Ok(entry) = entry else { continue };
-        let Ok(relative) = entry.path().strip_prefix(root) else { continue };
-        if matcher.matches_path_with(relative, options) {
-            if found.len() == MAX_LISTED {
-                cut = Some("[more matches not shown]".to_string());
-                break;
+    // A start that is missing, or led out of the folder by a link, is not walked.
+    let _ = walk(
+        folder,
+        &start,
+        |_| true,
+        |relative, _| {
+            walked += 1;
+            if walked > MAX_GLOB_WALK {
+                cut = Some(format!("[stopped after looking at {MAX_GLOB_WALK} entries]"));
+                return ControlFlow::Break(());
             }
-            found.push(relative.display().to_string());
-        }
-    }
+            if matcher.matches_path_with(relative, options) {
+                if found.len() == MAX_LISTED {
+                    cut = Some("[more matches not shown]".to_string());
+                    return ControlFlow::Break(());
+                }
+                found.push(relative.display().to_string());
+            }
+            ControlFlow::Continue(())
+        },
+    );
     if found.is_empty() && cut.is_none() {
         return Ok(format!("No files match {pattern}."));
     }
@@ -326,35 +325,36 @@ fn compile(pattern: &str) -> Result<regex::Regex, ToolFailure> {
         .map_err(|err| ToolFailure::new("invalid_arguments", format!("Invalid regular expression: {err}")))
 }
 
-fn search(root: &Path, args: SearchArgs) -> ToolResult {
+fn search(folder: &Folder, args: SearchArgs) -> ToolResult {
     let regex = compile(&args.pattern)?;
     let requested = args.path.as_deref().unwrap_or(".");
-    let rel_base = relative_in_folder(root, requested)?;
-    let folder = open_folder(root)?;
-    match folder.open_dir(&rel_base) {
-        Ok(_) | Err(Errno::NOTDIR) => {} // a file: walkdir yields just it
-        Err(err) => return Err(failure(requested, err)),
-    }
-    // walkdir lists names (it does not follow symlinks); every file's content
-    // is then read through the folder, so a link swapped in cannot lead out.
-    let base = root.join(&rel_base);
+    let rel_base = relative_in_folder(folder.root(), requested)?;
     let mut matches = Vec::new();
-    let walker =
-        walkdir::WalkDir::new(&base).sort_by_file_name().into_iter().filter_entry(|entry| entry.file_name() != ".git");
-    'files: for entry in walker.filter_map(Result::ok) {
-        let Ok(below) = entry.path().strip_prefix(&base) else { continue };
-        // `join("")` would add a trailing slash (the base itself, a file).
-        let rel = if below.as_os_str().is_empty() { rel_base.clone() } else { rel_base.join(below) };
-        let Some(text) = searchable_text(&folder, &rel, entry.file_type().is_file()) else { continue };
+    let mut search_file = |rel: &Path, kind: FileType| {
+        let is_file = kind == FileType::RegularFile && rel.file_name().is_some_and(|name| name != ".git");
+        let Some(text) = searchable_text(folder, rel, is_file) else {
+            return ControlFlow::Continue(());
+        };
         for (number, line) in text.lines().enumerate() {
             if regex.is_match(line) {
                 matches.push(format!("{}:{}: {}", rel.display(), number + 1, line.trim_end()));
                 if matches.len() == MAX_MATCHES {
                     matches.push(format!("[stopped after {MAX_MATCHES} matches]"));
-                    break 'files;
+                    return ControlFlow::Break(());
                 }
             }
         }
+        ControlFlow::Continue(())
+    };
+    // Names are listed through the folder's fd, and every file's content is
+    // read through it too, so a link swapped in cannot lead out.
+    match walk(folder, &rel_base, |name| name != ".git", &mut search_file) {
+        Ok(()) => {}
+        // A file: just it.
+        Err(Errno::NOTDIR) => {
+            let _ = search_file(&rel_base, FileType::RegularFile);
+        }
+        Err(err) => return Err(failure(requested, err)),
     }
     if matches.is_empty() {
         return Ok(format!("No matches for /{}/.", args.pattern));
@@ -377,10 +377,9 @@ fn searchable_text(folder: &Folder, rel: &Path, is_file: bool) -> Option<String>
 /// The change a write would make (old text empty for a new file). Checks the
 /// path for real (symlinks included): a write that would leave the folder
 /// fails here, before any card.
-pub fn write_diff(root: &Path, write: &WriteArgs, modified: Option<&str>) -> Result<FileDiff, ToolFailure> {
-    let rel = relative_in_folder(root, &write.file_path)?;
-    let folder = open_folder(root)?;
-    let old_text = match read_text(&folder, &rel, &write.file_path) {
+pub fn write_diff(folder: &Folder, write: &WriteArgs, modified: Option<&str>) -> Result<FileDiff, ToolFailure> {
+    let rel = relative_in_folder(folder.root(), &write.file_path)?;
+    let old_text = match read_text(folder, &rel, &write.file_path) {
         Ok(text) => text,
         Err(err) if err.kind == "file_not_found" => {
             folder.check(&rel).map_err(|err| failure(&write.file_path, err))?;
@@ -396,9 +395,9 @@ pub fn write_diff(root: &Path, write: &WriteArgs, modified: Option<&str>) -> Res
 }
 
 /// The change a replace would make; `old_string` must occur exactly once.
-pub fn replace_diff(root: &Path, replace: &ReplaceArgs) -> Result<FileDiff, ToolFailure> {
-    let rel = relative_in_folder(root, &replace.file_path)?;
-    let old_text = read_text(&open_folder(root)?, &rel, &replace.file_path)?;
+pub fn replace_diff(folder: &Folder, replace: &ReplaceArgs) -> Result<FileDiff, ToolFailure> {
+    let rel = relative_in_folder(folder.root(), &replace.file_path)?;
+    let old_text = read_text(folder, &rel, &replace.file_path)?;
     if replace.old_string.is_empty() {
         return Err(ToolFailure::new("invalid_arguments", "old_string is empty; use write_file to create a file."));
     }
@@ -415,18 +414,15 @@ pub fn replace_diff(root: &Path, replace: &ReplaceArgs) -> Result<FileDiff, Tool
     }
 }
 
-/// Writes the diff's new text. The path is resolved again, by the kernel, at
-/// the moment of the open: what was checked for the card cannot be swapped.
-fn apply(root: &Path, diff: FileDiff, user_modified: bool) -> ToolResult {
-    let rel = relative_in_folder(root, &diff.path)?;
-    let mut file = open_folder(root)?.open_write(&rel).map_err(|err| failure(&diff.path, err))?;
-    let meta = file.metadata().map_err(|err| io_failure(&diff.path, err))?;
-    if !meta.is_file() {
-        return Err(ToolFailure::new("io_error", format!("{} is not a regular file.", diff.path)));
-    }
-    file.set_len(0)
-        .and_then(|()| file.write_all(diff.new_text.as_bytes()))
-        .map_err(|err| io_failure(&diff.path, err))?;
+/// Writes the diff's new text, whole or not at all (`Folder::replace`). The
+/// path is resolved again, by the kernel, at the moment of the write: what was
+/// checked for the card cannot be swapped.
+fn apply(folder: &Folder, diff: FileDiff, user_modified: bool) -> ToolResult {
+    let rel = relative_in_folder(folder.root(), &diff.path)?;
+    folder.replace(&rel, diff.new_text.as_bytes()).map_err(|err| match err {
+        WriteError::Io(err) => failure(&diff.path, err),
+        WriteError::NotRegular => ToolFailure::new("io_error", format!("{} is not a regular file.", diff.path)),
+    })?;
     Ok(if user_modified {
         format!(
             "Successfully applied user-modified edit to {}. Note: the user modified your suggested changes before accepting. Do not attempt to revert to your original suggestion.",
@@ -445,31 +441,32 @@ mod tests {
     use serde_json::json;
     use std::path::PathBuf;
 
-    fn project() -> (tempfile::TempDir, PathBuf) {
+    fn project() -> (tempfile::TempDir, PathBuf, Folder) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         std::fs::create_dir_all(root.join("src/nested")).unwrap();
         std::fs::write(root.join("src/lib.rs"), "pub fn one() {}\npub fn two() {}\n").unwrap();
         std::fs::write(root.join("src/nested/deep.rs"), "// TODO: two\n").unwrap();
         std::fs::write(root.join("README.md"), "hello\n").unwrap();
-        (dir, root)
+        let folder = Folder::open(&root).unwrap();
+        (dir, root, folder)
     }
 
     #[test]
     fn reads_lists_globs_and_searches_inside() {
-        let (_dir, root) = project();
-        assert_eq!(run(&root, Tool::ReadFile, &json!({"file_path": "README.md"})).unwrap(), "hello\n");
-        let listing = run(&root, Tool::ListDirectory, &json!({"path": "src"})).unwrap();
+        let (_dir, _root, folder) = project();
+        assert_eq!(run(&folder, Tool::ReadFile, &json!({"file_path": "README.md"})).unwrap(), "hello\n");
+        let listing = run(&folder, Tool::ListDirectory, &json!({"path": "src"})).unwrap();
         assert!(listing.contains("lib.rs") && listing.contains("nested/"), "{listing}");
-        let globbed = run(&root, Tool::Glob, &json!({"pattern": "src/**/*.rs"})).unwrap();
+        let globbed = run(&folder, Tool::Glob, &json!({"pattern": "src/**/*.rs"})).unwrap();
         assert_eq!(globbed, "src/lib.rs\nsrc/nested/deep.rs");
-        let found = run(&root, Tool::SearchFileContent, &json!({"pattern": "two"})).unwrap();
+        let found = run(&folder, Tool::SearchFileContent, &json!({"pattern": "two"})).unwrap();
         assert_eq!(found, "src/lib.rs:2: pub fn two() {}\nsrc/nested/deep.rs:1: // TODO: two");
     }
 
     #[test]
     fn reads_outside_or_malformed_are_tool_errors() {
-        let (_dir, root) = project();
+        let (_dir, _root, folder) = project();
         let cases = [
             (Tool::ReadFile, json!({"file_path": "../x"}), "path_outside_folder"),
             (Tool::ReadFile, json!({"file_path": "missing.txt"}), "file_not_found"),
@@ -482,10 +479,10 @@ mod tests {
         ];
         for (tool, args, kind) in cases {
             assert_eq!(
-                check_read(&root, tool, &args)
+                check_read(&folder, tool, &args)
                     .err()
                     .map(|e| e.kind)
-                    .unwrap_or_else(|| { run(&root, tool, &args).unwrap_err().kind }),
+                    .unwrap_or_else(|| { run(&folder, tool, &args).unwrap_err().kind }),
                 kind,
                 "{tool:?} {args}"
             );
@@ -494,27 +491,28 @@ mod tests {
 
     #[test]
     fn write_creates_files_and_directories_with_a_diff() {
-        let (_dir, root) = project();
+        let (_dir, root, folder) = project();
         let write = WriteArgs { file_path: "out/new.txt".into(), content: "fresh\n".into() };
-        let diff = write_diff(&root, &write, None).unwrap();
+        let diff = write_diff(&folder, &write, None).unwrap();
         assert_eq!(
             (diff.path.as_str(), diff.old_text.as_str(), diff.new_text.as_str()),
             ("out/new.txt", "", "fresh\n")
         );
-        let message = run(&root, Tool::WriteFile, &json!({"file_path": "out/new.txt", "content": "fresh\n"})).unwrap();
+        let message =
+            run(&folder, Tool::WriteFile, &json!({"file_path": "out/new.txt", "content": "fresh\n"})).unwrap();
         assert!(message.contains("new file"));
         assert_eq!(std::fs::read_to_string(root.join("out/new.txt")).unwrap(), "fresh\n");
     }
 
     #[test]
     fn replace_needs_exactly_one_match() {
-        let (_dir, root) = project();
+        let (_dir, root, folder) = project();
         let args =
             |old: &str| ReplaceArgs { file_path: "src/lib.rs".into(), old_string: old.into(), new_string: "X".into() };
-        assert_eq!(replace_diff(&root, &args("three")).unwrap_err().kind, "edit_no_match");
-        assert_eq!(replace_diff(&root, &args("pub fn")).unwrap_err().kind, "edit_not_unique");
-        assert_eq!(replace_diff(&root, &args("")).unwrap_err().kind, "invalid_arguments");
-        let diff = replace_diff(&root, &args("two")).unwrap();
+        assert_eq!(replace_diff(&folder, &args("three")).unwrap_err().kind, "edit_no_match");
+        assert_eq!(replace_diff(&folder, &args("pub fn")).unwrap_err().kind, "edit_not_unique");
+        assert_eq!(replace_diff(&folder, &args("")).unwrap_err().kind, "invalid_arguments");
+        let diff = replace_diff(&folder, &args("two")).unwrap();
         assert_eq!(diff.new_text, "pub fn one() {}\npub fn X() {}\n");
         let untouched = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
         assert_eq!(untouched, diff.old_text, "a diff writes nothing");
@@ -522,23 +520,26 @@ mod tests {
 
     #[test]
     fn user_modified_content_is_written_and_said() {
-        let (_dir, root) = project();
+        let (_dir, root, folder) = project();
         let args = json!({"file_path": "src/lib.rs", "old_string": "one", "new_string": "uno"});
         let before = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
-        let (message, written) = apply_user_content(&root, Tool::Replace, &args, "mine\n").unwrap();
+        let (message, written) = apply_user_content(&folder, Tool::Replace, &args, "mine\n").unwrap();
         assert!(message.starts_with("Successfully applied user-modified edit to src/lib.rs. Note: the user modified"));
         assert_eq!(std::fs::read_to_string(root.join("src/lib.rs")).unwrap(), "mine\n");
         assert_eq!((written.old_text, written.new_text), (before, "mine\n".to_string()), "what was really written");
         let outside = json!({"file_path": "../x", "content": "c"});
-        assert_eq!(apply_user_content(&root, Tool::WriteFile, &outside, "c").unwrap_err().kind, "path_outside_folder");
+        assert_eq!(
+            apply_user_content(&folder, Tool::WriteFile, &outside, "c").unwrap_err().kind,
+            "path_outside_folder"
+        );
     }
 
     #[test]
     fn writes_through_symlinks_out_are_refused() {
-        let (_dir, root) = project();
+        let (_dir, root, folder) = project();
         let outside = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(outside.path(), root.join("link")).unwrap();
-        let err = run(&root, Tool::WriteFile, &json!({"file_path": "link/evil.txt", "content": "x"})).unwrap_err();
+        let err = run(&folder, Tool::WriteFile, &json!({"file_path": "link/evil.txt", "content": "x"})).unwrap_err();
         assert_eq!(err.kind, "path_outside_folder");
         assert!(!outside.path().join("evil.txt").exists());
     }
@@ -547,3 +548,7 @@ mod tests {
 #[cfg(test)]
 #[path = "files_confinement_tests.rs"]
 mod confinement_tests;
+
+#[cfg(test)]
+#[path = "files_write_tests.rs"]
+mod write_tests;

@@ -13,6 +13,7 @@ use super::*;
 struct Project {
     _dir: tempfile::TempDir,
     root: PathBuf,
+    folder: Folder,
     outside: tempfile::TempDir,
 }
 
@@ -22,7 +23,8 @@ impl Project {
         let root = dir.path().canonicalize().unwrap();
         std::fs::create_dir_all(root.join("src")).unwrap();
         std::fs::write(root.join("src/lib.rs"), "pub fn one() {}\n").unwrap();
-        Self { _dir: dir, root, outside: tempfile::tempdir().unwrap() }
+        let folder = Folder::open(&root).unwrap();
+        Self { _dir: dir, root, folder, outside: tempfile::tempdir().unwrap() }
     }
 
     fn nothing_outside(&self) {
@@ -46,10 +48,10 @@ fn a_dangling_symlink_out_is_refused_before_the_card() {
     let p = Project::new();
     let target = p.outside.path().join("x");
     symlink(&target, p.root.join("dangle.txt")).unwrap();
-    assert_eq!(kind(write_diff(&p.root, &write("dangle.txt"), None)), "path_outside_folder");
-    let ran = run(&p.root, Tool::WriteFile, &json!({"file_path": "dangle.txt", "content": "pwned"}));
+    assert_eq!(kind(write_diff(&p.folder, &write("dangle.txt"), None)), "path_outside_folder");
+    let ran = run(&p.folder, Tool::WriteFile, &json!({"file_path": "dangle.txt", "content": "pwned"}));
     assert_eq!(kind(ran), "path_outside_folder");
-    let user = apply_user_content(&p.root, Tool::WriteFile, &json!({"file_path": "dangle.txt", "content": ""}), "x");
+    let user = apply_user_content(&p.folder, Tool::WriteFile, &json!({"file_path": "dangle.txt", "content": ""}), "x");
     assert_eq!(kind(user), "path_outside_folder");
     assert!(!target.exists());
     p.nothing_outside();
@@ -59,11 +61,11 @@ fn a_dangling_symlink_out_is_refused_before_the_card() {
 fn a_directory_swapped_for_a_link_after_the_precheck_is_refused_at_the_write() {
     let p = Project::new();
     std::fs::create_dir(p.root.join("work")).unwrap();
-    let diff = write_diff(&p.root, &write("work/new.txt"), None).unwrap();
+    let diff = write_diff(&p.folder, &write("work/new.txt"), None).unwrap();
     assert_eq!(diff.path, "work/new.txt");
     std::fs::remove_dir(p.root.join("work")).unwrap();
     symlink(p.outside.path(), p.root.join("work")).unwrap();
-    assert_eq!(kind(apply(&p.root, diff, false)), "path_outside_folder");
+    assert_eq!(kind(apply(&p.folder, diff, false)), "path_outside_folder");
     p.nothing_outside();
 }
 
@@ -92,7 +94,7 @@ fn writes_racing_a_swapped_directory_never_land_outside() {
     let args = json!({"file_path": "work/new.txt", "content": "pwned"});
     let started = std::time::Instant::now();
     while started.elapsed() < std::time::Duration::from_millis(300) {
-        let _ = run(&p.root, Tool::WriteFile, &args);
+        let _ = run(&p.folder, Tool::WriteFile, &args);
     }
     stop.store(true, Ordering::Relaxed);
     swapper.join().unwrap();
@@ -131,20 +133,20 @@ fn escapes_and_hidden_characters_are_refused_by_every_file_tool() {
                 _ => json!({"file_path": requested, "old_string": "one", "new_string": "two"}),
             };
             let checked = match tool {
-                Tool::WriteFile => write_diff(&p.root, &write(requested), None).map(drop),
-                Tool::Replace => replace_diff(&p.root, &parse(&file).unwrap()).map(drop),
-                _ => check_read(&p.root, tool, &file),
+                Tool::WriteFile => write_diff(&p.folder, &write(requested), None).map(drop),
+                Tool::Replace => replace_diff(&p.folder, &parse(&file).unwrap()).map(drop),
+                _ => check_read(&p.folder, tool, &file),
             };
             assert_eq!(kind(checked), "path_outside_folder", "{tool:?} precheck {shown}");
-            assert_eq!(kind(run(&p.root, tool, &file)), "path_outside_folder", "{tool:?} run {shown}");
+            assert_eq!(kind(run(&p.folder, tool, &file)), "path_outside_folder", "{tool:?} run {shown}");
         }
         for tool in [Tool::ListDirectory, Tool::SearchFileContent] {
             let dir = match tool {
                 Tool::ListDirectory => json!({"path": requested}),
                 _ => json!({"path": requested, "pattern": "."}),
             };
-            assert_eq!(kind(check_read(&p.root, tool, &dir)), "path_outside_folder", "{tool:?} precheck {shown}");
-            assert_eq!(kind(run(&p.root, tool, &dir)), "path_outside_folder", "{tool:?} run {shown}");
+            assert_eq!(kind(check_read(&p.folder, tool, &dir)), "path_outside_folder", "{tool:?} precheck {shown}");
+            assert_eq!(kind(run(&p.folder, tool, &dir)), "path_outside_folder", "{tool:?} run {shown}");
         }
     }
     assert_eq!(std::fs::read_to_string(p.outside.path().join("secret")).unwrap(), "s");
@@ -158,22 +160,22 @@ fn paths_that_stay_inside_keep_working() {
     symlink("src/new-target.rs", p.root.join("pending.rs")).unwrap();
     let absolute = p.root.join("src/lib.rs").display().to_string();
     for requested in ["src/../src/lib.rs", "alias/lib.rs", "src/link.rs", absolute.as_str()] {
-        let read = run(&p.root, Tool::ReadFile, &json!({"file_path": requested}));
+        let read = run(&p.folder, Tool::ReadFile, &json!({"file_path": requested}));
         assert_eq!(read, Ok("pub fn one() {}\n".to_string()), "{requested}");
     }
-    run(&p.root, Tool::WriteFile, &json!({"file_path": "alias/made/new.rs", "content": "a"})).unwrap();
-    run(&p.root, Tool::Replace, &json!({"file_path": "src/link.rs", "old_string": "one", "new_string": "two"}))
+    run(&p.folder, Tool::WriteFile, &json!({"file_path": "alias/made/new.rs", "content": "a"})).unwrap();
+    run(&p.folder, Tool::Replace, &json!({"file_path": "src/link.rs", "old_string": "one", "new_string": "two"}))
         .unwrap();
-    run(&p.root, Tool::WriteFile, &json!({"file_path": "pending.rs", "content": "b"})).unwrap();
+    run(&p.folder, Tool::WriteFile, &json!({"file_path": "pending.rs", "content": "b"})).unwrap();
     assert_eq!(std::fs::read_to_string(p.root.join("src/made/new.rs")).unwrap(), "a");
     assert_eq!(std::fs::read_to_string(p.root.join("src/lib.rs")).unwrap(), "pub fn two() {}\n");
     assert_eq!(std::fs::read_to_string(p.root.join("src/new-target.rs")).unwrap(), "b", "a dangling link inside");
     assert!(p.root.join("src/link.rs").is_symlink(), "writing through a link keeps the link");
-    let listed = run(&p.root, Tool::ListDirectory, &json!({"path": "alias"})).unwrap();
+    let listed = run(&p.folder, Tool::ListDirectory, &json!({"path": "alias"})).unwrap();
     assert_eq!(listed, "Directory alias:\nlib.rs\nlink.rs\nmade/\nnew-target.rs");
-    let found = run(&p.root, Tool::SearchFileContent, &json!({"pattern": "two", "path": "alias"})).unwrap();
+    let found = run(&p.folder, Tool::SearchFileContent, &json!({"pattern": "two", "path": "alias"})).unwrap();
     assert_eq!(found, "alias/lib.rs:1: pub fn two() {}");
-    let in_one_file = run(&p.root, Tool::SearchFileContent, &json!({"pattern": "two", "path": "alias/lib.rs"}));
+    let in_one_file = run(&p.folder, Tool::SearchFileContent, &json!({"pattern": "two", "path": "alias/lib.rs"}));
     assert_eq!(in_one_file, Ok("alias/lib.rs:1: pub fn two() {}".to_string()));
 }
 
@@ -183,7 +185,7 @@ fn search_does_not_read_through_links_out() {
     std::fs::write(p.outside.path().join("secret.txt"), "password\n").unwrap();
     symlink(p.outside.path(), p.root.join("escape")).unwrap();
     symlink(p.outside.path().join("secret.txt"), p.root.join("src/secret.txt")).unwrap();
-    let found = run(&p.root, Tool::SearchFileContent, &json!({"pattern": "password"})).unwrap();
+    let found = run(&p.folder, Tool::SearchFileContent, &json!({"pattern": "password"})).unwrap();
     assert_eq!(found, "No matches for /password/.");
 }
 
@@ -192,7 +194,7 @@ fn a_big_file_is_read_only_as_far_as_shown_and_its_size_said() {
     let p = Project::new();
     let size = 10 * 1024 * 1024;
     std::fs::write(p.root.join("big.txt"), "é".repeat(size / 2)).unwrap();
-    let out = run(&p.root, Tool::ReadFile, &json!({"file_path": "big.txt"})).unwrap();
+    let out = run(&p.folder, Tool::ReadFile, &json!({"file_path": "big.txt"})).unwrap();
     assert!(out.len() <= MAX_OUTPUT, "{}", out.len());
     let shown = out.find('\n').unwrap();
     assert!(out.ends_with(&format!("\n[output truncated: showing {shown} of {size} bytes]")), "{}", &out[shown..]);
@@ -238,12 +240,12 @@ fn fifos_and_directories_are_not_read() {
     let p = Project::new();
     let fifo = p.root.join("pipe");
     assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
-    assert_eq!(kind(run(&p.root, Tool::ReadFile, &json!({"file_path": "pipe"}))), "io_error");
-    assert_eq!(kind(run(&p.root, Tool::WriteFile, &json!({"file_path": "pipe", "content": "x"}))), "io_error");
-    assert_eq!(kind(run(&p.root, Tool::ReadFile, &json!({"file_path": "src"}))), "is_a_directory");
-    assert_eq!(kind(write_diff(&p.root, &write("src"), None)), "is_a_directory");
+    assert_eq!(kind(run(&p.folder, Tool::ReadFile, &json!({"file_path": "pipe"}))), "io_error");
+    assert_eq!(kind(run(&p.folder, Tool::WriteFile, &json!({"file_path": "pipe", "content": "x"}))), "io_error");
+    assert_eq!(kind(run(&p.folder, Tool::ReadFile, &json!({"file_path": "src"}))), "is_a_directory");
+    assert_eq!(kind(write_diff(&p.folder, &write("src"), None)), "is_a_directory");
     let diff = FileDiff { path: "src".into(), old_text: String::new(), new_text: "x".into() };
-    assert_eq!(kind(apply(&p.root, diff, false)), "is_a_directory");
+    assert_eq!(kind(apply(&p.folder, diff, false)), "is_a_directory");
 }
 
 #[test]
@@ -252,12 +254,13 @@ fn files_too_large_to_review_are_not_edited() {
     let root = dir.path().canonicalize().unwrap();
     let big = std::fs::File::create(root.join("big.log")).unwrap();
     big.set_len(MAX_EDITED_FILE + 1).unwrap();
+    let folder = Folder::open(&root).unwrap();
     let replace = ReplaceArgs { file_path: "big.log".into(), old_string: "a".into(), new_string: "b".into() };
-    assert_eq!(kind(replace_diff(&root, &replace)), "file_too_large");
-    assert_eq!(kind(write_diff(&root, &write("big.log"), None)), "file_too_large");
+    assert_eq!(kind(replace_diff(&folder, &replace)), "file_too_large");
+    assert_eq!(kind(write_diff(&folder, &write("big.log"), None)), "file_too_large");
     std::fs::write(root.join("small.txt"), "a").unwrap();
     let replace = ReplaceArgs { file_path: "small.txt".into(), old_string: "a".into(), new_string: "b".into() };
-    assert!(replace_diff(&root, &replace).is_ok());
+    assert!(replace_diff(&folder, &replace).is_ok());
 }
 
 #[test]
@@ -272,11 +275,12 @@ fn glob_does_not_follow_links_so_loops_and_links_out_list_nothing_more() {
     symlink(&root, root.join("a")).unwrap();
     symlink(&root, root.join("b")).unwrap();
     symlink(outside.path(), root.join("out")).unwrap();
-    let found = glob(&root, "**/*.rs").unwrap();
+    let folder = Folder::open(&root).unwrap();
+    let found = glob(&folder, "**/*.rs").unwrap();
     assert_eq!(found, "src/deep/lib.rs\nsrc/main.rs", "loops are not walked, links out not listed");
-    assert_eq!(glob(&root, "src/*.rs").unwrap(), "src/main.rs", "* stays within a directory");
-    assert!(glob(&root, "*.none").unwrap().starts_with("No files match"));
-    assert_eq!(glob(&root, "./src/*.rs").unwrap(), "src/main.rs", "a leading ./ means the folder");
-    assert_eq!(glob(&root, "src/deep/").unwrap(), "src/deep");
-    assert!(glob(&root, "out/*.rs").unwrap().starts_with("No files match"), "a link out is not walked");
+    assert_eq!(glob(&folder, "src/*.rs").unwrap(), "src/main.rs", "* stays within a directory");
+    assert!(glob(&folder, "*.none").unwrap().starts_with("No files match"));
+    assert_eq!(glob(&folder, "./src/*.rs").unwrap(), "src/main.rs", "a leading ./ means the folder");
+    assert_eq!(glob(&folder, "src/deep/").unwrap(), "src/deep");
+    assert!(glob(&folder, "out/*.rs").unwrap().starts_with("No files match"), "a link out is not walked");
 }

@@ -6,17 +6,22 @@ pub mod confined;
 mod files;
 pub mod paths;
 pub(crate) mod process;
+mod walk;
 pub use process::keep_secret;
 pub use process::kill_remaining_groups;
 pub(crate) mod shell;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use app::events::{FileDiff, ToolKind};
+use rustix::fd::AsFd;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+
+use beneath::Folder;
 
 /// Largest tool output handed to the model and the stream.
 pub const MAX_OUTPUT: usize = 64 * 1024;
@@ -141,17 +146,27 @@ pub fn definitions() -> Vec<Value> {
     Tool::ALL.into_iter().map(Tool::definition).collect()
 }
 
-/// The project folder the tools work in.
+/// The project folder the tools work in, held open: every tool (commands
+/// too) works in the directory that was at `root` when it was first opened,
+/// even if it is renamed and something else put at its path.
 #[derive(Debug, Clone)]
 pub struct Workspace {
-    root: PathBuf,
+    folder: Result<Arc<Folder>, ToolFailure>,
     shell_timeout: Duration,
 }
 
 impl Workspace {
-    /// `root` must be canonical (sessions are keyed by canonical folders).
+    /// `root` must be canonical (sessions are keyed by canonical folders). A
+    /// folder that cannot be opened makes each tool fail, saying why.
     pub fn new(root: PathBuf, shell_timeout: Duration) -> Self {
-        Self { root, shell_timeout }
+        let folder = Folder::held(&root).map_err(|err| {
+            ToolFailure::new("io_error", format!("The project folder {} could not be opened: {err}.", root.display()))
+        });
+        Self { folder, shell_timeout }
+    }
+
+    fn folder(&self) -> Result<&Arc<Folder>, ToolFailure> {
+        self.folder.as_ref().map_err(Clone::clone)
     }
 
     /// Checks a call before anyone is asked about it: arguments, paths, and for
@@ -159,10 +174,10 @@ impl Workspace {
     pub fn precheck(&self, tool: Tool, args: &Value) -> Result<Option<FileDiff>, ToolFailure> {
         match tool {
             Tool::ReadFile | Tool::ListDirectory | Tool::Glob | Tool::SearchFileContent => {
-                files::check_read(&self.root, tool, args).map(|()| None)
+                files::check_read(self.folder()?, tool, args).map(|()| None)
             }
-            Tool::WriteFile => files::write_diff(&self.root, &parse(args)?, None).map(Some),
-            Tool::Replace => files::replace_diff(&self.root, &parse(args)?).map(Some),
+            Tool::WriteFile => files::write_diff(self.folder()?, &parse(args)?, None).map(Some),
+            Tool::Replace => files::replace_diff(self.folder()?, &parse(args)?).map(Some),
             Tool::RunShellCommand => {
                 let command = args.get("command").and_then(Value::as_str).unwrap_or_default();
                 refuse_reordering(command)?;
@@ -180,16 +195,16 @@ impl Workspace {
         modified_content: Option<String>,
     ) -> Result<(String, Option<FileDiff>), ToolFailure> {
         if tool == Tool::RunShellCommand {
-            let output = shell::run(&self.root, parse(args)?, self.shell_timeout).await?;
+            let output = shell::run(self.folder()?.as_fd(), parse(args)?, self.shell_timeout).await?;
             return Ok((cap_output(output), None));
         }
-        let root = self.root.clone();
+        let folder = self.folder()?.clone();
         let args = args.clone();
         let (output, written) = tokio::task::spawn_blocking(move || match modified_content {
             Some(content) => {
-                files::apply_user_content(&root, tool, &args, &content).map(|(text, diff)| (text, Some(diff)))
+                files::apply_user_content(&folder, tool, &args, &content).map(|(text, diff)| (text, Some(diff)))
             }
-            None => files::run(&root, tool, &args).map(|text| (text, None)),
+            None => files::run(&folder, tool, &args).map(|text| (text, None)),
         })
         .await
         .map_err(|err| ToolFailure::new("internal", format!("The tool failed: {err}")))??;
@@ -257,6 +272,47 @@ mod tests {
             assert_eq!(failure.kind, "invalid_arguments", "{hidden:?}");
             assert!(failure.message.contains("U+"), "{}", failure.message);
         }
+    }
+
+    /// Failed on the code that opened the folder by its path at each call:
+    /// after the swap, the tools read, wrote and ran in the symlink's target.
+    #[tokio::test]
+    async fn a_folder_renamed_and_replaced_by_a_link_keeps_the_tools_in_it() {
+        let parent = tempfile::tempdir().unwrap();
+        let parent = parent.path().canonicalize().map(|path| (parent, path)).unwrap();
+        let (root, moved) = (parent.1.join("project"), parent.1.join("project.moved"));
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(root.join("notes.txt"), "inside\n").unwrap();
+        std::fs::write(home.path().join("notes.txt"), "home\n").unwrap();
+        let workspace = Workspace::new(root.clone(), Duration::from_secs(10));
+        std::fs::rename(&root, &moved).unwrap();
+        std::os::unix::fs::symlink(home.path(), &root).unwrap();
+        // A later turn's workspace too.
+        let mut notes = "inside\n";
+        for workspace in [workspace, Workspace::new(root.clone(), Duration::from_secs(10))] {
+            let read = workspace.run(Tool::ReadFile, &json!({"file_path": "notes.txt"}), None).await;
+            assert_eq!(read.unwrap().0, notes);
+            notes = "written\n";
+            let write = json!({"file_path": "notes.txt", "content": "written\n"});
+            workspace.precheck(Tool::WriteFile, &write).unwrap();
+            workspace.run(Tool::WriteFile, &write, None).await.unwrap();
+            let absolute = json!({"file_path": root.join("new.txt"), "content": "new\n"});
+            workspace.run(Tool::WriteFile, &absolute, None).await.unwrap();
+            let listed = workspace.run(Tool::Glob, &json!({"pattern": "*.txt"}), None).await.unwrap().0;
+            assert_eq!(listed, "new.txt\nnotes.txt");
+            let found = workspace.run(Tool::SearchFileContent, &json!({"pattern": "new"}), None).await.unwrap().0;
+            assert_eq!(found, "new.txt:1: new");
+            let shell = json!({"command": "echo ran > ran.out; pwd -P"});
+            let ran = workspace.run(Tool::RunShellCommand, &shell, None).await.unwrap().0;
+            assert!(ran.starts_with(&format!("{}\n", moved.display())), "{ran}");
+        }
+        assert_eq!(std::fs::read_to_string(moved.join("notes.txt")).unwrap(), "written\n");
+        assert_eq!(std::fs::read_to_string(moved.join("ran.out")).unwrap(), "ran\n");
+        let mut at_home: Vec<_> = std::fs::read_dir(home.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        at_home.sort();
+        assert_eq!(at_home, ["notes.txt"], "nothing was made in the link's target");
+        assert_eq!(std::fs::read_to_string(home.path().join("notes.txt")).unwrap(), "home\n");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! So nothing a command starts keeps running unseen, at a price: `server &` in a
 //! command is stopped when the call ends.
 
-use std::path::Path;
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -50,7 +50,9 @@ async fn drain(mut stream: impl AsyncRead + Unpin, into: &mut Captured) {
     }
 }
 
-pub async fn run(root: &Path, args: ShellArgs, timeout: Duration) -> ToolResult {
+/// Runs the command in `folder`, the directory itself rather than its path (a
+/// folder renamed and replaced by a symlink does not move the command).
+pub async fn run(folder: BorrowedFd<'_>, args: ShellArgs, timeout: Duration) -> ToolResult {
     if args.command.trim().is_empty() {
         return Err(ToolFailure::new("invalid_arguments", "The command is empty."));
     }
@@ -58,12 +60,18 @@ pub async fn run(root: &Path, args: ShellArgs, timeout: Duration) -> ToolResult 
     command
         .arg("-c")
         .arg(&args.command)
-        .current_dir(root)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
     scrub_env(&mut command);
+    let dir = folder.as_raw_fd();
+    // SAFETY: fchdir is async-signal-safe. `dir` stays open in the hub until
+    // the spawn returns (borrowed for this call); the child's copy is closed at
+    // exec (CLOEXEC). On Linux it is an O_PATH fd, which fchdir takes.
+    unsafe {
+        command.pre_exec(move || Ok(rustix::process::fchdir(BorrowedFd::borrow_raw(dir))?));
+    }
     // No kill_on_drop: it would SIGKILL bash alone; the guard ends the group.
     let mut child =
         command.spawn().map_err(|err| ToolFailure::new("spawn_failed", format!("Could not start bash: {err}.")))?;
@@ -132,7 +140,15 @@ pub(crate) fn kill_group(pgid: u32) {
 
 #[cfg(test)]
 mod tests {
+    use std::os::fd::AsFd;
+    use std::path::Path;
+
     use super::*;
+
+    /// The directory a command runs in, opened as the workspace holds it.
+    fn at(path: &Path) -> std::fs::File {
+        std::fs::File::open(path).unwrap()
+    }
 
     fn args(command: &str) -> ShellArgs {
         ShellArgs { command: command.into(), description: None }
@@ -141,7 +157,8 @@ mod tests {
     #[tokio::test]
     async fn runs_in_the_folder_and_reports_exit_code_and_stderr() {
         let dir = tempfile::tempdir().unwrap();
-        let out = run(dir.path(), args("pwd; echo oops >&2; exit 3"), Duration::from_secs(10)).await.unwrap();
+        let out =
+            run(at(dir.path()).as_fd(), args("pwd; echo oops >&2; exit 3"), Duration::from_secs(10)).await.unwrap();
         let root = dir.path().canonicalize().unwrap();
         assert!(out.starts_with(&format!("{}\n", root.display())), "{out}");
         assert!(out.contains("stderr:\noops\n") && out.ends_with("Exit code: 3"), "{out}");
@@ -151,8 +168,9 @@ mod tests {
     #[tokio::test]
     async fn huge_output_is_capped_with_the_total_said() {
         let dir = tempfile::tempdir().unwrap();
-        let out =
-            run(dir.path(), args("head -c 3000000 /dev/zero | tr '\\0' x"), Duration::from_secs(20)).await.unwrap();
+        let out = run(at(dir.path()).as_fd(), args("head -c 3000000 /dev/zero | tr '\\0' x"), Duration::from_secs(20))
+            .await
+            .unwrap();
         assert!(out.len() < MAX_OUTPUT + 200, "{}", out.len());
         assert!(out.contains("of 3000000 bytes]"), "{}", &out[out.len() - 120..]);
     }
@@ -162,7 +180,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let marker = dir.path().join("survived");
         let command = format!("(sleep 2; touch {}) & sleep 30", marker.display());
-        let err = run(dir.path(), args(&command), Duration::from_millis(300)).await.unwrap_err();
+        let err = run(at(dir.path()).as_fd(), args(&command), Duration::from_millis(300)).await.unwrap_err();
         assert_eq!(err.kind, "timeout");
         tokio::time::sleep(Duration::from_millis(2500)).await;
         assert!(!marker.exists(), "a background child outlived the timeout");
@@ -233,8 +251,9 @@ mod tests {
     async fn stop_kills_the_whole_process_group() {
         let dir = tempfile::tempdir().unwrap();
         let command = "sleep 600.101 & sleep 600.102; echo done";
+        let cwd = at(dir.path());
         let pgid = tokio::select! {
-            result = run(dir.path(), args(command), Duration::from_secs(120)) => panic!("finished: {result:?}"),
+            result = run(cwd.as_fd(), args(command), Duration::from_secs(120)) => panic!("finished: {result:?}"),
             pgid = started(&["sleep", "600.102"]) => pgid,
         };
         // The call's future is dropped here, as Stop drops the turn.
@@ -248,8 +267,9 @@ mod tests {
     async fn stop_kills_a_group_that_ignores_sigterm() {
         let dir = tempfile::tempdir().unwrap();
         let command = "trap '' TERM; sleep 600.103; echo done";
+        let cwd = at(dir.path());
         let pgid = tokio::select! {
-            result = run(dir.path(), args(command), Duration::from_secs(120)) => panic!("finished: {result:?}"),
+            result = run(cwd.as_fd(), args(command), Duration::from_secs(120)) => panic!("finished: {result:?}"),
             pgid = started(&["sleep", "600.103"]) => pgid,
         };
         let took = within(Duration::from_secs(5), || live_in_group(pgid).is_empty());
@@ -263,8 +283,9 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().to_path_buf();
-        let mut call =
-            Box::pin(async move { run(&root, args("sleep 600.104; echo done"), Duration::from_secs(120)).await });
+        let mut call = Box::pin(async move {
+            run(at(&root).as_fd(), args("sleep 600.104; echo done"), Duration::from_secs(120)).await
+        });
         let pgid = runtime.block_on(async {
             tokio::select! {
                 result = &mut call => panic!("finished: {result:?}"),
@@ -286,7 +307,7 @@ mod tests {
             [("sleep 600.105 & echo hi", "600.105"), ("sleep 600.106 >/dev/null 2>&1 & echo hi", "600.106")]
         {
             let start = std::time::Instant::now();
-            let out = run(dir.path(), args(command), Duration::from_secs(10)).await;
+            let out = run(at(dir.path()).as_fd(), args(command), Duration::from_secs(10)).await;
             let took = start.elapsed();
             println!("{command}: returned after {took:?}");
             let out = out.unwrap();
@@ -306,7 +327,7 @@ mod tests {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
-        println!("{}", run(dir.path(), args("env"), Duration::from_secs(10)).await.unwrap());
+        println!("{}", run(at(dir.path()).as_fd(), args("env"), Duration::from_secs(10)).await.unwrap());
     }
 
     #[test]
@@ -331,6 +352,9 @@ mod tests {
     #[tokio::test]
     async fn empty_command_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(run(dir.path(), args("  "), Duration::from_secs(1)).await.unwrap_err().kind, "invalid_arguments");
+        assert_eq!(
+            run(at(dir.path()).as_fd(), args("  "), Duration::from_secs(1)).await.unwrap_err().kind,
+            "invalid_arguments"
+        );
     }
 }
