@@ -6,8 +6,8 @@ pub mod confined;
 mod files;
 pub mod paths;
 pub(crate) mod process;
-pub use process::keep_secret;
 pub use process::kill_remaining_groups;
+pub use process::{keep_secret, pass_to_commands, SecretForCommands};
 pub(crate) mod shell;
 
 use std::path::PathBuf;
