@@ -62,7 +62,8 @@ pub fn too_broad(prefix: &str) -> bool {
     let Some(program) = words.first() else { return true };
     let name = base_name(program);
     let rest = &words[1..];
-    let plain = |word: &&String| !word.starts_with('-') && !(name == "env" && is_assignment(word));
+    // Not an option, nor (for env) a variable it sets.
+    let plain = |word: &&String| !word.starts_with('-') && (name != "env" || !is_assignment(word));
     if WRAPPERS.contains(&name) {
         // Nothing to run named yet (`env FOO=1`, `timeout 10`, `sudo -n`).
         let needed = if name == "timeout" { 2 } else { 1 };
