@@ -48,9 +48,11 @@ const INHERITED: [&str; 17] = [
 /// and the user's directories (`XDG_CONFIG_HOME`, `XDG_RUNTIME_DIR`…).
 const INHERITED_FAMILIES: [&str; 2] = ["LC_", "XDG_"];
 
-/// ACP agents also get `OPENAI_BASE_URL`: it names an endpoint, no secret, and
-/// Qwen Code and Codex read it (with `--agent acp` it is there for the agent).
-const INHERITED_BY_AGENTS: [&str; 1] = ["OPENAI_BASE_URL"];
+/// ACP agents also get the ready agents' settings that are no secrets: the
+/// endpoint and model Qwen Code and Codex read (`OPENAI_BASE_URL`,
+/// `OPENAI_MODEL`; with `--agent acp` they are there for the agent) and where
+/// Codex and Claude Code keep their configuration.
+const INHERITED_BY_AGENTS: [&str; 4] = ["OPENAI_BASE_URL", "OPENAI_MODEL", "CODEX_HOME", "CLAUDE_CONFIG_DIR"];
 
 fn is_inherited(name: &OsStr) -> bool {
     let bytes = name.as_encoded_bytes();
