@@ -188,7 +188,7 @@ export function claudeAgent(fake, { settings = {} } = {}) {
   mkdirSync(config, { recursive: true });
   writeFileSync(join(config, 'settings.json'), JSON.stringify(settings));
   const bin = join(ROOT, 'end2end/acp-agents/node_modules/.bin/claude-code-acp');
-  return {
+  return passEnv({
     home,
     config,
     args: ['--agent', 'acp', '--acp-command', bin],
@@ -206,5 +206,11 @@ export function claudeAgent(fake, { settings = {} } = {}) {
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
       CLAUDE_CODE_ENABLE_TELEMETRY: '0',
     },
-  };
+  });
+}
+
+/** The hub gives an ACP agent PATH, HOME and the like, and only the other
+ * variables `--acp-env` names (issue 24): every one this agent is started with. */
+function passEnv(agent) {
+  return { ...agent, args: [...agent.args, '--acp-env', Object.keys(agent.env).join(',')] };
 }

@@ -97,7 +97,7 @@ export function geminiAgent(fake) {
   }));
   const bin = join(ROOT, 'end2end/gemini-cli/node_modules/.bin/gemini');
   const command = [bin, '--acp', '--skip-trust', '-m', 'gemini-2.5-flash'];
-  return {
+  return passEnv({
     /** The program and its arguments, as the agents file takes them. */
     command,
     args: ['--agent', 'acp', '--acp-command', command.join(' ')],
@@ -107,5 +107,11 @@ export function geminiAgent(fake) {
       GEMINI_CLI_HOME: home,
       GEMINI_CLI_NO_RELAUNCH: 'true',
     },
-  };
+  });
+}
+
+/** The hub gives an ACP agent PATH, HOME and the like, and only the other
+ * variables `--acp-env` names (issue 24): every one this agent is started with. */
+function passEnv(agent) {
+  return { ...agent, args: [...agent.args, '--acp-env', Object.keys(agent.env).join(',')] };
 }

@@ -195,6 +195,10 @@ export function qwenCommand() {
   return [join(bin, 'node'), join(bin, 'qwen'), '--acp'];
 }
 
+/** What the agent is started with: the hub gives an ACP agent PATH, HOME and
+ * the like, and only the other variables `--acp-env` names (issue 24). */
+const QWEN_ENV = ['OPENAI_API_KEY', 'QWEN_HOME', 'QWEN_USAGE_STATISTICS_ENABLED', 'QWEN_TELEMETRY_ENABLED', 'NODE_COMPILE_CACHE'];
+
 /**
  * How the hub starts the real Qwen Code against this fake: the `--acp-command`
  * and the environment: an isolated config dir (`QWEN_HOME`) whose settings.json
@@ -208,7 +212,7 @@ export function qwenAgent(fake, options = {}) {
   writeFileSync(join(home, 'settings.json'), JSON.stringify(qwenSettings(fake, options.settings)));
   return {
     home,
-    args: ['--agent', 'acp', '--acp-command', qwenCommand().join(' '), '--acp-env', 'OPENAI_API_KEY'],
+    args: ['--agent', 'acp', '--acp-command', qwenCommand().join(' '), '--acp-env', QWEN_ENV.join(',')],
     env: {
       QWEN_HOME: home,
       OPENAI_API_KEY: 'fake-key',

@@ -58,11 +58,19 @@ pub struct Cli {
     #[arg(long, env = "HUB_ACP_COMMAND", default_value = "gemini --acp")]
     pub acp_command: String,
 
-    /// A variable of the hub's environment that the ACP agent gets although the
-    /// hub keeps it from what it starts (`OPENAI_API_KEY`, `HUB_*`), e.g. the
-    /// agent's own API key (repeatable; `HUB_ACP_ENV` takes a comma-separated list).
+    /// A variable of the hub's environment that ACP agents get besides PATH,
+    /// HOME, the locale and the like, e.g. the agent's own API key, even one the
+    /// hub keeps from what it starts (`OPENAI_API_KEY`, `HUB_*`) (repeatable;
+    /// `HUB_ACP_ENV` takes a comma-separated list).
     #[arg(long = "acp-env", env = "HUB_ACP_ENV", value_name = "NAME", value_delimiter = ',')]
     pub acp_env: Vec<String>,
+
+    /// A variable of the hub's environment that the built-in agent's commands get
+    /// besides PATH, HOME, the locale and the like, e.g. a registry token a build
+    /// needs (repeatable; `HUB_COMMAND_ENV` takes a comma-separated list). Never
+    /// one of the hub's secrets (`OPENAI_API_KEY`, `HUB_*`, the agents file's `api_key_env`).
+    #[arg(long = "command-env", env = "HUB_COMMAND_ENV", value_name = "NAME", value_delimiter = ',')]
+    pub command_env: Vec<String>,
 
     /// Base URL of the OpenAI-compatible endpoint for the built-in agent.
     #[arg(long = "model-url", env = "OPENAI_BASE_URL")]
@@ -211,6 +219,13 @@ mod tests {
             let builtin = Cli::try_from_args_and_env(["agent-hub", flag[0], flag[1]]).unwrap();
             assert!(builtin.validate().is_ok());
         }
+    }
+
+    #[test]
+    fn command_env_is_repeatable() {
+        let cli = Cli::try_parse_from(["agent-hub", "--command-env", "NPM_TOKEN", "--command-env", "GOPROXY"]).unwrap();
+        assert_eq!(cli.command_env, ["NPM_TOKEN", "GOPROXY"]);
+        assert!(Cli::try_parse_from(["agent-hub"]).unwrap().command_env.is_empty());
     }
 
     #[test]

@@ -83,6 +83,8 @@ async fn run(cli: Cli) -> Result<(), String> {
     agent_hub::agent::protected::protect_data_dir(&data_dir);
     tracing::info!(database = %store.path().display(), "sessions are kept here");
     let agents = agents(&cli, model, acp)?;
+    // Once the agents file's `api_key_env` is known to be a secret.
+    agent_hub::tools::pass_to_commands(&cli.command_env).map_err(|err| err.to_string())?;
     for entry in agents.entries() {
         let info = entry.info();
         let what = info.command.or(info.model).unwrap_or_default();
@@ -165,6 +167,7 @@ fn agents(
         file,
         agent_flag_given: cli.agent_given,
         acp_command_given: cli.acp_command_given,
+        acp_env: cli.acp_env.clone(),
     }))
 }
 

@@ -148,6 +148,18 @@ fn store_failed(what: &str, err: &StoreError) -> ApiError {
     ApiError::new(StatusCode::SERVICE_UNAVAILABLE, crate::agent::STORE_FAILED, format!("{what}: {err}."))
 }
 
+impl From<policy::SavedRuleError> for ApiError {
+    fn from(err: policy::SavedRuleError) -> Self {
+        let code = match err {
+            policy::SavedRuleError::TooBroad(_) => "prefix_too_broad",
+            _ => "bad_request",
+        };
+        let mut message = err.to_string();
+        message[..1].make_ascii_uppercase();
+        ApiError::new(StatusCode::BAD_REQUEST, code, format!("{message}."))
+    }
+}
+
 fn as_rule(row: &SavedRule) -> Option<Rule> {
     if row.decision != PolicyDecision::Allow {
         return None;
@@ -187,6 +199,7 @@ fn rule_prefix(name: &str, args: &Value, prefix: Option<String>) -> ApiResult<Op
              not allow what the card shows."
         )));
     }
+    policy::check_saved_prefix(&prefix)?;
     Ok(Some(prefix))
 }
 
@@ -208,5 +221,28 @@ mod tests {
         assert!(prefix("git status", "git\nstatus").is_err());
         assert!(rule_prefix("write_file", &json!({"file_path": "a"}), Some("x".into())).is_err());
         assert_eq!(rule_prefix("write_file", &json!({"file_path": "a"}), None).unwrap(), None);
+    }
+
+    /// Issue 24, item 11: the card lets the user edit the prefix; one that
+    /// would allow anything is refused with a reason, and the proposal never is.
+    #[test]
+    fn a_prefix_that_would_allow_anything_is_refused() {
+        let shell = |command: &str| json!({ "command": command });
+        for (command, prefix) in [
+            ("python3 -c 'print(1)'", "python3"),
+            ("python3 -c 'print(1)'", "python3 -c"),
+            ("git -c core.pager=cat log", "git"),
+            ("git config user.name x", "git config"),
+            ("find . -name '*.rs'", "find"),
+            ("xargs rm < list", "xargs"),
+            ("env FOO=1 ls", "env FOO=1"),
+            ("npx prettier .", "npx"),
+        ] {
+            let err = rule_prefix("run_shell_command", &shell(command), Some(prefix.into())).unwrap_err();
+            assert_eq!((err.status, err.code), (StatusCode::BAD_REQUEST, "prefix_too_broad"), "{prefix}");
+            assert!(err.message.contains(&format!("\"{prefix}\" would allow running anything")), "{}", err.message);
+            let proposed = rule_prefix("run_shell_command", &shell(command), None).unwrap().unwrap();
+            assert!(proposed.len() > prefix.len(), "{command}: proposed {proposed}");
+        }
     }
 }

@@ -112,12 +112,15 @@ async fn an_agent_that_ignores_stop_is_ended_by_a_second_stop() {
     }
 }
 
+/// An agent gets an allow-listed environment (PATH, HOME, the locale…), the
+/// variables `--acp-env` names (even a `HUB_` one) and nothing else of the
+/// hub's: not a `HUB_` secret, not a token of the user's (issue 24, item 10).
 #[tokio::test]
 async fn an_agent_gets_no_hub_secrets_but_the_variables_it_is_given() {
     // Names of their own: the test process's environment is shared by its tests.
     std::env::set_var("HUB_ACP_TEST_SECRET", "launch-token-like");
     std::env::set_var("HUB_ACP_TEST_GIVEN", "the-agents-key");
-    std::env::set_var("ACP_TEST_ORDINARY", "kept");
+    std::env::set_var("ACP_TEST_USERS_TOKEN", "ghp-like");
     let agent = AcpAgent::new("sh -c 'env > seen-env.txt; exit 3'").unwrap().with_env(&["HUB_ACP_TEST_GIVEN".into()]);
     let hub = TestHub::with_options(HubOptions { acp: Some(Arc::new(agent)), ..HubOptions::default() });
     let (_dir, folder) = project(None);
@@ -125,6 +128,8 @@ async fn an_agent_gets_no_hub_secrets_but_the_variables_it_is_given() {
     assert_eq!(error_of(&events).0, "agent_crashed");
     let seen = std::fs::read_to_string(folder.join("seen-env.txt")).unwrap();
     assert!(!seen.contains("HUB_ACP_TEST_SECRET"), "a HUB_ variable reached the agent");
+    assert!(!seen.contains("ACP_TEST_USERS_TOKEN"), "a variable no one named reached the agent: {seen}");
     assert!(seen.contains("HUB_ACP_TEST_GIVEN=the-agents-key"), "the variable it was given did not: {seen}");
-    assert!(seen.contains("ACP_TEST_ORDINARY=kept"));
+    let path = std::env::var("PATH").unwrap();
+    assert!(seen.lines().any(|line| line == format!("PATH={path}")), "PATH: {seen}");
 }

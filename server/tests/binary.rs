@@ -95,6 +95,10 @@ fn bad_launch_arguments_fail_with_a_clear_message() {
         (vec!["--agent", "acp", "--acp-command", " "], "--acp-command is empty"),
         (vec!["--agent", "acp", "--acp-command", "gemini 'unclosed"], "cannot be split into words"),
         (vec!["--agent", "acp", "--model-url", "http://127.0.0.1:9/v1"], "an ACP agent uses its own"),
+        (
+            vec!["--command-env", "NPM_TOKEN,HUB_TOKEN"],
+            "--command-env HUB_TOKEN: HUB_TOKEN is one of the hub's own secrets",
+        ),
     ] {
         let data = tempfile::tempdir().unwrap();
         let output = Command::new(env!("CARGO_BIN_EXE_agent-hub"))

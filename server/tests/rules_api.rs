@@ -201,6 +201,36 @@ async fn a_policy_file_edit_applies_to_the_next_call_and_a_broken_rule_is_report
     assert!(rules["rules"].as_array().unwrap().iter().any(|r| r["commandPrefixes"] == json!(["echo two"])));
 }
 
+/// Issue 24, item 11: the card's prefix is the user's to edit, but not into one
+/// that allows anything; the proposal (the whole command here) is saved.
+#[tokio::test]
+async fn a_prefix_that_would_allow_anything_is_not_saved() {
+    let model = FakeModel::start(vec![shell("t1", "env FOO=1 echo hi"), text(&["done"])]).await;
+    let data = tempfile::tempdir().unwrap();
+    let hub = hub_with_store(&model, &data);
+    let (_dir, folder) = project(None);
+    let waiting = hub.prompt(&folder, "t").await.lines();
+    let session = session_of(&waiting);
+    let suggested = hub.get("/api/rules/suggest?command=env%20FOO%3D1%20echo%20hi").await.json();
+    assert_eq!(suggested["prefix"], "env FOO=1 echo hi", "{suggested}");
+
+    for prefix in ["env", "env FOO=1"] {
+        let refused =
+            hub.decide(&session, json!({"toolId": "t1", "decision": "approve_always", "commandPrefix": prefix})).await;
+        assert_eq!((refused.status, refused.error_code().as_str()), (StatusCode::BAD_REQUEST, "prefix_too_broad"));
+        let message = refused.json()["message"].as_str().unwrap().to_string();
+        assert!(message.contains(&format!("\"{prefix}\" would allow running anything")), "{message}");
+    }
+    assert!(!hub.rules(&folder).await["rules"].as_array().unwrap().iter().any(|r| r["origin"] == "hub"));
+    assert_eq!(hub.get(&format!("/api/sessions/{session}")).await.json()["status"], "waiting_approval");
+
+    let saved = hub.decide(&session, json!({"toolId": "t1", "decision": "approve_always"})).await;
+    assert_eq!(saved.status, StatusCode::OK, "{:?}", saved.body);
+    let rules = hub.rules(&folder).await;
+    let ours = rules["rules"].as_array().unwrap().iter().find(|r| r["origin"] == "hub").unwrap().clone();
+    assert_eq!(ours["commandPrefixes"], json!(["env FOO=1 echo hi"]));
+}
+
 #[tokio::test]
 async fn bad_rule_requests_get_clear_errors_and_change_nothing() {
     let model = FakeModel::start(vec![shell("b1", "echo hi > b.txt")]).await;

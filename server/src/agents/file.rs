@@ -56,8 +56,8 @@ pub struct AgentServer {
     pub command: String,
     #[serde(default)]
     pub args: Vec<String>,
-    /// Variables the agent gets on top of the hub's environment (without the
-    /// hub's own secrets, as for any agent).
+    /// Variables set for the agent, on top of what every ACP agent gets of the
+    /// hub's environment (PATH, HOME, the locale…, and what `--acp-env` names).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
 }

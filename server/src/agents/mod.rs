@@ -126,6 +126,10 @@ pub struct Launch {
     /// `--acp-command` (or `HUB_ACP_COMMAND`) was given rather than defaulted:
     /// it replaces the file's entry for the same program; a defaulted one does not.
     pub acp_command_given: bool,
+    /// `--acp-env`: variables of the hub's environment every ACP agent gets (an
+    /// agent inherits little else: `tools::process::scrub_env`), such as a ready
+    /// agent's API key (`GEMINI_API_KEY`, `ANTHROPIC_API_KEY`).
+    pub acp_env: Vec<String>,
 }
 
 #[derive(Clone)]
@@ -176,14 +180,14 @@ impl Catalog {
                 id: ready.id.into(),
                 name: ready.name.into(),
                 source: AgentSource::Ready,
-                runner: Runner::Acp(Arc::new(AcpAgent::from_words(command))),
+                runner: Runner::Acp(Arc::new(AcpAgent::from_words(command).with_env(&launch.acp_env))),
                 install: Some(ready.install),
             });
         }
         for (id, server) in file.agent_servers {
             let mut command = vec![server.command];
             command.extend(server.args);
-            let agent = AcpAgent::from_words(command).with_vars(server.env);
+            let agent = AcpAgent::from_words(command).with_env(&launch.acp_env).with_vars(server.env);
             let ready = READY.iter().find(|ready| ready.id == id);
             let name = server.name.or_else(|| ready.map(|ready| ready.name.to_string())).unwrap_or_else(|| id.clone());
             let entry = AgentEntry {
@@ -208,9 +212,6 @@ impl Catalog {
             let from_file = entries.iter().any(|entry| entry.id == id && entry.source == AgentSource::File);
             if from_file && !launch.acp_command_given {
                 // `--agent acp` alone: the file's entry for the default command, with its args and env.
-                if !agent.passed_env().is_empty() {
-                    tracing::warn!(agent = %id, "--acp-env is for --acp-command; the agents file's entry sets its own env");
-                }
                 return id;
             }
             if from_file {

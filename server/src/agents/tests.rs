@@ -214,3 +214,22 @@ fn a_new_session_gets_the_asked_agent_else_the_folders_else_the_default() {
     assert_eq!((err.status, err.code), (StatusCode::BAD_REQUEST, "unknown_agent"));
     assert!(err.message.contains("builtin, gemini, claude-code, codex, missing, sh"), "{}", err.message);
 }
+
+/// An ACP agent inherits little of the hub's environment: `--acp-env` is how a
+/// ready agent or a file's entry gets its API key from it.
+#[test]
+fn every_acp_agent_gets_the_variables_acp_env_names() {
+    let mut zed = server("z");
+    zed.env.insert("Z_MODE".into(), "fast".into());
+    let catalog = Catalog::new(Launch {
+        file: Some(file(&[("zed", zed)], None)),
+        acp_env: vec!["GEMINI_API_KEY".into(), "ANTHROPIC_API_KEY".into()],
+        ..Launch::default()
+    });
+    for id in ["gemini", "claude-code", "codex", "zed"] {
+        let Runner::Acp(agent) = &catalog.get(id).unwrap().runner else { panic!("{id} is an ACP agent") };
+        assert_eq!(agent.passed_env(), ["GEMINI_API_KEY", "ANTHROPIC_API_KEY"], "{id}");
+    }
+    let Runner::Acp(zed) = &catalog.get("zed").unwrap().runner else { unreachable!() };
+    assert_eq!(zed.var("Z_MODE"), Some("fast"), "and the entry's own env");
+}

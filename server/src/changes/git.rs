@@ -56,6 +56,11 @@ impl Listing {
 /// names (an fsmonitor command) or changing the index as it looks.
 fn git(folder: &Path) -> Command {
     let mut command = Command::new("git");
+    // What every helper of the hub gets (PATH, HOME, XDG_CONFIG_HOME… for the
+    // user's git config): nothing the hub inherited besides, so no GIT_DIR,
+    // GIT_CONFIG_PARAMETERS, GIT_ATTR_SOURCE, GIT_TRACE of a hook that started
+    // it. First: it clears the variables set below.
+    crate::tools::process::inherited_env(&mut command);
     command
         .arg("-C")
         .arg(folder)
@@ -77,20 +82,8 @@ fn git(folder: &Path) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    crate::tools::process::scrub_env(&mut command);
-    // The folder's own repository and nothing the hub inherited (started from a
-    // git hook, its GIT_DIR, GIT_CONFIG_PARAMETERS, GIT_ATTR_SOURCE, GIT_TRACE…).
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("GIT_") && !OWN_GIT_VARIABLES.contains(&&*name.to_string_lossy()) {
-            command.env_remove(name);
-        }
-    }
     command
 }
-
-/// The GIT_ variables `git()` sets itself.
-const OWN_GIT_VARIABLES: [&str; 4] =
-    ["GIT_NO_LAZY_FETCH", "GIT_ALLOW_PROTOCOL", "GIT_TERMINAL_PROMPT", "GIT_OPTIONAL_LOCKS"];
 
 /// What git printed, at most the bytes asked for.
 struct Printed {

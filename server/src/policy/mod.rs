@@ -41,8 +41,8 @@ pub use evaluate::{PolicySet, ToolCall, Verdict, UNPARSED_MESSAGE};
 pub use export::export_toml;
 pub use files::{PolicyDirs, PolicyFiles};
 pub use guard_rails::guard_rails;
-pub use prefix::default_prefix;
-pub use rule::{Rule, SavedRuleError, ALWAYS_ALLOW_PRIORITY, SAVED_SOURCE, SHELL_TOOL};
+pub use prefix::{default_prefix, too_broad};
+pub use rule::{check_saved_prefix, Rule, SavedRuleError, ALWAYS_ALLOW_PRIORITY, SAVED_SOURCE, SHELL_TOOL};
 pub use shell::{split as command_parts, Inner as InnerScript, Part as CommandPart};
 pub use toml_file::parse_policy_file;
 

@@ -57,6 +57,27 @@ pub enum SavedRuleError {
     EmptyPrefix,
     #[error("the rule cannot be built: {0}")]
     Pattern(String),
+    /// The prefix would allow any command (`python3`, `git`, `find`, `env`):
+    /// refused when a rule is saved; a rule saved before stays as it is.
+    #[error(
+        "the command prefix \"{0}\" would allow running anything (a bare interpreter, shell, wrapper or \
+         runner, git without a subcommand, find): make it longer, e.g. the whole command"
+    )]
+    TooBroad(String),
+}
+
+/// Checks a command prefix the user is saving as "Always in this folder" (the
+/// card proposes [`super::default_prefix`], which the user may edit): not
+/// empty, not [`super::too_broad`].
+pub fn check_saved_prefix(prefix: &str) -> Result<(), SavedRuleError> {
+    let prefix = prefix.trim();
+    if prefix.is_empty() {
+        return Err(SavedRuleError::EmptyPrefix);
+    }
+    if super::too_broad(prefix) {
+        return Err(SavedRuleError::TooBroad(prefix.to_string()));
+    }
+    Ok(())
 }
 
 /// What a rule is made of before its patterns are compiled.

@@ -2,8 +2,8 @@
 
 use proptest::prelude::*;
 
-use super::default_prefix;
 use super::shell::{split, Inner, Unparsed};
+use super::{default_prefix, too_broad};
 
 fn texts(command: &str) -> Vec<String> {
     split(command)
@@ -124,8 +124,33 @@ fn the_proposed_prefix_is_the_program_and_its_subcommand() {
         ("FOO=1 npm run build", "npm run"),
         ("git status > out.txt", "git status"),
         ("git status; rm -rf ~", "git status"),
-        ("python script.py", "python"),
         ("make", "make"),
+        ("make test", "make test"),
+        ("npm run build", "npm run"),
+        ("git log --oneline", "git log"),
+        ("find . -name '*.rs'", "find . -name '*.rs'"),
+        ("find . -exec rm {} +", "find . -exec rm {} +"),
+        ("find", "find"),
+        // Issue 24, item 11: an interpreter or a runner runs what its arguments say.
+        ("python script.py", "python script.py"),
+        ("python3 -c 'import os'", "python3 -c 'import os'"),
+        ("/usr/bin/python3.12 -m pytest -q", "/usr/bin/python3.12 -m pytest -q"),
+        ("node -e 'x'", "node -e 'x'"),
+        ("awk '{print $1}' f", "awk '{print $1}' f"),
+        ("perl -pi -e s/a/b/ f", "perl -pi -e s/a/b/ f"),
+        ("ruby x.rb", "ruby x.rb"),
+        ("sed -n 1p f", "sed -n 1p f"),
+        ("npx prettier --check .", "npx prettier --check ."),
+        ("xargs -n1 echo < list", "xargs -n1 echo"),
+        ("npm exec -- cowsay hi", "npm exec -- cowsay hi"),
+        ("uv run pytest", "uv run pytest"),
+        // git: options before the subcommand, or a subcommand that runs commands.
+        ("git -c core.pager=cat log", "git -c core.pager=cat log"),
+        ("git -C sub status", "git -C sub status"),
+        ("git --exec-path=/tmp status", "git --exec-path=/tmp status"),
+        ("git config alias.x '!sh'", "git config alias.x '!sh'"),
+        ("git rebase -x 'make test' main", "git rebase -x 'make test' main"),
+        ("git fetch --upload-pack=x origin", "git fetch --upload-pack=x origin"),
         ("bash -c 'ls'", "bash -c 'ls'"),
         ("/bin/sh x.sh", "/bin/sh x.sh"),
         ("bash -c 'ls\nrm x'", "bash -c"),
@@ -137,6 +162,85 @@ fn the_proposed_prefix_is_the_program_and_its_subcommand() {
     ];
     for (command, expected) in table {
         assert_eq!(default_prefix(command), expected, "{command:?}");
+    }
+}
+
+/// A prefix rule allows every command that starts with the prefix: these would
+/// allow anything, so "Always in this folder" refuses to save them.
+#[test]
+fn too_broad_prefixes_are_the_ones_that_would_allow_anything() {
+    let table = [
+        ("", true),
+        ("python3", true),
+        ("python3 -c", true),
+        ("/usr/bin/python3.12", true),
+        ("node -e", true),
+        ("awk -F:", true),
+        ("perl", true),
+        ("sed -n", true),
+        ("find", true),
+        ("find -L", true),
+        ("xargs", true),
+        ("npx", true),
+        ("env", true),
+        ("env FOO=1", true),
+        ("timeout 10", true),
+        ("sudo", true),
+        ("bash", true),
+        ("bash -x", true),
+        ("git", true),
+        ("git -c", true),
+        ("git -C sub", true),
+        ("git config", true),
+        ("git rebase", true),
+        ("npm exec", true),
+        ("uv run", true),
+        // Narrow enough: what runs is named.
+        ("python3 script.py", false),
+        ("python3 -m pytest", false),
+        ("awk '{print $1}'", false),
+        ("find . -name '*.rs'", false),
+        ("xargs rm", false),
+        ("env FOO=1 ls", false),
+        ("timeout 10 cargo", false),
+        ("bash -c", false),
+        ("bash -lc", false),
+        ("bash build.sh", false),
+        ("git status", false),
+        ("git -C sub status", false),
+        ("git config user.name", false),
+        ("npm run", false),
+        ("npm exec eslint", false),
+        ("cargo test", false),
+        ("ls", false),
+        ("make", false),
+    ];
+    for (prefix, broad) in table {
+        assert_eq!(too_broad(prefix), broad, "{prefix:?}");
+    }
+}
+
+/// What "Always in this folder" proposes by default can be saved, except for a
+/// bare interpreter or runner with nothing after it.
+#[test]
+fn the_proposed_prefix_is_never_too_broad_when_the_command_names_what_runs() {
+    for command in [
+        "git -c core.pager=cat log",
+        "git status --short",
+        "python3 -c 'print(1)'",
+        "find . -delete",
+        "env FOO=1 ls",
+        "xargs rm < list",
+        "npx prettier .",
+        "bash -c 'ls\nrm x'",
+        "sudo apt install x",
+        "git rebase -i main",
+    ] {
+        let prefix = default_prefix(command);
+        assert!(!too_broad(&prefix), "{command:?} proposes {prefix:?}");
+    }
+    for command in ["python3", "git", "find", "env"] {
+        assert!(too_broad(&default_prefix(command)), "{command:?}");
     }
 }
 

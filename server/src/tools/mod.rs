@@ -7,8 +7,8 @@ mod files;
 pub mod paths;
 pub(crate) mod process;
 mod walk;
-pub use process::keep_secret;
 pub use process::kill_remaining_groups;
+pub use process::{keep_secret, pass_to_commands, SecretForCommands};
 pub(crate) mod shell;
 
 use std::path::PathBuf;

@@ -1,7 +1,8 @@
 //! What every process the hub starts for an agent shares (the built-in agent's
-//! commands, ACP agents): it runs without the hub's secrets, in a process group
-//! of its own, and that group is ended as a whole: SIGTERM, then SIGKILL after
-//! a short grace for whatever is still there.
+//! commands, ACP agents): it gets an allow-listed part of the hub's environment
+//! (never the hub's secrets), runs in a process group of its own, and that group
+//! is ended as a whole: SIGTERM, then SIGKILL after a short grace for whatever
+//! is still there.
 
 use std::ffi::{OsStr, OsString};
 use std::time::{Duration, Instant};
@@ -14,10 +15,56 @@ pub(crate) const KILL_GRACE: Duration = Duration::from_secs(2);
 /// is never signalled again.
 const CHECK_EVERY: Duration = Duration::from_millis(20);
 
-/// The hub's own secrets and settings, which nothing it starts gets: the model's
-/// API key and every `HUB_*` variable (the launch token `HUB_TOKEN` among them).
-/// `OPENAI_BASE_URL` stays: it names an endpoint and is no secret, and a user's
-/// own tools may read it as well.
+/// What a process the hub starts inherits from the hub's environment: what
+/// finding programs and files and reading the user's settings take, nothing that
+/// grants access. A key, a token or an agent's socket (`SSH_AUTH_SOCK`, which
+/// signs with the user's keys) is passed only when the user names it
+/// (`--command-env`, `--acp-env`). A toolchain's home is a path, no secret, and
+/// without it a toolchain installed elsewhere than the default is not found
+/// (`rustup` proxies, `cargo`, `go`, a JDK, nvm's node). Proxies are left out:
+/// their URLs may hold a password. `PWD` is not passed on: bash sets it to the
+/// folder it runs in.
+const INHERITED: [&str; 17] = [
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TERM",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TMPDIR",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "GOPATH",
+    "GOROOT",
+    "JAVA_HOME",
+    "NVM_DIR",
+    "PYENV_ROOT",
+];
+
+/// Families of variables inherited as well: the locale (`LC_ALL`, `LC_TIME`…)
+/// and the user's directories (`XDG_CONFIG_HOME`, `XDG_RUNTIME_DIR`…).
+const INHERITED_FAMILIES: [&str; 2] = ["LC_", "XDG_"];
+
+/// ACP agents also get the ready agents' settings that are no secrets: the
+/// endpoint and model Qwen Code and Codex read (`OPENAI_BASE_URL`,
+/// `OPENAI_MODEL`; with `--agent acp` they are there for the agent) and where
+/// Codex and Claude Code keep their configuration.
+const INHERITED_BY_AGENTS: [&str; 4] = ["OPENAI_BASE_URL", "OPENAI_MODEL", "CODEX_HOME", "CLAUDE_CONFIG_DIR"];
+
+fn is_inherited(name: &OsStr) -> bool {
+    let bytes = name.as_encoded_bytes();
+    INHERITED.iter().any(|allowed| allowed.as_bytes() == bytes)
+        || INHERITED_FAMILIES.iter().any(|family| bytes.starts_with(family.as_bytes()))
+}
+
+/// The hub's own secrets and settings, which nothing it starts gets unless
+/// `--acp-env` names them for an agent: the model's API key, the variable the
+/// agents file names as the built-in agent's (`api_key_env`) and every `HUB_*`
+/// variable (the launch token `HUB_TOKEN` among them). `--command-env` cannot
+/// give them to commands.
 fn is_hub_variable(name: &OsStr) -> bool {
     let bytes = name.as_encoded_bytes();
     bytes == b"OPENAI_API_KEY" || bytes.starts_with(b"HUB_") || more_secrets().iter().any(|secret| secret == name)
@@ -36,6 +83,68 @@ pub fn keep_secret(name: &str) {
     let mut secrets = MORE_SECRETS.write().unwrap_or_else(|poisoned| poisoned.into_inner());
     if !secrets.iter().any(|secret| secret == name) {
         secrets.push(name.into());
+    }
+}
+
+/// The variables `--command-env` passes on to commands besides [`INHERITED`].
+static COMMAND_ENV: std::sync::RwLock<Vec<OsString>> = std::sync::RwLock::new(Vec::new());
+
+/// `--command-env` named one of the hub's own secrets.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "--command-env {0}: {0} is one of the hub's own secrets (OPENAI_API_KEY, HUB_*, the agents file's \
+     api_key_env) and is never given to the agent's commands"
+)]
+pub struct SecretForCommands(pub String);
+
+/// Commands get these variables of the hub's environment too (`--command-env`);
+/// called once the agents file's `api_key_env` is known (`keep_secret`). Refuses
+/// (and passes on none) if one of them is a secret of the hub's.
+pub fn pass_to_commands(names: &[String]) -> Result<(), SecretForCommands> {
+    let names: Vec<&str> = names.iter().map(|name| name.trim()).filter(|name| !name.is_empty()).collect();
+    if let Some(secret) = names.iter().find(|name| is_hub_variable(OsStr::new(name))) {
+        return Err(SecretForCommands(secret.to_string()));
+    }
+    *COMMAND_ENV.write().unwrap_or_else(|poisoned| poisoned.into_inner()) =
+        names.into_iter().map(OsString::from).collect();
+    Ok(())
+}
+
+/// What a command of the built-in agent's shell tool gets: [`INHERITED`] and
+/// the variables named by `--command-env` (never a secret of the hub's, even if
+/// one was named since).
+pub(crate) fn command_env(command: &mut tokio::process::Command) {
+    let named = COMMAND_ENV.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let given = |name: &OsStr| named.iter().any(|passed| passed == name) && !is_hub_variable(name);
+    allow_listed(command, std::env::vars_os(), given);
+}
+
+/// What an ACP agent gets before its own variables (`--acp-env`'s and its
+/// entry's `env`, which its launch adds): [`INHERITED`] and `OPENAI_BASE_URL`.
+pub(crate) fn scrub_env(command: &mut tokio::process::Command) {
+    let for_agents =
+        |name: &OsStr| INHERITED_BY_AGENTS.iter().any(|allowed| allowed.as_bytes() == name.as_encoded_bytes());
+    allow_listed(command, std::env::vars_os(), for_agents);
+}
+
+/// What the hub's own helpers (git for the changes panel) get: [`INHERITED`] only.
+pub(crate) fn inherited_env(command: &mut tokio::process::Command) {
+    allow_listed(command, std::env::vars_os(), |_| false);
+}
+
+/// Starts `command` from an empty environment with the inherited variables of
+/// `vars` and those `also` accepts. Call it before setting the command's own
+/// variables: it clears them.
+fn allow_listed(
+    command: &mut tokio::process::Command,
+    vars: impl IntoIterator<Item = (OsString, OsString)>,
+    also: impl Fn(&OsStr) -> bool,
+) {
+    command.env_clear();
+    for (name, value) in vars {
+        if is_inherited(&name) || also(&name) {
+            command.env(name, value);
+        }
     }
 }
 
@@ -59,19 +168,6 @@ pub fn kill_remaining_groups() -> usize {
         .filter_map(|pgid| i32::try_from(pgid).ok().and_then(Pid::from_raw))
         .filter(|group| kill_process_group(*group, Signal::KILL).is_ok())
         .count()
-}
-
-/// Removes the hub's secrets from what `command` inherits.
-pub(crate) fn scrub_env(command: &mut tokio::process::Command) {
-    remove_hub_variables(command, std::env::vars_os().map(|(name, _)| name));
-}
-
-fn remove_hub_variables(command: &mut tokio::process::Command, names: impl IntoIterator<Item = OsString>) {
-    for name in names {
-        if is_hub_variable(&name) {
-            command.env_remove(name);
-        }
-    }
 }
 
 /// Sends SIGTERM to the group and, if any of it is still there after
@@ -147,32 +243,70 @@ mod tests {
         assert!(is_hub_variable(OsStr::new("HUB_TOKEN")) && !is_hub_variable(OsStr::new("PATH")));
     }
 
-    #[test]
-    fn only_the_hubs_variables_are_removed() {
-        let rows = [
-            ("OPENAI_API_KEY", true),
-            ("HUB_TOKEN", true),
-            ("HUB_MODEL", true),
-            ("HUB_ACP_COMMAND", true),
-            ("HUB_FOO", true),
-            ("OPENAI_BASE_URL", false),
-            ("GEMINI_API_KEY", false),
-            ("PATH", false),
-            ("HOME", false),
-            ("hub_token", false),
-            ("GITHUB_TOKEN", false),
-        ];
+    /// The environment a command and an ACP agent start with, from the hub's
+    /// `vars` (before `--command-env`, `--acp-env` and an entry's own `env`).
+    fn started_with(vars: &[&str], also: impl Fn(&OsStr) -> bool) -> Vec<String> {
         let mut command = tokio::process::Command::new("true");
-        remove_hub_variables(&mut command, rows.iter().map(|(name, _)| OsString::from(name)));
-        let removed: Vec<String> = command
-            .as_std()
-            .get_envs()
-            .filter(|(_, value)| value.is_none())
-            .map(|(name, _)| name.to_string_lossy().into_owned())
-            .collect();
-        for (name, hidden) in rows {
-            assert_eq!(removed.contains(&name.to_string()), hidden, "{name}");
+        command.env("SET_BEFORE", "x");
+        let vars = vars.iter().map(|name| (OsString::from(name), OsString::from("v")));
+        allow_listed(&mut command, vars, also);
+        let std = command.as_std();
+        assert!(std.get_envs().all(|(_, value)| value.is_some()), "nothing is removed: it is never there");
+        std.get_envs().map(|(name, _)| name.to_string_lossy().into_owned()).collect()
+    }
+
+    #[test]
+    fn only_what_building_takes_is_inherited() {
+        let rows = [
+            ("PATH", true),
+            ("HOME", true),
+            ("USER", true),
+            ("LANG", true),
+            ("LC_ALL", true),
+            ("LC_TIME", true),
+            ("XDG_CONFIG_HOME", true),
+            ("XDG_RUNTIME_DIR", true),
+            ("TMPDIR", true),
+            ("CARGO_HOME", true),
+            ("RUSTUP_HOME", true),
+            ("GOPATH", true),
+            ("JAVA_HOME", true),
+            ("TERM", true),
+            ("GITHUB_TOKEN", false),
+            ("ANTHROPIC_API_KEY", false),
+            ("AWS_SECRET_ACCESS_KEY", false),
+            ("GEMINI_API_KEY", false),
+            ("SSH_AUTH_SOCK", false),
+            ("HTTPS_PROXY", false),
+            ("OPENAI_API_KEY", false),
+            ("OPENAI_BASE_URL", false),
+            ("HUB_TOKEN", false),
+            ("PWD", false),
+            ("GIT_DIR", false),
+            ("path", false),
+            ("XDG", false),
+        ];
+        let names: Vec<&str> = rows.iter().map(|(name, _)| *name).collect();
+        let kept = started_with(&names, |_| false);
+        assert!(!kept.contains(&"SET_BEFORE".to_string()), "the environment starts empty");
+        for (name, inherited) in rows {
+            assert_eq!(kept.contains(&name.to_string()), inherited, "{name}");
         }
+        let for_agents =
+            started_with(&names, |name| INHERITED_BY_AGENTS.iter().any(|agents| OsStr::new(agents) == name));
+        assert!(
+            for_agents.contains(&"OPENAI_BASE_URL".to_string()) && !for_agents.contains(&"GITHUB_TOKEN".to_string())
+        );
+    }
+
+    #[test]
+    fn commands_may_be_given_anything_but_the_hubs_secrets() {
+        keep_secret("AGENT_HUB_TEST_API_KEY_ENV");
+        for secret in ["HUB_TOKEN", "HUB_ANYTHING", "OPENAI_API_KEY", "AGENT_HUB_TEST_API_KEY_ENV"] {
+            let names = vec!["GITHUB_TOKEN".to_string(), format!(" {secret} ")];
+            assert_eq!(pass_to_commands(&names), Err(SecretForCommands(secret.into())), "{secret}");
+        }
+        assert!(COMMAND_ENV.read().unwrap().is_empty(), "a refused list passes on none of its names");
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! run_shell_command: bash in the project folder, in its own process group, without
-//! the hub's secrets. The call ends when bash does; then, as on a timeout or when
+//! run_shell_command: bash in the project folder, in its own process group, with
+//! an allow-listed environment (`process::command_env`): none of the hub's secrets. The call ends when bash does; then, as on a timeout or when
 //! Stop drops the call, the whole group is ended (SIGTERM, SIGKILL after a grace).
 //! So nothing a command starts keeps running unseen, at a price: `server &` in a
 //! command is stopped when the call ends.
@@ -12,7 +12,7 @@ use serde::Deserialize;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
-use super::process::{scrub_env, terminate_group, GroupGuard};
+use super::process::{command_env, terminate_group, GroupGuard};
 use super::{ToolFailure, ToolResult, MAX_OUTPUT};
 
 /// How long output is still read once bash has exited: what is already in the
@@ -64,7 +64,7 @@ pub async fn run(folder: BorrowedFd<'_>, args: ShellArgs, timeout: Duration) -> 
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    scrub_env(&mut command);
+    command_env(&mut command);
     let dir = folder.as_raw_fd();
     // SAFETY: fchdir is async-signal-safe. `dir` stays open in the hub until
     // the spawn returns (borrowed for this call); the child's copy is closed at
@@ -319,34 +319,80 @@ mod tests {
         }
     }
 
-    /// Run as a child of `commands_do_not_inherit_the_hubs_secrets`, with the
-    /// secrets in its environment; on its own it does nothing.
+    /// Run as a child of `env_seen_by_a_command`, with the secrets in its
+    /// environment and `SHELL_ENV_PROBE_PASS` as `--command-env`; on its own it
+    /// does nothing.
     #[tokio::test]
     async fn env_probe() {
         if std::env::var_os("SHELL_ENV_PROBE").is_none() {
             return;
         }
+        if let Ok(names) = std::env::var("SHELL_ENV_PROBE_PASS") {
+            let names: Vec<String> = names.split(',').map(str::to_string).collect();
+            crate::tools::pass_to_commands(&names).unwrap();
+        }
         let dir = tempfile::tempdir().unwrap();
         println!("{}", run(at(dir.path()).as_fd(), args("env"), Duration::from_secs(10)).await.unwrap());
     }
 
-    #[test]
-    fn commands_do_not_inherit_the_hubs_secrets() {
+    /// `env` as a command sees, run in a child test process whose environment
+    /// holds `vars` on top of this one's (each test binary shares one environment).
+    fn env_seen_by_a_command(vars: &[(&str, &str)]) -> String {
         let output = std::process::Command::new(std::env::current_exe().unwrap())
             .args(["tools::shell::tests::env_probe", "--exact", "--nocapture", "--test-threads=1"])
             .env("SHELL_ENV_PROBE", "1")
-            .env("OPENAI_API_KEY", "sk-probe-secret")
-            .env("HUB_TOKEN", "probe-token-secret")
-            .env("HUB_FOO", "probe-foo-secret")
-            .env("OPENAI_BASE_URL", "http://probe.invalid/v1")
+            .envs(vars.iter().copied())
             .output()
             .unwrap();
-        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         assert!(output.status.success(), "{stdout}");
-        assert!(stdout.contains("OPENAI_BASE_URL=http://probe.invalid/v1"), "the probe ran `env`: {stdout}");
-        for secret in ["sk-probe-secret", "probe-token-secret", "probe-foo-secret"] {
-            assert!(!stdout.contains(secret), "{secret} reached the command: {stdout}");
+        assert!(stdout.contains("Exit code: 0"), "the probe ran `env`: {stdout}");
+        stdout
+    }
+
+    /// Issue 24, item 10: `env > env.txt` in a command showed GITHUB_TOKEN and
+    /// ANTHROPIC_API_KEY. A command gets what building takes, nothing else.
+    #[test]
+    fn commands_do_not_inherit_the_hubs_secrets() {
+        let seen = env_seen_by_a_command(&[
+            ("OPENAI_API_KEY", "sk-probe-secret"),
+            ("HUB_TOKEN", "probe-token-secret"),
+            ("HUB_FOO", "probe-foo-secret"),
+            ("GITHUB_TOKEN", "ghp-probe-secret"),
+            ("ANTHROPIC_API_KEY", "sk-ant-probe-secret"),
+            ("AWS_SECRET_ACCESS_KEY", "aws-probe-secret"),
+            ("SSH_AUTH_SOCK", "/tmp/probe-agent.sock"),
+            ("LC_TIME", "C"),
+        ]);
+        for secret in [
+            "sk-probe-secret",
+            "probe-token-secret",
+            "probe-foo-secret",
+            "ghp-probe-secret",
+            "sk-ant-probe-secret",
+            "aws-probe-secret",
+            "probe-agent.sock",
+        ] {
+            assert!(!seen.contains(secret), "{secret} reached the command: {seen}");
         }
+        let path = std::env::var("PATH").unwrap();
+        assert!(seen.lines().any(|line| line == format!("PATH={path}")), "PATH is kept: {seen}");
+        if let Ok(home) = std::env::var("HOME") {
+            assert!(seen.lines().any(|line| line == format!("HOME={home}")), "HOME is kept: {seen}");
+        }
+        assert!(seen.lines().any(|line| line == "LC_TIME=C"), "the locale is kept: {seen}");
+    }
+
+    #[test]
+    fn a_variable_named_by_command_env_reaches_commands() {
+        let seen = env_seen_by_a_command(&[
+            ("SHELL_ENV_PROBE_PASS", "NPM_TOKEN, PROBE_UNSET"),
+            ("NPM_TOKEN", "npm-probe-given"),
+            ("GITHUB_TOKEN", "ghp-probe-secret"),
+        ]);
+        assert!(seen.lines().any(|line| line == "NPM_TOKEN=npm-probe-given"), "{seen}");
+        assert!(!seen.contains("PROBE_UNSET") && !seen.contains("ghp-probe-secret"), "{seen}");
+        assert!(seen.lines().any(|line| line.starts_with("PATH=")), "{seen}");
     }
 
     #[tokio::test]
