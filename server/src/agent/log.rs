@@ -162,7 +162,7 @@ impl EventLog {
     }
 
     /// The events `after < seq <= through` that left memory, read back.
-    fn from_store(&self, after: u64, through: u64, limit: usize) -> Result<Vec<Logged>, StoreError> {
+    fn read_back(&self, after: u64, through: u64, limit: usize) -> Result<Vec<Logged>, StoreError> {
         let Some((store, session)) = self.sink.as_ref().filter(|_| after < through) else { return Ok(Vec::new()) };
         let events = store.events_between(session, after, through, limit)?;
         Ok(events.iter().map(Logged::new).collect())
@@ -272,7 +272,7 @@ impl EventLog {
             (self.resident_after(&events, after), self.evicted())
         };
         let wanted = limit.saturating_add(1);
-        let mut page = self.from_store(after, evicted, wanted)?;
+        let mut page = self.read_back(after, evicted, wanted)?;
         page.extend(resident.into_iter().take(wanted.saturating_sub(page.len())));
         let more = page.len() > limit;
         page.truncate(limit);
