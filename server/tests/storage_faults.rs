@@ -97,6 +97,8 @@ async fn an_agent_state_that_cannot_be_read_is_reported_and_kept_not_reset() {
     db.execute("UPDATE agent_state SET state = ?1 WHERE session_id = ?2", rusqlite::params![damaged, session]).unwrap();
 
     let hub = TestHub::with_options(options());
+    // As the binary does before it serves: what the restore wrote is on disk (shown).
+    store.flush().await.unwrap();
     let detail = hub.get(&format!("/api/sessions/{session}")).await.json();
     assert_eq!(detail["status"], "error", "{detail}");
     let events = detail["events"].as_array().unwrap();
