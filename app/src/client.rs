@@ -103,15 +103,15 @@ pub async fn projects() -> Result<ProjectsResponse, HubError> {
 
 /// Opens (creating on first use) the folder's default session.
 pub async fn open_folder(folder_path: &str) -> Result<ChatConfig, HubError> {
-    get_json(&config_url(folder_path)).await
+    open_session(folder_path, None).await
 }
 
-/// Opens one of the folder's sessions (its default one without `session_id`).
+/// Opens one of the folder's sessions (its default one without `session_id`),
+/// making it on first use: a POST, since `GET /api/chat/config` only reads.
 pub async fn open_session(folder_path: &str, session_id: Option<&str>) -> Result<ChatConfig, HubError> {
-    match session_id {
-        Some(id) => get_json(&format!("{}&sessionId={}", config_url(folder_path), urlencoding::encode(id))).await,
-        None => open_folder(folder_path).await,
-    }
+    let body =
+        crate::types::ConfigQuery { folder_path: folder_path.to_string(), session_id: session_id.map(str::to_string) };
+    send_json("POST", "/api/chat/open", Some(&body)).await
 }
 
 /// The hub's agents, with the folder's last choice.

@@ -327,7 +327,14 @@ pub struct SessionDetail {
     pub yolo_mode: bool,
     pub pending_approval: Option<serde_json::Value>,
     pub pending_input: Option<serde_json::Value>,
+    /// A page of the events: `?after=SEQ&limit=N` (5,000 by default).
     pub events: Vec<crate::events::SeqEvent>,
+    /// More events follow this page (an addition).
+    #[serde(default)]
+    pub has_more: bool,
+    /// Where the next page starts (`?after=`), when `hasMore` (an addition).
+    #[serde(default)]
+    pub next_after: Option<u64>,
 }
 
 /// A rule's decision, as in Gemini CLI's policy files.

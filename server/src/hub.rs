@@ -91,8 +91,16 @@ pub struct Hub {
 
 impl Hub {
     /// A hub whose settings watcher runs on the current tokio runtime, with the
-    /// sessions of its store restored.
+    /// sessions of its store restored. Panics when they cannot be read (see
+    /// [`Hub::try_new`], which says so instead).
     pub fn new(options: HubOptions) -> Arc<Self> {
+        Self::try_new(options).unwrap_or_else(|err| panic!("the hub cannot start: {err}"))
+    }
+
+    /// [`Hub::new`], or why the store's sessions could not be read: a hub that
+    /// started empty would hide them, and the next default session made in a
+    /// folder would write over a stored one's history.
+    pub fn try_new(options: HubOptions) -> Result<Arc<Self>, StoreError> {
         let agents = options.agents.unwrap_or_else(|| {
             Catalog::new(crate::agents::Launch {
                 model: options.model.clone(),
@@ -120,18 +128,15 @@ impl Hub {
                 trust: FolderTrust::load(options.folder_trust, options.store.as_deref()),
             }
         });
-        hub.restore();
-        hub
+        hub.restore()?;
+        Ok(hub)
     }
 
     /// Brings back the stored sessions: each one's status follows from its log,
     /// and a turn that was running when the hub stopped is closed as an error.
-    fn restore(&self) {
-        let Some(store) = &self.store else { return };
-        let rows = store.sessions().unwrap_or_else(|err| {
-            tracing::error!("no sessions restored: {err}");
-            Vec::new()
-        });
+    fn restore(&self) -> Result<(), StoreError> {
+        let Some(store) = &self.store else { return Ok(()) };
+        let rows = store.sessions()?;
         for row in rows {
             let mut yolo = YoloState::from_settings(self.folder_settings(&row.folder));
             if let Some(enabled) = row.yolo_override {
@@ -165,6 +170,7 @@ impl Hub {
                 }
             }
         }
+        Ok(())
     }
 
     fn persist(&self, session: &Session) {

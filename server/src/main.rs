@@ -94,7 +94,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
     }
     tracing::info!(default = agents.default_id(), "new sessions get this agent unless they pick another");
-    let hub = Hub::new(HubOptions {
+    let hub = Hub::try_new(HubOptions {
         store: Some(store.clone()),
         agents: Some(agents),
         max_resident: cli.max_resident,
@@ -105,7 +105,8 @@ async fn run(cli: Cli) -> Result<(), String> {
             admin_checked: true,
         },
         ..HubOptions::default()
-    });
+    })
+    .map_err(|err| format!("the stored sessions could not be read, so the hub does not start: {err}"))?;
     // What recovering cut turns wrote is on disk before anyone can ask: a
     // client's first read and its next see the same log.
     store.flush().await.map_err(|err| format!("the sessions could not be recovered: {err}"))?;

@@ -225,6 +225,24 @@ impl Registry {
         Ok((session, created))
     }
 
+    /// What [`Registry::open`] would give, making nothing: the session, or
+    /// the id a new one would take (`Err` as `open` would fail).
+    pub fn peek(&self, folder: &Path, session_id: Option<&str>) -> Result<Result<&Session, String>, RegistryError> {
+        let id = match session_id {
+            Some(id) if !valid_session_id(id) => return Err(RegistryError::InvalidSessionId(id.to_string())),
+            Some(id) if self.deleted.contains(id) => return Err(RegistryError::Deleted(id.to_string())),
+            Some(id) => id.to_string(),
+            None => default_session_id(folder),
+        };
+        match self.sessions.get(&id) {
+            Some(session) if session.folder != folder => {
+                Err(RegistryError::SessionOfOtherFolder { id: session.id.clone(), folder: session.folder.clone() })
+            }
+            Some(session) => Ok(Ok(session)),
+            None => Ok(Err(id)),
+        }
+    }
+
     /// Puts back a session loaded from the store. The store gives them in the
     /// order they were made: the last one restored is its folder's last choice.
     pub fn restore(&mut self, session: Session) {

@@ -438,3 +438,28 @@ async fn repeated_model_ids_waiting_for_approval_are_decided_one_by_one() {
     assert_eq!(second.last().unwrap()["status"], "success");
     assert_eq!(std::fs::read_to_string(folder.join("out.txt")).unwrap(), "one\ntwo\n");
 }
+
+/// Issue 24, item 7a: a model that sends hundreds of calls in one reply does
+/// not get any of them checked, shown or run; the turn ends saying why.
+#[tokio::test]
+async fn a_reply_with_too_many_calls_ends_the_turn_and_nothing_is_shown_or_run() {
+    let flood: Vec<(String, Value)> =
+        (0..65).map(|n| (format!("c{n}"), json!({"file_path": format!("f{n}.txt"), "content": "x"}))).collect();
+    let list: Vec<(&str, &str, Value)> =
+        flood.iter().map(|(id, args)| (id.as_str(), "write_file", args.clone())).collect();
+    let model = FakeModel::start(vec![calls(&list), text(&["fine"])]).await;
+    let hub = TestHub::with_model(&model);
+    let (_dir, folder) = project(Some(r#"{"security":{"disableYoloMode":false}}"#));
+    hub.set_yolo(&folder, true).await;
+
+    let events = hub.prompt(&folder, "flood").await.lines();
+    assert_eq!(types(&events), ["init", "message", "error", "result"], "{events:?}");
+    assert_eq!(events[2]["code"], "too_many_calls");
+    assert!(events[2]["message"].as_str().unwrap().contains("more than 64 tool calls"), "{}", events[2]);
+    assert_eq!(events[3]["status"], "error");
+    assert!(!folder.join("f0.txt").exists(), "nothing of the reply ran, even in YOLO");
+
+    // The session goes on: the next prompt is answered.
+    let next = hub.prompt(&folder, "again").await.lines();
+    assert_eq!(next.last().unwrap()["status"], "success", "{next:?}");
+}

@@ -173,3 +173,50 @@ fn post(url: &str, path: &str, token: &str, body: &str) -> (u16, String) {
     let status = response[9..12].parse().unwrap();
     (status, response.split_once("\r\n\r\n").map(|(_, body)| body.to_string()).unwrap_or_default())
 }
+
+/// Issue 24, item 13c: sessions that cannot be read keep the hub from
+/// starting (it said nothing and started empty), and the message names the
+/// database and why.
+#[test]
+fn a_database_whose_sessions_cannot_be_read_stops_the_start_with_a_clear_error() {
+    let data = tempfile::tempdir().unwrap();
+    let database = data.path().join("agent-hub.db");
+    {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let store = agent_hub::store::Store::open(data.path()).unwrap();
+        runtime.block_on(store.flush()).unwrap();
+    }
+    // A row the hub cannot read back: a time that is not a number.
+    rusqlite::Connection::open(&database)
+        .unwrap()
+        .execute(
+            "INSERT INTO sessions (id, folder, status, pending_count, created_at_ms, updated_at_ms)
+             VALUES ('broken', '/tmp', 'idle', 0, 'yesterday', 0)",
+            [],
+        )
+        .unwrap();
+    let mut output = Command::new(env!("CARGO_BIN_EXE_agent-hub"))
+        .env("XDG_CONFIG_HOME", "/nonexistent/agent-hub-test-config")
+        .args(["--port", "0"])
+        .env("RUST_LOG", "off")
+        .env("HUB_DATA_DIR", data.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A hub that starts anyway would serve forever: it is stopped after a while.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while output.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = output.kill();
+    let output = output.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(!output.status.success(), "it must not start: {stdout} {stderr}");
+    assert!(!stdout.contains("listening"), "{stdout}");
+    assert!(stderr.contains("could not be read"), "{stderr}");
+    assert!(stderr.contains(&database.display().to_string()), "names the database: {stderr}");
+    assert!(stderr.contains("created_at_ms") || stderr.contains("Invalid column type"), "says why: {stderr}");
+}

@@ -207,3 +207,27 @@ async fn settings_dir_created_later_is_watched_too() {
         }
     }
 }
+
+/// Issue 24, item 14: `GET /api/chat/config` had a side effect (it made the
+/// session). It reads only now; `POST /api/chat/open` makes the session.
+#[tokio::test]
+async fn a_config_get_makes_no_session_and_answers_what_opening_will() {
+    let hub = TestHub::new();
+    let (_dir, folder) = project(Some(YOLO_ON));
+    let before = hub.get("/api/projects").await.json();
+    let read = hub.read_config(&folder).await;
+    assert_eq!(read.status, StatusCode::OK);
+    let named = hub.get(&format!("{}&sessionId=feature-x", config_path(&folder))).await;
+    assert_eq!((named.status, named.json()["sessionId"].as_str()), (StatusCode::OK, Some("feature-x")));
+    assert_eq!(hub.get("/api/projects").await.json(), before, "a GET makes no session");
+    let read = read.json();
+    assert_eq!((read["yoloMode"].as_bool(), read["source"].as_str()), (Some(true), Some("settings")));
+    let session = read["sessionId"].as_str().unwrap();
+    assert_eq!(hub.get(&format!("/api/sessions/{session}")).await.status, StatusCode::NOT_FOUND);
+
+    let opened = hub.config(&folder).await;
+    assert_eq!(opened.status, StatusCode::OK);
+    assert_eq!(opened.json(), read, "opening gives what the GET said it would");
+    assert_eq!(hub.get(&format!("/api/sessions/{session}")).await.status, StatusCode::OK);
+    assert_eq!(hub.read_config(&folder).await.json(), read, "and the GET now reads that session");
+}

@@ -238,7 +238,9 @@ async fn recent_folders_survive_a_restart_and_command_line_folders_open_at_start
     let projects = hub.get("/api/projects").await;
     assert_eq!(projects["projects"][0]["folderPath"], given.to_str().unwrap(), "open at start: {projects}");
     recent_until(&hub, |folders| folders == [given.display().to_string()]).await;
-    hub.get(&config_path(&opened)).await;
+    // Opened as the page opens a folder (a GET of its config only reads since issue 24).
+    let (status, _) = hub.request("POST", "/api/chat/open", Some(serde_json::json!({"folderPath": opened}))).await;
+    assert_eq!(status, 200);
     recent_until(&hub, |folders| folders.len() == 2).await;
     hub.kill_9();
 

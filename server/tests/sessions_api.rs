@@ -356,3 +356,45 @@ async fn an_acp_sessions_forced_delete_leaves_nothing_in_the_store_but_its_audit
     let decisions: Vec<(&str, &str)> = audit.iter().map(|row| (row.tool_id.as_str(), row.decision.as_str())).collect();
     assert_eq!(decisions, [("call-1", "stopped")], "the audit trail keeps what was decided");
 }
+
+/// Issue 24, item 7d: `GET /api/sessions/{id}` pages its events
+/// (`?after=SEQ&limit=N`, `hasMore`, `nextAfter`); without them a short
+/// session's answer is as it was.
+#[tokio::test]
+async fn a_sessions_events_come_in_pages_that_join_into_the_whole_log() {
+    let model = common::fake_model::FakeModel::start(vec![
+        common::fake_model::text(&["One."]),
+        common::fake_model::text(&["Two."]),
+    ])
+    .await;
+    let hub = TestHub::with_model(&model);
+    let (_dir, folder) = project(None);
+    let first = hub.prompt(&folder, "one").await.lines();
+    let second = hub.prompt(&folder, "two").await.lines();
+    let session = first[0]["session_id"].as_str().unwrap().to_string();
+    let whole: Vec<serde_json::Value> = first.into_iter().chain(second).collect();
+
+    let detail = hub.get(&format!("/api/sessions/{session}")).await.json();
+    assert_eq!(detail["events"].as_array().unwrap(), &whole, "no paging asked: the whole log");
+    assert_eq!((detail["hasMore"].as_bool(), detail["nextAfter"].is_null()), (Some(false), true));
+
+    let mut joined = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = hub.get(&format!("/api/sessions/{session}?after={after}&limit=3")).await.json();
+        let events = page["events"].as_array().unwrap();
+        assert!(events.len() <= 3, "{page}");
+        joined.extend(events.iter().cloned());
+        if !page["hasMore"].as_bool().unwrap() {
+            assert!(page["nextAfter"].is_null());
+            break;
+        }
+        after = page["nextAfter"].as_u64().unwrap();
+        assert_eq!(after, events.last().unwrap()["seq"].as_u64().unwrap());
+    }
+    assert_eq!(joined, whole, "the pages join into the whole log");
+    for bad in ["limit=0", "limit=20001", "after=x"] {
+        let reply = hub.get(&format!("/api/sessions/{session}?{bad}")).await;
+        assert_eq!(reply.status.as_u16(), 400, "{bad}");
+    }
+}

@@ -77,3 +77,38 @@ async fn an_approved_call_whose_running_state_cannot_be_saved_does_not_run() {
     let detail = hub.get(&format!("/api/sessions/{session}")).await.json();
     assert!(detail["pendingApproval"].is_null(), "nothing is left waiting: {detail}");
 }
+
+/// Issue 24, item 13b: a stored agent state that cannot be read was started
+/// afresh without a word, and written over at the next save.
+#[tokio::test]
+async fn an_agent_state_that_cannot_be_read_is_reported_and_kept_not_reset() {
+    let model = FakeModel::start(vec![text(&["Hello."])]).await;
+    let data = tempfile::tempdir().unwrap();
+    let store = Store::open(data.path()).unwrap();
+    let options = || HubOptions { store: Some(store.clone()), ..model_options(&model) };
+    let (_dir, folder) = project(None);
+    let first = TestHub::with_options(options());
+    let events = first.prompt(&folder, "one").await.lines();
+    let session = events[0]["session_id"].as_str().unwrap().to_string();
+    store.flush().await.unwrap();
+    drop(first);
+    let db = rusqlite::Connection::open(data.path().join("agent-hub.db")).unwrap();
+    let damaged = r#"{"messages": 5}"#;
+    db.execute("UPDATE agent_state SET state = ?1 WHERE session_id = ?2", rusqlite::params![damaged, session]).unwrap();
+
+    let hub = TestHub::with_options(options());
+    // As the binary does before it serves: what the restore wrote is on disk (shown).
+    store.flush().await.unwrap();
+    let detail = hub.get(&format!("/api/sessions/{session}")).await.json();
+    assert_eq!(detail["status"], "error", "{detail}");
+    let events = detail["events"].as_array().unwrap();
+    let error = &events[events.len() - 2];
+    assert_eq!(error["code"], "state_unreadable", "{events:?}");
+    assert!(error["message"].as_str().unwrap().contains("could not be read"), "{error}");
+    let refused = hub.prompt(&folder, "two").await;
+    assert_eq!((refused.status.as_u16(), refused.error_code().as_str()), (409, "state_unreadable"));
+    store.flush().await.unwrap();
+    let kept: String =
+        db.query_row("SELECT state FROM agent_state WHERE session_id = ?1", [&session], |row| row.get(0)).unwrap();
+    assert_eq!(kept, damaged, "the stored state is kept as it was");
+}

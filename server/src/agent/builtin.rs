@@ -354,7 +354,7 @@ impl Turn {
                 .await;
             let reply = match reply {
                 Ok(reply) => reply,
-                Err(err) => return Ok(self.fail("model_error", err.to_string())),
+                Err(err) => return Ok(self.fail(err.code(), err.to_string())),
             };
             // Checked before the session is locked: an edit's check reads its file.
             let checked = self.check_calls(&reply.tool_calls).await;

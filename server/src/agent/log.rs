@@ -8,6 +8,9 @@
 //! With a store, every event is also saved. Readers see events up to the
 //! published mark only: [`EventLog::append_unpublished`] lets the agent make an
 //! event durable before anyone can act on it.
+//!
+//! With a store, the log keeps only its latest events in memory (see
+//! [`MAX_RESIDENT_EVENTS`]): older ones, on disk, are read back when asked for.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -16,7 +19,17 @@ use axum::body::Bytes;
 use futures::Stream;
 use tokio::sync::watch;
 
-use crate::store::Store;
+use crate::store::{Store, StoreError};
+
+/// A session's log keeps at most this many events in memory (with a store):
+/// a long session's deltas would otherwise grow the hub without bound. Past
+/// it (or past [`MAX_RESIDENT_BYTES`]), the oldest events that are on disk
+/// leave memory, down to half, and are read back from the store when a reader
+/// asks for them. A turn's own events are the latest, so it reads from memory.
+pub const MAX_RESIDENT_EVENTS: usize = 4096;
+/// As [`MAX_RESIDENT_EVENTS`], in bytes of the events' lines (an edit's diff
+/// can be megabytes).
+pub const MAX_RESIDENT_BYTES: usize = 16 << 20;
 
 /// An event as the log keeps it: its stream line, `{"type":…,"seq":N}` and a
 /// newline, shared by every reader and the store.
@@ -30,6 +43,9 @@ pub struct Logged {
     /// event but streamed text is on disk before anyone sees it, so a seq a
     /// client saw never names another event after a crash.
     ticket: crate::store::Ticket,
+    /// The store ticket of its save, durable or not (0: none): once settled,
+    /// and the session's writes all on disk, it may leave memory.
+    stored: crate::store::Ticket,
 }
 
 impl Logged {
@@ -45,7 +61,7 @@ impl Logged {
             serde_json::to_vec(&SeqEvent { event: stand_in, seq: event.seq }).unwrap_or_default()
         });
         line.push(b'\n');
-        Self { seq: event.seq, line: line.into(), ends_stream: event.event.ends_stream(), ticket: 0 }
+        Self { seq: event.seq, line: line.into(), ends_stream: event.event.ends_stream(), ticket: 0, stored: 0 }
     }
 
     /// The event, read back from its line (for the few readers that need it whole).
@@ -74,6 +90,10 @@ pub struct EventLog {
     /// Every call and question id the log has announced: the hub never gives
     /// one twice in a session, even when a crash cut the turn that gave it.
     ids: Mutex<std::collections::HashSet<String>>,
+    /// The last seq that left memory (0: none); changed under the events' lock.
+    evicted: std::sync::atomic::AtomicU64,
+    /// The bytes of the resident events' lines; changed under the events' lock.
+    bytes: std::sync::atomic::AtomicUsize,
 }
 
 /// The id an event announces (a call's `tool_use`, a question's `input_request`).
@@ -96,15 +116,66 @@ impl EventLog {
     pub fn restored(events: Vec<SeqEvent>, sink: Option<(Arc<Store>, String)>) -> Self {
         let last = events.last().map_or(0, |event| event.seq);
         let ids = events.iter().filter_map(|event| announced_id(&event.event)).map(str::to_string).collect();
-        let events = events.iter().map(Logged::new).collect();
-        Self {
+        let events: Vec<Logged> = events.iter().map(Logged::new).collect();
+        let bytes = events.iter().map(|event| event.line.len()).sum();
+        let log = Self {
             events: Mutex::new(events),
             published: watch::channel(last).0,
             sink,
             detached: Default::default(),
             saved: Default::default(),
             ids: Mutex::new(ids),
+            evicted: Default::default(),
+            bytes: std::sync::atomic::AtomicUsize::new(bytes),
+        };
+        log.bound(&mut log.events());
+        log
+    }
+
+    /// Past [`MAX_RESIDENT_EVENTS`] or [`MAX_RESIDENT_BYTES`], the oldest
+    /// events that are on disk leave memory, down to half of either.
+    fn bound(&self, events: &mut Vec<Logged>) {
+        use std::sync::atomic::Ordering::{Acquire, Release};
+        let bytes = self.bytes.load(Acquire);
+        if events.len() <= MAX_RESIDENT_EVENTS && bytes <= MAX_RESIDENT_BYTES {
+            return;
         }
+        let Some((store, session)) = self.sink.as_ref().filter(|_| !self.is_detached()) else { return };
+        // Tickets grow with seq: the events on disk are a prefix. None is, while
+        // a write of the session's is not (it failed and waits for a retry).
+        if !store.committed(session, 0) {
+            return;
+        }
+        let published = self.last_seq();
+        let on_disk = events.partition_point(|event| event.seq <= published && store.settled(event.stored));
+        let (mut count, mut left) = (0, bytes);
+        while count < on_disk && (events.len() - count > MAX_RESIDENT_EVENTS / 2 || left > MAX_RESIDENT_BYTES / 2) {
+            left -= events[count].line.len();
+            count += 1;
+        }
+        if count == 0 {
+            return;
+        }
+        self.evicted.store(events[count - 1].seq, Release);
+        events.drain(..count);
+        self.bytes.store(left, Release);
+    }
+
+    /// The events `after < seq <= through` that left memory, read back.
+    fn read_back(&self, after: u64, through: u64, limit: usize) -> Result<Vec<Logged>, StoreError> {
+        let Some((store, session)) = self.sink.as_ref().filter(|_| after < through) else { return Ok(Vec::new()) };
+        let events = store.events_between(session, after, through, limit)?;
+        Ok(events.iter().map(Logged::new).collect())
+    }
+
+    /// The last seq no longer in memory (0: all are).
+    fn evicted(&self) -> u64 {
+        self.evicted.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// How many events are in memory.
+    pub fn resident(&self) -> usize {
+        self.events().len()
     }
 
     fn events(&self) -> MutexGuard<'_, Vec<Logged>> {
@@ -135,11 +206,14 @@ impl EventLog {
         if let Some((store, session)) = self.sink.as_ref().filter(|_| !self.is_detached()) {
             let ticket = store.append_event(session, seq, logged.line.clone(), durable);
             self.saved.store(ticket, std::sync::atomic::Ordering::Release);
+            logged.stored = ticket;
             if durable {
                 logged.ticket = ticket;
             }
         }
+        self.bytes.fetch_add(logged.line.len(), std::sync::atomic::Ordering::AcqRel);
         events.push(logged);
+        self.bound(&mut events);
         seq
     }
 
@@ -160,6 +234,8 @@ impl EventLog {
         let published = self.last_seq();
         let mut events = self.events();
         let keep = events.partition_point(|event| event.seq <= published);
+        let dropped: usize = events[keep..].iter().map(|event| event.line.len()).sum();
+        self.bytes.fetch_sub(dropped, std::sync::atomic::Ordering::AcqRel);
         events.truncate(keep);
     }
 
@@ -180,10 +256,32 @@ impl EventLog {
     }
 
     /// Every published event with `seq > after`, up to the first that is not
-    /// on disk yet (streamed text aside).
+    /// on disk yet (streamed text aside). Those no longer in memory are read
+    /// back from the store (a failed read is logged, and they are left out).
     pub fn after(&self, after: u64) -> Vec<Logged> {
+        self.page(after, usize::MAX).map(|(events, _)| events).unwrap_or_else(|err| {
+            tracing::error!("a session's older events could not be read back: {err}");
+            self.resident_after(&self.events(), after)
+        })
+    }
+
+    /// At most `limit` events of [`EventLog::after`], and whether more follow.
+    pub fn page(&self, after: u64, limit: usize) -> Result<(Vec<Logged>, bool), StoreError> {
+        let (resident, evicted) = {
+            let events = self.events();
+            (self.resident_after(&events, after), self.evicted())
+        };
+        let wanted = limit.saturating_add(1);
+        let mut page = self.read_back(after, evicted, wanted)?;
+        page.extend(resident.into_iter().take(wanted.saturating_sub(page.len())));
+        let more = page.len() > limit;
+        page.truncate(limit);
+        Ok((page, more))
+    }
+
+    /// [`EventLog::after`], of what is in memory (`events`, locked).
+    fn resident_after(&self, events: &[Logged], after: u64) -> Vec<Logged> {
         let published = self.last_seq();
-        let events = self.events();
         let start = events.partition_point(|event| event.seq <= after);
         let mut end = events.partition_point(|event| event.seq <= published);
         if let Some((store, _)) = &self.sink {
@@ -209,9 +307,48 @@ impl EventLog {
     /// reading of what a turn said (recovery), never for a client.
     pub fn published(&self) -> Vec<SeqEvent> {
         let published = self.last_seq();
-        let events = self.events();
-        let end = events.partition_point(|event| event.seq <= published);
-        events_of(&events[..end])
+        let (resident, evicted) = {
+            let events = self.events();
+            let end = events.partition_point(|event| event.seq <= published);
+            (events_of(&events[..end]), self.evicted())
+        };
+        let mut all = self.older_events(evicted);
+        all.extend(resident);
+        all
+    }
+
+    /// The events no longer in memory (`seq <= evicted`), read back.
+    fn older_events(&self, evicted: u64) -> Vec<SeqEvent> {
+        match &self.sink {
+            Some((store, session)) if evicted > 0 => {
+                store.events_between(session, 0, evicted, usize::MAX).unwrap_or_else(|err| {
+                    tracing::error!(session, "a session's older events could not be read back: {err}");
+                    Vec::new()
+                })
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The published `tool_use` that announced `tool_id`, the latest first
+    /// (read back from the store when it is no longer in memory).
+    pub fn announcement(&self, tool_id: &str) -> Option<SeqEvent> {
+        let is_it = |event: &SeqEvent| matches!(&event.event, AgentEvent::ToolUse { tool_id: id, .. } if id == tool_id);
+        let published = self.last_seq();
+        let evicted = {
+            let events = self.events();
+            let found = events
+                .iter()
+                .rev()
+                .filter(|event| event.seq <= published && event.line.starts_with(br#"{"type":"tool_use""#))
+                .filter_map(Logged::event)
+                .find(is_it);
+            if found.is_some() {
+                return found;
+            }
+            self.evicted()
+        };
+        self.older_events(evicted).into_iter().rev().find(is_it)
     }
 
     /// The last published event.
@@ -317,6 +454,41 @@ mod tests {
         log.publish();
         assert_eq!(log.after(1).iter().map(|e| e.seq).collect::<Vec<_>>(), [3, 4]);
         assert_eq!(log.last(), Some(result()));
+    }
+
+    /// Issue 24, item 7c: a long session's log does not stay in memory whole;
+    /// what left is read back from the store, in order, without a gap.
+    #[tokio::test]
+    async fn a_long_log_keeps_its_latest_events_in_memory_and_reads_older_ones_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let log = EventLog::restored(Vec::new(), Some((store.clone(), "s1".into())));
+        log.push(AgentEvent::ToolUse {
+            tool_name: "glob".into(),
+            tool_id: "early".into(),
+            parameters: serde_json::json!({}),
+            kind: app::events::ToolKind::Read,
+            diff: None,
+            policy: None,
+        });
+        for i in 0..MAX_RESIDENT_EVENTS {
+            log.push(text(&i.to_string()));
+        }
+        store.flush().await.unwrap();
+        let total = MAX_RESIDENT_EVENTS as u64 + 1_000;
+        for i in log.last_seq()..total {
+            log.push(text(&i.to_string()));
+        }
+        assert!(log.resident() <= MAX_RESIDENT_EVENTS, "{} events in memory", log.resident());
+        let seqs: Vec<u64> = log.after(0).iter().map(|event| event.seq).collect();
+        assert_eq!(seqs, (1..=total).collect::<Vec<_>>(), "every event, in order, no gap");
+        assert_eq!(log.published().len() as u64, total);
+        let (page, more) = log.page(10, 5).unwrap();
+        assert_eq!((page.iter().map(|event| event.seq).collect::<Vec<_>>(), more), (vec![11, 12, 13, 14, 15], true));
+        let (page, more) = log.page(total - 2, 5).unwrap();
+        assert_eq!((page.len(), more), (2, false));
+        assert_eq!(log.announcement("early").map(|event| event.seq), Some(1), "read back from the store");
+        assert_eq!(log.last(), Some(text(&(total - 1).to_string())));
     }
 
     #[tokio::test]

@@ -13,6 +13,7 @@ pub mod model;
 pub mod protected;
 pub mod question;
 mod sse;
+mod unreadable;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -138,6 +139,9 @@ pub enum Start {
 /// Starts or resumes a turn with the session's agent. Returns the last seq before
 /// the turn's first event (the reader starts after it).
 pub fn begin(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>, start: Start) -> Result<u64, ApiError> {
+    if let Some(why) = &runtime.unreadable {
+        return Err(unreadable::refused(why));
+    }
     match &hub.agent_of(&runtime.id)?.runner {
         Runner::Acp(agent) => agent.begin(hub, runtime, start),
         Runner::Builtin(model) => builtin::begin(hub, runtime, model.clone(), start),
@@ -312,6 +316,9 @@ pub struct SessionRuntime {
     /// An ACP agent's session modes while its process runs. A lock of its own,
     /// taken alone: the page's config reads it under the registry's lock.
     agent_modes: Mutex<Option<app::types::AgentModes>>,
+    /// Why the stored agent state could not be read: the session is in error,
+    /// takes no turn, and its stored state is never written over.
+    unreadable: Option<String>,
 }
 
 impl SessionRuntime {
@@ -321,15 +328,18 @@ impl SessionRuntime {
     pub fn load(id: String, folder: PathBuf, store: Option<Arc<Store>>) -> Result<Self, StoreError> {
         let Some(saved) = &store else { return Ok(Self::fresh(id, folder, None)) };
         let events = saved.events(&id)?;
-        let state = match saved.agent_state(&id)? {
-            None => AgentState::default(),
-            // A state this version cannot read (written by another) is started afresh.
-            Some(text) => serde_json::from_str(&text).unwrap_or_else(|err| {
-                tracing::error!(session = %id, "the agent state could not be read, starting afresh: {err}");
-                AgentState::default()
-            }),
+        let (state, unreadable) = match saved.agent_state(&id)?.as_deref().map(unreadable::decode) {
+            None => (AgentState::default(), None),
+            Some(Ok(state)) => (state, None),
+            // Not started afresh over it: see `unreadable`.
+            Some(Err(why)) => {
+                tracing::error!(session = %id, "{why}");
+                (AgentState::default(), Some(why))
+            }
         };
-        Ok(Self::with(id, folder, store, events, state))
+        let mut runtime = Self::with(id, folder, store, events, state);
+        runtime.unreadable = unreadable;
+        Ok(runtime)
     }
 
     /// The runtime of a session just created: the store has nothing of it yet.
@@ -354,6 +364,7 @@ impl SessionRuntime {
             saved: AtomicU64::new(0),
             last_used: AtomicU64::new(0),
             agent_modes: Mutex::new(None),
+            unreadable: None,
         }
     }
 
@@ -380,7 +391,7 @@ impl SessionRuntime {
 
     /// Queues the agent state for saving (call with the state locked, so saves keep their order).
     pub fn save(&self, state: &AgentState) {
-        if let Some(store) = self.store.as_ref().filter(|_| !state.deleted) {
+        if let Some(store) = self.store.as_ref().filter(|_| !state.deleted && self.unreadable.is_none()) {
             match serde_json::to_string(state) {
                 Ok(text) => self.saved.store(store.save_agent_state(&self.id, text), Ordering::Release),
                 Err(err) => tracing::error!("agent state not saved: {err}"),
@@ -394,6 +405,9 @@ impl SessionRuntime {
     /// does. A turn the restart cut is closed with an error; nothing of it is
     /// resumed, and nothing that was running runs again.
     pub fn recover(&self) -> (SessionStatus, usize) {
+        if let Some(why) = &self.unreadable {
+            return unreadable::report(&self.log, why);
+        }
         let seen = self.log.last_seq();
         let paused_already = matches!(self.log.last(), Some(AgentEvent::Result { .. }));
         if let Some(end) = self.recover_batch() {

@@ -39,7 +39,32 @@ pub enum ModelError {
     EventTooLarge,
     #[error("The model's reply grew past {} MiB (text and tool calls); it was stopped.", MAX_REPLY_BYTES >> 20)]
     ReplyTooLarge,
+    #[error(
+        "The model asked for more than {} tool calls in one reply; none of them was run or shown. Ask for the \
+         work in smaller steps.",
+        MAX_CALLS_PER_REPLY
+    )]
+    TooManyCalls,
 }
+
+impl ModelError {
+    /// The `error` event's code for a turn this ended.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::TooManyCalls => "too_many_calls",
+            _ => "model_error",
+        }
+    }
+}
+
+/// At most this many tool calls in one model reply. Each call is checked (an
+/// edit reads its file, up to 8 MiB, and keeps its diff), saved with the
+/// agent's state and shown on a card: a hostile or broken model must not make
+/// the hub do that without bound. Real models send a handful per reply (a
+/// parallel burst stays well under 20). The whole reply is refused rather
+/// than its first 64 run: the model would be told of calls it never saw run,
+/// and the user would approve part of a plan whose rest is missing.
+pub const MAX_CALLS_PER_REPLY: usize = 64;
 
 /// A whole reply (text and tool calls) past this ends the turn with an error:
 /// a model that never stops must not grow the hub without bound.
@@ -182,7 +207,12 @@ pub struct ToolCallAccumulator {
 }
 
 impl ToolCallAccumulator {
-    pub fn add(&mut self, delta: ToolCallDelta) {
+    /// Takes one fragment; a fragment that would start call number
+    /// [`MAX_CALLS_PER_REPLY`] + 1 is refused (and the reply with it).
+    pub fn add(&mut self, delta: ToolCallDelta) -> Result<(), ModelError> {
+        if self.calls.len() >= MAX_CALLS_PER_REPLY && !self.calls.contains_key(&delta.index) {
+            return Err(ModelError::TooManyCalls);
+        }
         self.bytes +=
             64 + delta.id.as_ref().map_or(0, String::len)
                 + delta.function.as_ref().map_or(0, |f| {
@@ -204,6 +234,7 @@ impl ToolCallAccumulator {
                 call.arguments.push_str(&arguments);
             }
         }
+        Ok(())
     }
 
     /// The calls in order; ids the model left out are made up so results can refer to them.
@@ -344,7 +375,9 @@ fn read_event(data: &[u8], text: &mut String, calls: &mut ToolCallAccumulator) -
     let choices = chunk.choices.unwrap_or_default();
     text.push_str(choices.content.as_deref().unwrap_or_default());
     for call in choices.tool_calls {
-        calls.add(call);
+        if let Err(err) = calls.add(call) {
+            return ControlFlow::Break(Err(err));
+        }
     }
     ControlFlow::Continue(())
 }
@@ -430,11 +463,11 @@ mod tests {
     #[test]
     fn fragments_of_interleaved_calls_are_joined_by_index() {
         let mut acc = ToolCallAccumulator::default();
-        acc.add(fragment(0, Some("a"), Some("run_shell_command"), Some("")));
-        acc.add(fragment(1, Some("b"), Some("read_file"), Some("{\"file_")));
-        acc.add(fragment(0, None, None, Some("{\"command\":")));
-        acc.add(fragment(1, None, None, Some("path\":\"x\"}")));
-        acc.add(fragment(0, None, None, Some("\"ls\"}")));
+        acc.add(fragment(0, Some("a"), Some("run_shell_command"), Some(""))).unwrap();
+        acc.add(fragment(1, Some("b"), Some("read_file"), Some("{\"file_"))).unwrap();
+        acc.add(fragment(0, None, None, Some("{\"command\":"))).unwrap();
+        acc.add(fragment(1, None, None, Some("path\":\"x\"}"))).unwrap();
+        acc.add(fragment(0, None, None, Some("\"ls\"}"))).unwrap();
         let calls = acc.finish(1);
         assert_eq!(calls.len(), 2);
         assert_eq!((calls[0].id.as_str(), calls[0].name.as_str()), ("a", "run_shell_command"));
@@ -443,10 +476,24 @@ mod tests {
     }
 
     #[test]
+    fn a_reply_with_more_calls_than_the_cap_is_refused_at_the_first_extra_one() {
+        let mut acc = ToolCallAccumulator::default();
+        for index in 0..MAX_CALLS_PER_REPLY {
+            acc.add(fragment(index * 7, None, Some("glob"), Some("{"))).unwrap();
+        }
+        // More pieces of a call already started are fine…
+        acc.add(fragment(0, None, None, Some("}"))).unwrap();
+        // …a new one past the cap is not, whatever its index.
+        assert_eq!(acc.add(fragment(1, None, Some("glob"), Some("{}"))), Err(ModelError::TooManyCalls));
+        assert_eq!(ModelError::TooManyCalls.code(), "too_many_calls");
+        assert_eq!(ModelError::ReplyTooLarge.code(), "model_error");
+    }
+
+    #[test]
     fn missing_ids_are_made_up_and_distinct() {
         let mut acc = ToolCallAccumulator::default();
-        acc.add(fragment(0, None, Some("glob"), Some("{}")));
-        acc.add(fragment(1, Some(""), Some("glob"), Some("{}")));
+        acc.add(fragment(0, None, Some("glob"), Some("{}"))).unwrap();
+        acc.add(fragment(1, Some(""), Some("glob"), Some("{}"))).unwrap();
         let ids: Vec<_> = acc.finish(3).into_iter().map(|call| call.id).collect();
         assert_eq!(ids, ["call_3_0", "call_3_1"]);
     }

@@ -11,9 +11,11 @@ use crate::error::{ApiError, ApiResult};
 use crate::hub::Hub;
 
 pub async fn changes(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> ApiResult<Json<ChangesResponse>> {
-    let runtime = super::chat::session_runtime(&hub, &id)?;
+    let runtime = super::chat::runtime_off_thread(&hub, &id).await?;
     // What clients may see: an event not yet on disk is not shown.
-    let events = runtime.log.all();
+    // Events no longer in memory are read back from the database: off the async workers.
+    let reader = runtime.clone();
+    let events = super::blocking(move || Ok(reader.log.all())).await?;
     crate::changes::collect(runtime.folder.clone(), events)
         .await
         .map(Json)

@@ -27,9 +27,15 @@ pub async fn prompt(State(hub): State<Arc<Hub>>, ApiJson(request): ApiJson<Promp
     if request.message.trim().is_empty() {
         return Err(ApiError::bad_request("message must not be empty."));
     }
-    let config =
-        hub.open_session_with(&request.folder_path, request.session_id.as_deref(), request.agent.as_deref())?;
-    let runtime = hub.runtime(&config.session_id).ok_or_else(|| ApiError::internal("The session vanished."))?;
+    // The folder is looked at, its settings read, PATH searched for a new
+    // session's agent, the session read from the database: off the async workers.
+    let opening = hub.clone();
+    let (folder, session, agent) = (request.folder_path.clone(), request.session_id.clone(), request.agent.clone());
+    let runtime = super::blocking(move || {
+        let config = opening.open_session_with(&folder, session.as_deref(), agent.as_deref())?;
+        opening.runtime(&config.session_id).ok_or_else(|| ApiError::internal("The session vanished."))
+    })
+    .await?;
     // A prompt that answers a waiting card ("yes") does not name the session.
     let deciding = crate::agent::Occupied::of(&runtime.state()).is_some();
     let after = begin(&hub, &runtime, Start::Prompt(request.message.clone()))?;
@@ -44,7 +50,7 @@ pub async fn approve(
     Path(id): Path<String>,
     ApiJson(request): ApiJson<ApproveRequest>,
 ) -> ApiResult<Response> {
-    let runtime = session_runtime(&hub, &id)?;
+    let runtime = runtime_off_thread(&hub, &id).await?;
     let decision = match (request.decision.as_str(), request.modified_content) {
         // The user's content for an edit tool goes with approving it (or with `edit`).
         ("approve" | "edit", Some(content)) => Decision::Edit { instruction: None, modified_content: Some(content) },
@@ -101,7 +107,7 @@ pub async fn input(
     Path(id): Path<String>,
     ApiJson(request): ApiJson<InputAnswer>,
 ) -> ApiResult<Response> {
-    let runtime = session_runtime(&hub, &id)?;
+    let runtime = runtime_off_thread(&hub, &id).await?;
     let start = Start::Answer { request_id: request.request_id, response: request.response };
     let after = begin(&hub, &runtime, start)?;
     respond(&hub, runtime, after, request.stream.unwrap_or(true)).await
@@ -111,7 +117,7 @@ pub async fn input(
 /// a waiting card is withdrawn; NDJSON of the turn's last events, ending with
 /// `result` `cancelled`.
 pub async fn cancel(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> ApiResult<Response> {
-    let runtime = session_runtime(&hub, &id)?;
+    let runtime = runtime_off_thread(&hub, &id).await?;
     let after = crate::agent::cancel(&hub, &runtime).await?;
     respond(&hub, runtime, after, true).await
 }
@@ -129,7 +135,7 @@ pub async fn events(
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<EventsQuery>,
 ) -> ApiResult<Response> {
-    let runtime = session_runtime(&hub, &id)?;
+    let runtime = runtime_off_thread(&hub, &id).await?;
     // One lock: a turn publishes its last event while clearing `running`.
     let (stored, running) = {
         let state = runtime.state();
@@ -191,7 +197,7 @@ pub async fn set_mode(
     Path(id): Path<String>,
     ApiJson(request): ApiJson<app::types::SetModeRequest>,
 ) -> ApiResult<Json<app::types::ChatConfig>> {
-    let runtime = session_runtime(&hub, &id)?;
+    let runtime = runtime_off_thread(&hub, &id).await?;
     let crate::agents::Runner::Acp(agent) = &hub.agent_of(&id)?.runner else {
         return Err(ApiError::bad_request("The built-in agent has no modes: YOLO is its only switch."));
     };
@@ -200,6 +206,13 @@ pub async fn set_mode(
     }
     agent.set_mode(&runtime, request.mode_id).await?;
     hub.config(&id).map(Json).ok_or_else(|| ApiError::not_found(format!("No session with id '{id}'.")))
+}
+
+/// [`session_runtime`] off the async workers: a session not in memory is
+/// read from the database.
+pub async fn runtime_off_thread(hub: &Arc<Hub>, id: &str) -> ApiResult<Arc<SessionRuntime>> {
+    let (hub, id) = (hub.clone(), id.to_string());
+    super::blocking(move || session_runtime(&hub, &id)).await
 }
 
 pub fn session_runtime(hub: &Hub, id: &str) -> ApiResult<Arc<SessionRuntime>> {

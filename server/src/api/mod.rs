@@ -33,6 +33,7 @@ pub fn router() -> Router<Arc<Hub>> {
         .route("/projects", get(projects))
         .route("/agents", get(agents::list))
         .route("/chat/config", get(get_config).post(set_config))
+        .route("/chat/open", post(open_config))
         .route("/sessions", post(sessions::create))
         .route("/sessions/{id}", get(session).patch(sessions::rename).delete(sessions::delete))
         .route("/chat/prompt", post(chat::prompt))
@@ -63,27 +64,90 @@ async fn projects(State(hub): State<Arc<Hub>>) -> Json<ProjectsResponse> {
     Json(hub.projects())
 }
 
+/// Read only: a session that does not exist yet is answered with its
+/// defaults, not made (`POST /api/chat/open` makes it). It reads the folder's
+/// settings file and may look for agents on PATH: off the async workers.
 async fn get_config(
     State(hub): State<Arc<Hub>>,
     ApiQuery(query): ApiQuery<ConfigQuery>,
 ) -> ApiResult<Json<ChatConfig>> {
-    hub.open_session(&query.folder_path, query.session_id.as_deref()).map(Json)
+    blocking(move || hub.peek_config(&query.folder_path, query.session_id.as_deref())).await.map(Json)
+}
+
+/// `POST /api/chat/open` `{folderPath, sessionId?}`: opens the session,
+/// making it on first use (what `GET /api/chat/config` did before it was made
+/// read only); answers its config.
+async fn open_config(State(hub): State<Arc<Hub>>, ApiJson(body): ApiJson<ConfigQuery>) -> ApiResult<Json<ChatConfig>> {
+    blocking(move || hub.open_session(&body.folder_path, body.session_id.as_deref())).await.map(Json)
+}
+
+/// Runs blocking work (files, SQLite, PATH lookups) off the async workers.
+pub(crate) async fn blocking<T: Send + 'static>(work: impl FnOnce() -> ApiResult<T> + Send + 'static) -> ApiResult<T> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|err| Err(ApiError::internal(format!("The request's work failed: {err}."))))
 }
 
 async fn set_config(
     State(hub): State<Arc<Hub>>,
     ApiJson(body): ApiJson<SetConfigRequest>,
 ) -> ApiResult<Json<ChatConfig>> {
-    hub.set_yolo(&body.folder_path, body.session_id.as_deref(), body.yolo_mode).map(Json)
+    blocking(move || hub.set_yolo(&body.folder_path, body.session_id.as_deref(), body.yolo_mode)).await.map(Json)
 }
 
-async fn session(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> ApiResult<Json<SessionDetail>> {
-    let runtime = chat::session_runtime(&hub, &id)?;
-    let session = hub.session(&id).ok_or_else(|| ApiError::not_found(format!("No session with id '{id}'.")))?;
-    let events = runtime.log.all();
+/// A page of `GET /api/sessions/{id}`'s events when no `limit` is asked:
+/// today's whole answer for any but a very long session.
+pub const SESSION_EVENTS_PAGE: usize = 5_000;
+/// The most events one page may hold.
+pub const SESSION_EVENTS_MAX_PAGE: usize = 20_000;
+
+#[derive(serde::Deserialize)]
+struct SessionQuery {
+    /// Events with a greater seq only (0: from the first).
+    #[serde(default)]
+    after: u64,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+/// The session and a page of its events (`?after=SEQ&limit=N`); `hasMore` and
+/// `nextAfter` say where the next page starts. Older events may be read back
+/// from the database: off the async workers.
+async fn session(
+    State(hub): State<Arc<Hub>>,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<SessionQuery>,
+) -> ApiResult<Json<SessionDetail>> {
+    let limit = match query.limit {
+        None => SESSION_EVENTS_PAGE,
+        Some(limit @ 1..=SESSION_EVENTS_MAX_PAGE) => limit,
+        Some(_) => {
+            return Err(ApiError::bad_request(format!("limit must be 1 to {SESSION_EVENTS_MAX_PAGE}.")));
+        }
+    };
+    blocking(move || session_page(&hub, &id, query.after, limit)).await.map(Json)
+}
+
+fn session_page(hub: &Hub, id: &str, after: u64, limit: usize) -> ApiResult<SessionDetail> {
+    let runtime = chat::session_runtime(hub, id)?;
+    let session = hub.session(id).ok_or_else(|| ApiError::not_found(format!("No session with id '{id}'.")))?;
+    let (page, has_more) = runtime.log.page(after, limit).map_err(|err| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            crate::agent::STORE_FAILED,
+            format!("The session's events could not be read from the database: {err}."),
+        )
+    })?;
+    let events = crate::agent::log::events_of(&page);
+    let next_after = if has_more { events.last().map(|event| event.seq) } else { None };
+    // The first waiting call's card, wherever its `tool_use` is in the log.
+    let first_pending = crate::agent::pending_calls(&runtime.state()).into_iter().next();
+    let announced: Vec<_> = first_pending.and_then(|tool_id| runtime.log.announcement(&tool_id)).into_iter().collect();
     let pending_input = crate::agent::builtin::pending_input(&runtime.state());
-    Ok(Json(SessionDetail {
-        pending_approval: Some(chat::pending_approval(&runtime, &events)).filter(|pending| !pending.is_null()),
+    Ok(SessionDetail {
+        has_more,
+        next_after,
+        pending_approval: Some(chat::pending_approval(&runtime, &announced)).filter(|pending| !pending.is_null()),
         id: session.id,
         title: session.title,
         folder_path: session.folder.display().to_string(),
@@ -91,7 +155,7 @@ async fn session(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> ApiResu
         yolo_mode: session.yolo.enabled,
         pending_input,
         events,
-    }))
+    })
 }
 
 /// Server-sent events for open pages: one JSON `HubUpdate` per message, until

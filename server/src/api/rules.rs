@@ -21,11 +21,12 @@ pub async fn list(
     State(hub): State<Arc<Hub>>,
     ApiQuery(query): ApiQuery<RulesQuery>,
 ) -> ApiResult<Json<RulesResponse>> {
-    hub.rules_of(&query.folder_path).map(Json)
+    // The folder's policy files and the database: off the async workers.
+    super::blocking(move || hub.rules_of(&query.folder_path)).await.map(Json)
 }
 
 pub async fn export(State(hub): State<Arc<Hub>>, ApiQuery(query): ApiQuery<RulesQuery>) -> ApiResult<Response> {
-    let toml = hub.export_rules(&query.folder_path)?;
+    let toml = super::blocking(move || hub.export_rules(&query.folder_path)).await?;
     Ok((
         [
             (CONTENT_TYPE, "application/toml; charset=utf-8"),
@@ -55,7 +56,7 @@ pub async fn withdraw_grant(
     State(hub): State<Arc<Hub>>,
     Path((id, tool_name)): Path<(String, String)>,
 ) -> ApiResult<Json<Value>> {
-    let runtime = super::chat::session_runtime(&hub, &id)?;
+    let runtime = super::chat::runtime_off_thread(&hub, &id).await?;
     hub.withdraw_grant(&runtime, &tool_name)?;
     Ok(Json(json!({ "withdrawn": tool_name })))
 }
@@ -83,13 +84,17 @@ pub async fn audit(State(hub): State<Arc<Hub>>, ApiQuery(query): ApiQuery<AuditQ
         tracing::warn!("the audit read may miss the latest decisions: {err}");
     }
     let filter = AuditFilter { folder, session_id: query.session_id, after_ms: query.after, limit: query.limit };
-    let entries = store.audit(&filter).map_err(|err| {
-        ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            crate::agent::STORE_FAILED,
-            format!("The audit trail could not be read: {err}."),
-        )
-    })?;
+    let reader = store.clone();
+    let entries = super::blocking(move || {
+        reader.audit(&filter).map_err(|err| {
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                crate::agent::STORE_FAILED,
+                format!("The audit trail could not be read: {err}."),
+            )
+        })
+    })
+    .await?;
     Ok(if csv {
         (
             [

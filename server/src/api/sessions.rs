@@ -9,7 +9,6 @@ use axum::http::StatusCode;
 use axum::Json;
 use serde::Deserialize;
 
-use super::chat::session_runtime;
 use crate::error::{ApiJson, ApiQuery, ApiResult};
 use crate::hub::Hub;
 
@@ -42,7 +41,7 @@ pub async fn delete(
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<DeleteQuery>,
 ) -> ApiResult<StatusCode> {
-    let runtime = session_runtime(&hub, &id)?;
+    let runtime = super::chat::runtime_off_thread(&hub, &id).await?;
     hub.delete_session(runtime, query.force).await?;
     Ok(StatusCode::NO_CONTENT)
 }

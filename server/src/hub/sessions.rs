@@ -6,15 +6,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use app::events::{AgentEvent, ResultStatus};
-use app::types::SessionSummary;
+use app::types::{ChatConfig, SessionStatus, SessionSummary};
 use axum::http::StatusCode;
 use futures::StreamExt;
 
-use super::Hub;
+use super::{now_ms, registry_error, Hub};
 use crate::agent::log::until_turn_pauses;
 use crate::agent::{Occupied, SessionRuntime};
 use crate::error::{ApiError, ApiResult};
-use crate::registry::{checked_title, TitleError};
+use crate::folder::canonical_folder;
+use crate::registry::{checked_title, Session, TitleError, YoloState};
+use crate::settings::read_settings;
 
 /// How long a forced delete waits for a stopped turn to end (its running
 /// command killed) before the session goes regardless.
@@ -41,6 +43,32 @@ fn random_session_id() -> ApiResult<String> {
 }
 
 impl Hub {
+    /// `GET /api/chat/config`: the session's config, read only. A session that
+    /// does not exist yet is answered with what it would start with (the
+    /// folder's settings, its next agent), and is not made: a GET changes nothing.
+    pub fn peek_config(&self, folder_path: &str, session_id: Option<&str>) -> ApiResult<ChatConfig> {
+        let folder = canonical_folder(folder_path)?;
+        let new_id = match self.registry().peek(&folder, session_id).map_err(registry_error)? {
+            Ok(session) => return Ok(self.config_of(session)),
+            Err(id) => id,
+        };
+        // Outside the registry's lock: the settings file is read, PATH looked at.
+        let agent = self.folder_agent(&folder);
+        let now = now_ms();
+        let session = Session {
+            id: new_id,
+            folder: folder.clone(),
+            status: SessionStatus::Idle,
+            pending_count: 0,
+            yolo: YoloState::from_settings(read_settings(&folder)),
+            title: None,
+            agent,
+            created_at_ms: now,
+            updated_at_ms: now,
+        };
+        Ok(self.config_of(&session))
+    }
+
     /// `POST /api/sessions`: a new session in the folder, its settings read as
     /// for any new session, working with `agent` (else the folder's last
     /// choice). A bad title, folder or agent changes nothing.

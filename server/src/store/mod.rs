@@ -182,7 +182,7 @@ impl Store {
     }
 
     /// Whether the command with this ticket has been dealt with: on disk, or
-    /// known never to be (its write failed, and its session is told).
+    /// its write failed (kept for a retry, and its session is told).
     pub fn settled(&self, ticket: Ticket) -> bool {
         self.queue.dealt.load(std::sync::atomic::Ordering::Acquire) >= ticket
     }
@@ -199,13 +199,14 @@ impl Store {
     }
 
     /// Waits until everything sent before is on disk. An error says that some
-    /// write since the last flush failed (reported once): that data is not saved.
+    /// write failed and is not saved yet: it is kept and tried again with the
+    /// next batch, and every flush says so until that succeeds.
     pub async fn flush(&self) -> Result<(), StoreError> {
         self.flush_for(None).await
     }
 
     /// [`Store::flush`], answering for one session's writes: an error says one
-    /// of them failed since this session's last flush (reported once).
+    /// of them failed and is not saved yet (kept for the next try).
     pub async fn flush_session(&self, session: &str) -> Result<(), StoreError> {
         self.flush_for(Some(session.to_string())).await
     }
@@ -250,9 +251,27 @@ impl Store {
     /// the event's stream line; rows saved before that lack its `seq`, so the
     /// column gives it.)
     pub fn events(&self, session: &str) -> Result<Vec<SeqEvent>, StoreError> {
+        self.events_between(session, 0, u64::MAX, usize::MAX)
+    }
+
+    /// [`Store::events`] with `after < seq <= through`, the first `limit`:
+    /// what a session's log no longer keeps in memory.
+    pub fn events_between(
+        &self,
+        session: &str,
+        after: u64,
+        through: u64,
+        limit: usize,
+    ) -> Result<Vec<SeqEvent>, StoreError> {
         let rows: Vec<(u64, String)> = self.read(|db| {
-            let mut statement = db.prepare("SELECT seq, body FROM events WHERE session_id = ?1 ORDER BY seq")?;
-            let rows = statement.query_map([session], |row| Ok((row.get::<_, i64>(0)? as u64, row.get(1)?)))?;
+            let mut statement = db.prepare_cached(
+                "SELECT seq, body FROM events WHERE session_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq LIMIT ?4",
+            )?;
+            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+            let rows = statement
+                .query_map(rusqlite::params![session, sql_ms(after), sql_ms(through), limit], |row| {
+                    Ok((row.get::<_, i64>(0)? as u64, row.get(1)?))
+                })?;
             rows.collect()
         })?;
         Ok(rows

@@ -84,12 +84,13 @@ pub(super) struct QueueState {
     pub(super) urgent: bool,
     /// The store is gone: the writer saves what is left and stops.
     pub(super) closed: bool,
-    /// A write failed and no flush for everything has reported it yet.
+    /// Why the writes kept for a retry failed (`None`: nothing is kept).
     fault: Option<String>,
-    /// Sessions with a write that failed that no flush of theirs has reported yet.
-    failed_sessions: std::collections::HashMap<String, String>,
-    /// Sessions a write of which ever failed: what they hold in memory is not
-    /// what the database holds, so they never leave memory.
+    /// Sessions with writes kept for a retry: each flush of theirs fails until
+    /// the retry succeeds.
+    failed_sessions: std::collections::HashSet<String>,
+    /// Sessions with writes not on disk (kept for a retry): what they hold in
+    /// memory is not what the database holds, so they do not leave memory.
     pub(super) diverged: std::collections::HashSet<String>,
     /// The ticket of the last command sent.
     pub(super) sent: Ticket,
@@ -129,6 +130,10 @@ impl Queue {
 
 pub(super) fn write_loop(mut db: Connection, queue: &Queue, path: &Path) {
     let (mut unchecked, mut quiet) = (0, Duration::ZERO);
+    // The writes of batches that failed, in order: written again, before the
+    // next batch's, until they succeed. Dropped, they would leave a gap (an
+    // event, a session's end) that a restart reads as the truth.
+    let mut kept: Vec<Command> = Vec::new();
     while let Some((batch, last)) = queue.next_batch(quiet >= SLEEP_WHEN_QUIET) {
         if batch.is_empty() {
             quiet += TICK;
@@ -140,22 +145,9 @@ pub(super) fn write_loop(mut db: Connection, queue: &Queue, path: &Path) {
         }
         quiet = Duration::ZERO;
         unchecked += batch.iter().map(Command::size).sum::<usize>();
-        let touched: std::collections::HashSet<String> = batch.iter().filter_map(Command::session).collect();
         let (writes, flushes, rules) = sort(batch);
-        match write_batch(&mut db, writes) {
-            Ok(()) => {}
-            Err(err) => {
-                // The whole batch is rolled back: the sessions it touched are
-                // told by their next flush, and never leave memory.
-                tracing::error!("saving to the database failed: {err}");
-                let mut state = queue.lock();
-                state.fault = Some(err.to_string());
-                for session in touched {
-                    state.failed_sessions.insert(session.clone(), err.to_string());
-                    state.diverged.insert(session);
-                }
-            }
-        }
+        kept.extend(writes);
+        write_kept(&mut db, queue, &mut kept);
         // Each in a transaction of its own, so that its answer is its own
         // commit; a failure is told to the one who asked, who says so.
         for change in rules {
@@ -165,15 +157,16 @@ pub(super) fn write_loop(mut db: Connection, queue: &Queue, path: &Path) {
         queue.dealt.store(last, std::sync::atomic::Ordering::Release);
         queue.written.send_replace(last);
         if !flushes.is_empty() {
-            let mut state = queue.lock();
+            let state = queue.lock();
             for Flush { session, done } in flushes {
+                // Every flush is told while writes are kept, not only the first.
                 let failed = match session {
-                    Some(session) => state.failed_sessions.remove(&session),
-                    None => state.fault.take(),
+                    Some(session) => state.failed_sessions.contains(&session),
+                    None => state.fault.is_some(),
                 };
-                let outcome = match failed {
-                    Some(reason) => Err(StoreError::Write { path: path.to_path_buf(), reason }),
-                    None => Ok(()),
+                let outcome = match (failed, &state.fault) {
+                    (true, Some(reason)) => Err(StoreError::Write { path: path.to_path_buf(), reason: reason.clone() }),
+                    _ => Ok(()),
                 };
                 let _ = done.send(outcome);
             }
@@ -183,8 +176,47 @@ pub(super) fn write_loop(mut db: Connection, queue: &Queue, path: &Path) {
             unchecked = 0;
         }
     }
+    if !kept.is_empty() {
+        // The store is closing: a last try, else what is lost is said.
+        write_kept(&mut db, queue, &mut kept);
+        if !kept.is_empty() {
+            tracing::error!(writes = kept.len(), "the store closed with writes that could not be saved");
+        }
+    }
     if unchecked > 0 {
         checkpoint(&db);
+    }
+}
+
+/// Writes what is kept (earlier failed writes, then the new ones) in one
+/// transaction. On failure it is all rolled back and kept for the next try:
+/// the sessions it holds are told by each flush, and stay in memory. On
+/// success the database holds everything again.
+fn write_kept(db: &mut Connection, queue: &Queue, kept: &mut Vec<Command>) {
+    if kept.is_empty() {
+        return;
+    }
+    let retry = queue.lock().fault.is_some();
+    match write_batch(db, kept) {
+        Ok(()) => {
+            kept.clear();
+            if retry {
+                tracing::info!("saving to the database works again; the writes kept since it failed are saved");
+                let mut state = queue.lock();
+                state.fault = None;
+                state.failed_sessions.clear();
+                state.diverged.clear();
+            }
+        }
+        Err(err) => {
+            tracing::error!(writes = kept.len(), "saving to the database failed (kept to try again): {err}");
+            let mut state = queue.lock();
+            state.fault = Some(err.to_string());
+            for session in kept.iter().filter_map(Command::session) {
+                state.failed_sessions.insert(session.clone());
+                state.diverged.insert(session);
+            }
+        }
     }
 }
 
@@ -253,7 +285,7 @@ fn sort(batch: Vec<Command>) -> (Vec<Command>, Vec<Flush>, Vec<RuleChange>) {
     (writes, flushes, rules)
 }
 
-fn write_batch(db: &mut Connection, batch: Vec<Command>) -> rusqlite::Result<()> {
+fn write_batch(db: &mut Connection, batch: &[Command]) -> rusqlite::Result<()> {
     if batch.is_empty() {
         return Ok(());
     }
@@ -276,7 +308,7 @@ fn write_batch(db: &mut Connection, batch: Vec<Command>) -> rusqlite::Result<()>
             match command {
                 Command::Event { session, seq, line, .. } => match std::str::from_utf8(line.trim_ascii_end()) {
                     Ok(body) => {
-                        event.execute(params![session, seq as i64, body])?;
+                        event.execute(params![session, *seq as i64, body])?;
                     }
                     Err(err) => tracing::error!(session, seq, "event not saved, not UTF-8: {err}"),
                 },
@@ -295,16 +327,16 @@ fn write_batch(db: &mut Connection, batch: Vec<Command>) -> rusqlite::Result<()>
                     ])?;
                 }
                 Command::DeleteSession(id) => {
-                    tx.execute("DELETE FROM events WHERE session_id = ?1", [&id])?;
-                    tx.execute("DELETE FROM agent_state WHERE session_id = ?1", [&id])?;
-                    tx.execute("DELETE FROM sessions WHERE id = ?1", [&id])?;
+                    tx.execute("DELETE FROM events WHERE session_id = ?1", [id])?;
+                    tx.execute("DELETE FROM agent_state WHERE session_id = ?1", [id])?;
+                    tx.execute("DELETE FROM sessions WHERE id = ?1", [id])?;
                 }
                 Command::Agent { session, state } => {
                     agent.execute(params![session, state])?;
                 }
-                Command::Decision(record) => audit::insert_decision(&tx, &record)?,
-                Command::Outcome(record) => audit::insert_outcome(&tx, &record)?,
-                Command::FolderOpened(row) => folders::insert_opened(&tx, &row)?,
+                Command::Decision(record) => audit::insert_decision(&tx, record)?,
+                Command::Outcome(record) => audit::insert_outcome(&tx, record)?,
+                Command::FolderOpened(row) => folders::insert_opened(&tx, row)?,
                 Command::Flush(_) | Command::Rule(_) => {}
             }
         }

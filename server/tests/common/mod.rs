@@ -72,7 +72,14 @@ impl TestHub {
         self.send(request.body(Body::from(body.into())).unwrap()).await
     }
 
+    /// Opens the folder's default session, making it on first use (`POST
+    /// /api/chat/open`; `GET /api/chat/config` only reads since issue 24).
     pub async fn config(&self, folder: &Path) -> Reply {
+        self.post("/api/chat/open", serde_json::json!({"folderPath": folder}).to_string()).await
+    }
+
+    /// `GET /api/chat/config`: reads, makes nothing.
+    pub async fn read_config(&self, folder: &Path) -> Reply {
         self.get(&config_path(folder)).await
     }
 

@@ -31,6 +31,28 @@ pub(super) fn rules_verdict(hub: &Hub, runtime: &SessionRuntime, call: &RuleCall
     hub.policy_set(&runtime.folder).evaluate(&ToolCall { name: &call.name, args: &call.args }, Mode::from_yolo(yolo))
 }
 
+/// [`judge`], off the async workers: the folder's rules are read from their
+/// files and the database.
+pub(super) async fn judge_off_thread(
+    hub: &std::sync::Arc<Hub>,
+    runtime: &std::sync::Arc<SessionRuntime>,
+    tool_id: &str,
+    fields: ToolCallUpdateFields,
+    options: &[PermissionOption],
+    user_decides: bool,
+) -> (Judged, Option<PolicyNote>) {
+    let (hub, runtime, id, options) = (hub.clone(), runtime.clone(), tool_id.to_string(), options.to_vec());
+    let judging = tokio::task::spawn_blocking(move || judge(&hub, &runtime, &id, &fields, &options, user_decides));
+    match judging.await {
+        Ok(judged) => judged,
+        // A panic while judging: the user decides, as for any call no rule cleared.
+        Err(err) => {
+            tracing::error!("judging a permission request failed: {err}");
+            (Judged::Ask(rule_call(&ToolCallUpdateFields::default())), None)
+        }
+    }
+}
+
 /// Judges the call `tool_id` as the agent has described it so far (`fields`,
 /// every sighting merged), with the rule that decided it or made it ask, for
 /// the call's line. A request answered here is recorded in the audit trail.

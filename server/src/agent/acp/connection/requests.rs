@@ -48,7 +48,8 @@ impl Driver {
         let fields = self.mapper.fields(&tool_id);
         // Outside a prompt the agent acts on its own: the user decides even in YOLO (a deny still holds).
         let (judged, mut note) =
-            permission::judge(&self.hub, &self.runtime, &tool_id, &fields, &request.options, unprompted);
+            permission::judge_off_thread(&self.hub, &self.runtime, &tool_id, fields, &request.options, unprompted)
+                .await;
         if unprompted && matches!(judged, Judged::Ask(_)) {
             self.runtime.log.push(AgentEvent::Error {
                 severity: Severity::Warning,
@@ -149,7 +150,7 @@ impl Driver {
             let tool_id = request.tool_call.tool_call_id.0.to_string();
             let fields = self.mapper.fields(&tool_id);
             let (judged, note) =
-                permission::judge(&self.hub, &self.runtime, &tool_id, &fields, &request.options, false);
+                permission::judge_off_thread(&self.hub, &self.runtime, &tool_id, fields, &request.options, false).await;
             self.act(request, responder, judged, note).await?;
         }
         Ok(())
