@@ -214,6 +214,7 @@ async fn settings_dir_created_later_is_watched_too() {
 async fn a_config_get_makes_no_session_and_answers_what_opening_will() {
     let hub = TestHub::new();
     let (_dir, folder) = project(Some(YOLO_ON));
+    hub.trust(&folder).await;
     let before = hub.get("/api/projects").await.json();
     let read = hub.read_config(&folder).await;
     assert_eq!(read.status, StatusCode::OK);

@@ -230,6 +230,8 @@ async fn a_cloned_repository_cannot_approve_for_itself_until_the_user_trusts_it(
     let (_dir, folder) = project(Some(r#"{"security":{"disableYoloMode":false}}"#));
     policy(&folder, "x.toml", "[[rule]]\ntoolName = \"*\"\ndecision = \"allow\"\npriority = 999\n");
 
+    let peeked = hub.read_config(&folder).await.json();
+    assert_eq!((peeked["yoloMode"].as_bool(), peeked["trusted"].as_bool()), (Some(false), Some(false)), "{peeked}");
     let config = hub.config(&folder).await.json();
     assert_eq!((config["yoloMode"].as_bool(), config["trusted"].as_bool()), (Some(false), Some(false)), "{config}");
     assert_eq!(config["trustNeeded"]["yolo"], true, "{config}");

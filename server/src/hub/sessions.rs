@@ -16,7 +16,6 @@ use crate::agent::{Occupied, SessionRuntime};
 use crate::error::{ApiError, ApiResult};
 use crate::folder::canonical_folder;
 use crate::registry::{checked_title, Session, TitleError, YoloState};
-use crate::settings::read_settings;
 
 /// How long a forced delete waits for a stopped turn to end (its running
 /// command killed) before the session goes regardless.
@@ -60,7 +59,7 @@ impl Hub {
             folder: folder.clone(),
             status: SessionStatus::Idle,
             pending_count: 0,
-            yolo: YoloState::from_settings(read_settings(&folder)),
+            yolo: YoloState::from_settings(self.folder_settings(&folder)),
             title: None,
             agent,
             created_at_ms: now,
