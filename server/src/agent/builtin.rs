@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::batch::{AlreadyLogged, Settled};
-use super::calls::{check, result_event, CallIds, Checked};
+use super::calls::{check, keep_within_review_budget, result_event, CallIds, Checked};
 use super::model::{ModelClient, ToolCallRequest};
 use super::question::{self, Answer};
 use super::{
@@ -453,10 +453,12 @@ impl Turn {
             let rules = hub.policy_set(&folder);
             let yolo = hub.yolo(&session);
             let mode = policy::Mode::from_yolo(yolo);
+            let mut review_bytes = 0;
             owned
                 .iter()
                 .map(|request| {
-                    let checked = check(&workspace, request);
+                    let mut checked = check(&workspace, request);
+                    keep_within_review_budget(&mut checked, &mut review_bytes);
                     let verdict = rules.evaluate(&policy::ToolCall { name: &request.name, args: &checked.args }, mode);
                     (checked, verdict, yolo)
                 })

@@ -44,6 +44,31 @@ pub(super) fn check(workspace: &Workspace, request: &ToolCallRequest) -> Checked
     }
 }
 
+/// How much file text one reply's edits may put on their cards together (the
+/// before and after of each): every diff is kept in memory, in the event log
+/// and in the store, so a reply of many large edits would cost gigabytes.
+pub(super) const MAX_REPLY_REVIEW_BYTES: usize = 16 << 20;
+
+/// Refuses an edit whose diff would take the reply past
+/// [`MAX_REPLY_REVIEW_BYTES`]: it becomes a failed call (nothing of it runs)
+/// whose error says why. `used`: the bytes the reply's earlier edits took.
+pub(super) fn keep_within_review_budget(checked: &mut Checked, used: &mut usize) {
+    let Some(diff) = &checked.diff else { return };
+    let size = diff.old_text.len() + diff.new_text.len();
+    if *used + size <= MAX_REPLY_REVIEW_BYTES {
+        *used += size;
+        return;
+    }
+    let message = format!(
+        "This reply's edits would show {} MiB of file text for review, more than {} MiB in one reply; this \
+         edit was not made. Make fewer or smaller edits per reply.",
+        (*used + size) >> 20,
+        MAX_REPLY_REVIEW_BYTES >> 20
+    );
+    checked.diff = None;
+    checked.failure = Some(ToolFailure::new("too_large", message));
+}
+
 /// A call's `tool_result` and the text the model gets for it.
 pub(super) fn result_event(
     tool_id: &str,
@@ -131,6 +156,28 @@ impl<'a> CallIds<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn edits_past_the_review_budget_are_refused_and_their_diffs_dropped() {
+        let edit = |size: usize| Checked {
+            tool: Some(Tool::WriteFile),
+            args: json!({}),
+            diff: Some(FileDiff { path: "a".into(), old_text: String::new(), new_text: "x".repeat(size) }),
+            failure: None,
+        };
+        let mut used = 0;
+        let mut first = edit(MAX_REPLY_REVIEW_BYTES - 10);
+        keep_within_review_budget(&mut first, &mut used);
+        assert!(first.failure.is_none() && first.diff.is_some());
+        let mut small = edit(10);
+        keep_within_review_budget(&mut small, &mut used);
+        assert!(small.failure.is_none(), "exactly at the budget");
+        let mut over = edit(1);
+        keep_within_review_budget(&mut over, &mut used);
+        assert_eq!(over.failure.as_ref().map(|failure| failure.kind.as_str()), Some("too_large"));
+        assert!(over.diff.is_none(), "nothing of it is kept");
+        assert_eq!(used, MAX_REPLY_REVIEW_BYTES);
+    }
     use app::events::ToolKind;
 
     fn announce(log: &EventLog, id: &str) {
