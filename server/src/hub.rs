@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::acp::AcpAgent;
 use crate::agent::model::ModelConfig;
+use crate::agent::port::HubPort;
 use crate::agent::SessionRuntime;
 use crate::agents::{AgentEntry, Catalog};
 use crate::error::{ApiError, ApiResult};
@@ -108,8 +109,16 @@ impl Hub {
                 ..Default::default()
             })
         });
-        let hub = Arc::new_cyclic(|weak| {
-            let watcher = SettingsWatcher::start(weak.clone())
+        let hub = Arc::new_cyclic(|weak: &std::sync::Weak<Hub>| {
+            let hub = weak.clone();
+            let changed: crate::watcher::SettingsChanged = Box::new(move |folder| match hub.upgrade() {
+                Some(hub) => {
+                    hub.settings_changed(folder);
+                    true
+                }
+                None => false,
+            });
+            let watcher = SettingsWatcher::start(changed)
                 .map_err(|err| tracing::warn!("settings files will not be watched: {err}"))
                 .ok();
             Self {
@@ -572,7 +581,7 @@ impl Hub {
         self.shutdown.cancel();
         let runtimes: Vec<Arc<SessionRuntime>> = self.runtimes().values().cloned().collect();
         for runtime in runtimes {
-            crate::agent::stop_running(self, &runtime);
+            crate::agent::stop_running(&self.port(), &runtime);
         }
     }
 
@@ -581,5 +590,55 @@ impl Hub {
     pub fn running_turns(&self) -> usize {
         let runtimes: Vec<Arc<SessionRuntime>> = self.runtimes().values().cloned().collect();
         runtimes.iter().filter(|runtime| runtime.state().running).count()
+    }
+}
+
+/// The hub as its agents see it (see [`HubPort`]).
+impl HubPort for Hub {
+    fn yolo(&self, session_id: &str) -> bool {
+        Hub::yolo(self, session_id)
+    }
+
+    fn policy_set(&self, folder: &Path) -> crate::policy::PolicySet {
+        Hub::policy_set(self, folder)
+    }
+
+    fn agent_of(&self, session_id: &str) -> ApiResult<Arc<AgentEntry>> {
+        Hub::agent_of(self, session_id)
+    }
+
+    fn shell_timeout(&self) -> Duration {
+        Hub::shell_timeout(self)
+    }
+
+    fn shutdown_token(&self) -> CancellationToken {
+        Hub::shutdown_token(self)
+    }
+
+    fn set_status(&self, session_id: &str, status: SessionStatus, pending_count: usize) {
+        Hub::set_status(self, session_id, status, pending_count)
+    }
+
+    fn save_status_ahead(&self, session_id: &str, status: SessionStatus, pending_count: usize) -> Option<Session> {
+        Hub::save_status_ahead(self, session_id, status, pending_count)
+    }
+
+    fn take_status(&self, ahead: &Session) {
+        Hub::take_status(self, ahead)
+    }
+
+    fn projects_changed(&self) {
+        Hub::projects_changed(self)
+    }
+
+    fn config_changed(&self, session_id: &str) {
+        Hub::config_changed(self, session_id)
+    }
+}
+
+impl Hub {
+    /// The hub as its agents see it.
+    pub fn port(self: &Arc<Self>) -> Arc<dyn HubPort> {
+        self.clone()
     }
 }

@@ -12,7 +12,6 @@ use std::time::Duration;
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
-use crate::hub::Hub;
 use crate::settings::{SETTINGS_DIR, SETTINGS_FILE};
 
 /// Editors save in bursts (truncate, write, rename); settle before re-reading.
@@ -53,7 +52,9 @@ impl Inner {
 }
 
 impl SettingsWatcher {
-    pub fn start(hub: Weak<Hub>) -> notify::Result<Self> {
+    /// `changed` is told of each folder whose settings changed on disk (the
+    /// hub re-derives its sessions' YOLO); the watcher knows nothing else of the hub.
+    pub fn start(changed: SettingsChanged) -> notify::Result<Self> {
         let (tx, rx) = mpsc::unbounded_channel::<PathBuf>();
         let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
             // Reading a file is no change to it (and the hub reads settings and
@@ -65,7 +66,7 @@ impl SettingsWatcher {
             Err(err) => tracing::warn!("settings watcher: {err}"),
         })?;
         let inner = Arc::new(Mutex::new(Inner { watcher, folders: HashSet::new() }));
-        tokio::spawn(dispatch(rx, Arc::downgrade(&inner), hub));
+        tokio::spawn(dispatch(rx, Arc::downgrade(&inner), changed));
         Ok(Self { inner })
     }
 
@@ -81,7 +82,10 @@ impl SettingsWatcher {
     }
 }
 
-async fn dispatch(mut rx: mpsc::UnboundedReceiver<PathBuf>, inner: Weak<Mutex<Inner>>, hub: Weak<Hub>) {
+/// Told of a folder whose settings changed; `false` once nobody listens (the hub is gone).
+pub type SettingsChanged = Box<dyn Fn(&std::path::Path) -> bool + Send + Sync>;
+
+async fn dispatch(mut rx: mpsc::UnboundedReceiver<PathBuf>, inner: Weak<Mutex<Inner>>, changed: SettingsChanged) {
     while let Some(first) = rx.recv().await {
         tokio::time::sleep(SETTLE).await;
         let mut paths = vec![first];
@@ -99,9 +103,10 @@ async fn dispatch(mut rx: mpsc::UnboundedReceiver<PathBuf>, inner: Weak<Mutex<In
             }
             folders
         };
-        let Some(hub) = hub.upgrade() else { return };
         for folder in folders {
-            hub.settings_changed(&folder);
+            if !changed(&folder) {
+                return;
+            }
         }
     }
 }

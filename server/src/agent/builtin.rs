@@ -17,9 +17,9 @@ use super::question::{self, Answer};
 use super::{
     audit, busy, gate, not_pending, not_running, AgentState, PausedTurn, PlannedCall, SessionRuntime, Start, TurnEnd,
 };
+use crate::agent::port::HubPort;
 use crate::approval::{ApprovalBatch, BatchError, Decision, DecisionError, Initial, NewCall};
 use crate::error::ApiError;
-use crate::hub::Hub;
 use crate::policy;
 use crate::store::StoreError;
 use crate::tools::{self, Tool, ToolFailure, Workspace};
@@ -53,7 +53,7 @@ fn system_prompt(runtime: &SessionRuntime) -> Value {
 /// Checks and records the start of a turn, then runs it in a task of its own.
 /// Returns the last seq before the turn's first event (the reader starts after it).
 pub fn begin(
-    hub: &Arc<Hub>,
+    hub: &Arc<dyn HubPort>,
     runtime: &Arc<SessionRuntime>,
     model: Option<Arc<ModelClient>>,
     start: Start,
@@ -131,7 +131,7 @@ pub const STOPPED_RESULT: &str = "The user stopped the turn; this call was not e
 
 /// Stops the running turn (its task ends it `cancelled`), or ends a turn that
 /// waits for a decision or an answer as if every waiting call was turned down.
-pub async fn cancel(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>) -> Result<u64, ApiError> {
+pub async fn cancel(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) -> Result<u64, ApiError> {
     {
         let mut state = runtime.state();
         let after = runtime.log.last_seq();
@@ -162,7 +162,7 @@ fn stopped(runtime: &SessionRuntime) {
 /// The gate on one of the session's calls, with the hub's rules, YOLO and
 /// protected paths as they are at this instant and the session's `grants`.
 pub(crate) fn judge_now(
-    hub: &Hub,
+    hub: &dyn HubPort,
     runtime: &SessionRuntime,
     call: &PlannedCall,
     grants: &HashSet<String>,
@@ -182,7 +182,7 @@ pub(crate) fn judge_now(
 }
 
 fn apply_decision(
-    hub: &Hub,
+    hub: &dyn HubPort,
     runtime: &SessionRuntime,
     state: &mut AgentState,
     tool_id: &str,
@@ -248,7 +248,7 @@ pub fn pending_input(state: &AgentState) -> Option<Value> {
 }
 
 struct Turn {
-    hub: Arc<Hub>,
+    hub: Arc<dyn HubPort>,
     runtime: Arc<SessionRuntime>,
     model: Option<Arc<ModelClient>>,
     workspace: Workspace,

@@ -10,6 +10,7 @@ mod calls;
 pub(crate) mod gate;
 pub mod log;
 pub mod model;
+pub mod port;
 pub mod protected;
 pub mod question;
 mod sse;
@@ -25,10 +26,10 @@ use app::types::SessionStatus;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::agent::port::HubPort;
 use crate::agents::Runner;
 use crate::approval::ApprovalBatch;
 use crate::error::ApiError;
-use crate::hub::Hub;
 use crate::store::{Store, StoreError};
 use crate::tools::{Tool, ToolFailure};
 use log::EventLog;
@@ -138,7 +139,7 @@ pub enum Start {
 
 /// Starts or resumes a turn with the session's agent. Returns the last seq before
 /// the turn's first event (the reader starts after it).
-pub fn begin(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>, start: Start) -> Result<u64, ApiError> {
+pub fn begin(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>, start: Start) -> Result<u64, ApiError> {
     if let Some(why) = &runtime.unreadable {
         return Err(unreadable::refused(why));
     }
@@ -150,7 +151,7 @@ pub fn begin(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>, start: Start) -> Res
 
 /// Stops the running or waiting turn (the Stop button). Returns the last seq
 /// before the turn's last events.
-pub async fn cancel(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>) -> Result<u64, ApiError> {
+pub async fn cancel(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) -> Result<u64, ApiError> {
     match &hub.agent_of(&runtime.id)?.runner {
         Runner::Acp(agent) => agent.cancel(hub, runtime),
         Runner::Builtin(_) => builtin::cancel(hub, runtime).await,
@@ -160,7 +161,7 @@ pub async fn cancel(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>) -> Result<u64
 /// Stops the session's turn only if one is running (shutdown): a built-in
 /// agent's waiting card is kept, to be decided after the restart. Checked and
 /// stopped under the session's lock, so a turn that pauses meanwhile keeps it.
-pub fn stop_running(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>) {
+pub fn stop_running(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) {
     let Ok(agent) = hub.agent_of(&runtime.id) else { return };
     match &agent.runner {
         // An ACP agent's request dies with its process anyway.
@@ -183,7 +184,7 @@ pub fn stop_running(hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>) {
 /// "running" with every prompt answered `session_busy`.
 /// `number` is the turn's [`AgentState::turn`].
 pub(crate) fn spawn_turn(
-    hub: &Arc<Hub>,
+    hub: &Arc<dyn HubPort>,
     runtime: &Arc<SessionRuntime>,
     number: u64,
     turn: impl std::future::Future<Output = ()> + Send + 'static,
@@ -485,7 +486,7 @@ impl SessionRuntime {
     /// A turn's task failed (a panic: a bug): the session must not stay running.
     /// The user is told, what was under way is settled as after a crash (calls
     /// still waiting keep their cards), and the session takes a new prompt.
-    pub async fn turn_failed(&self, hub: &Hub, why: &str) {
+    pub async fn turn_failed(&self, hub: &dyn HubPort, why: &str) {
         tracing::error!(session = %self.id, "a turn failed: {why}");
         self.report_error(
             "internal",
@@ -503,7 +504,7 @@ impl SessionRuntime {
     }
 
     /// Closes or pauses the running turn with its `result`.
-    pub async fn end_turn(&self, hub: &Hub, end: TurnEnd) {
+    pub async fn end_turn(&self, hub: &dyn HubPort, end: TurnEnd) {
         // The pause (or end) is on disk before anyone can see it and act on it…
         let mut ahead = self.record_end(hub, &end);
         if let Err(err) = self.flush().await {
@@ -532,7 +533,7 @@ impl SessionRuntime {
     }
 
     /// Saves the turn's state and status and appends its `result`, unpublished.
-    fn record_end(&self, hub: &Hub, end: &TurnEnd) -> Option<crate::registry::Session> {
+    fn record_end(&self, hub: &dyn HubPort, end: &TurnEnd) -> Option<crate::registry::Session> {
         let pending_count = end.pending.as_ref().map_or(0, Vec::len);
         let ahead = hub.save_status_ahead(&self.id, end.status, pending_count);
         self.save(&self.state());
@@ -664,7 +665,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_turn_that_panics_ends_with_an_error_and_frees_the_session() {
-        let hub = Hub::new(crate::hub::HubOptions::default());
+        let hub = crate::hub::Hub::new(crate::hub::HubOptions::default());
         let dir = tempfile::tempdir().unwrap();
         let config = hub.open_session(dir.path().to_str().unwrap(), None).unwrap();
         let runtime = hub.runtime(&config.session_id).unwrap();
@@ -675,7 +676,7 @@ mod tests {
             state.turn
         };
         hub.set_status(&runtime.id, SessionStatus::Running, 0);
-        spawn_turn(&hub, &runtime, number, async { panic!("a bug in the turn") });
+        spawn_turn(&hub.port(), &runtime, number, async { panic!("a bug in the turn") });
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
         while runtime.state().running {
             assert!(std::time::Instant::now() < deadline, "the session stayed running");

@@ -38,7 +38,7 @@ pub async fn prompt(State(hub): State<Arc<Hub>>, ApiJson(request): ApiJson<Promp
     .await?;
     // A prompt that answers a waiting card ("yes") does not name the session.
     let deciding = crate::agent::Occupied::of(&runtime.state()).is_some();
-    let after = begin(&hub, &runtime, Start::Prompt(request.message.clone()))?;
+    let after = begin(&hub.port(), &runtime, Start::Prompt(request.message.clone()))?;
     if !deciding {
         hub.note_prompt(&runtime.id, &request.message);
     }
@@ -66,7 +66,7 @@ pub async fn approve(
             let Some(option_id) = request.option_id.filter(|id| !id.is_empty()) else {
                 return Err(ApiError::bad_request("decision agent_option needs optionId: one of the card's choices."));
             };
-            let after = begin(&hub, &runtime, Start::AgentOption { tool_id: request.tool_id, option_id })?;
+            let after = begin(&hub.port(), &runtime, Start::AgentOption { tool_id: request.tool_id, option_id })?;
             return respond(&hub, runtime, after, request.stream.unwrap_or(true)).await;
         }
         ("reject" | "approve_session" | "approve_always" | "agent_option", Some(_)) => {
@@ -78,7 +78,7 @@ pub async fn approve(
         )))
         }
     };
-    let after = begin(&hub, &runtime, Start::Decide { tool_id: request.tool_id, decision })?;
+    let after = begin(&hub.port(), &runtime, Start::Decide { tool_id: request.tool_id, decision })?;
     respond(&hub, runtime, after, request.stream.unwrap_or(true)).await
 }
 
@@ -93,7 +93,7 @@ async fn approve_always(
     prefix: Option<String>,
 ) -> ApiResult<u64> {
     let saved = hub.save_rule_for(runtime, &tool_id, prefix).await?;
-    match begin(hub, runtime, Start::Decide { tool_id, decision: Decision::ApproveAlways }) {
+    match begin(&hub.port(), runtime, Start::Decide { tool_id, decision: Decision::ApproveAlways }) {
         Ok(after) => Ok(after),
         Err(err) => {
             hub.forget_rule(saved.id).await;
@@ -109,7 +109,7 @@ pub async fn input(
 ) -> ApiResult<Response> {
     let runtime = runtime_off_thread(&hub, &id).await?;
     let start = Start::Answer { request_id: request.request_id, response: request.response };
-    let after = begin(&hub, &runtime, start)?;
+    let after = begin(&hub.port(), &runtime, start)?;
     respond(&hub, runtime, after, request.stream.unwrap_or(true)).await
 }
 
@@ -118,7 +118,7 @@ pub async fn input(
 /// `result` `cancelled`.
 pub async fn cancel(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> ApiResult<Response> {
     let runtime = runtime_off_thread(&hub, &id).await?;
-    let after = crate::agent::cancel(&hub, &runtime).await?;
+    let after = crate::agent::cancel(&hub.port(), &runtime).await?;
     respond(&hub, runtime, after, true).await
 }
 

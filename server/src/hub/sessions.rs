@@ -149,7 +149,7 @@ impl Hub {
     /// the audit trail too); a built-in agent's running turn is given a moment
     /// to end, its command killed. An ACP agent's process ends with the session.
     async fn stop_for_delete(self: &Arc<Self>, runtime: &Arc<SessionRuntime>) {
-        match crate::agent::cancel(self, runtime).await {
+        match crate::agent::cancel(&self.port(), runtime).await {
             Ok(after) if self.agent_of(&runtime.id).is_ok_and(|agent| agent.is_builtin()) => {
                 let ended = until_turn_pauses(runtime.log.clone(), after).for_each(|_| std::future::ready(()));
                 if tokio::time::timeout(STOP_WAIT, ended).await.is_err() {

@@ -23,8 +23,8 @@ use super::mapping::{self, Mapper};
 use super::process::{keep_last_words, spawn, Launch, ProcessGroup};
 use super::{Command, Then};
 use crate::agent::audit::Outcome;
+use crate::agent::port::HubPort;
 use crate::agent::{SessionRuntime, TurnEnd};
-use crate::hub::Hub;
 
 /// How long an agent may take to start and answer `initialize` and `session/new`.
 const START_TIMEOUT: Duration = Duration::from_secs(90);
@@ -95,7 +95,11 @@ enum Inbound {
 }
 
 /// Starts the agent process for a session; its first command must be a prompt.
-pub(super) fn start(hub: Arc<Hub>, runtime: Arc<SessionRuntime>, launch: Launch) -> mpsc::UnboundedSender<Command> {
+pub(super) fn start(
+    hub: Arc<dyn HubPort>,
+    runtime: Arc<SessionRuntime>,
+    launch: Launch,
+) -> mpsc::UnboundedSender<Command> {
     let (link, commands) = mpsc::unbounded_channel();
     let own = link.clone();
     tokio::spawn(async move {
@@ -118,7 +122,7 @@ pub(super) fn start(hub: Arc<Hub>, runtime: Arc<SessionRuntime>, launch: Launch)
 /// Runs the process until it exits or the hub lets go of it. `Some((code,
 /// message))` when it could not start or died.
 async fn run(
-    hub: &Arc<Hub>,
+    hub: &Arc<dyn HubPort>,
     runtime: &Arc<SessionRuntime>,
     launch: &Launch,
     commands: mpsc::UnboundedReceiver<Command>,
@@ -216,7 +220,12 @@ async fn run(
 
 /// The process has ended (or never started): a turn it was working on ends with
 /// the error, and the next prompt starts a fresh process.
-async fn ended(hub: &Hub, runtime: &SessionRuntime, own: &mpsc::UnboundedSender<Command>, failure: Option<Failure>) {
+async fn ended(
+    hub: &dyn HubPort,
+    runtime: &SessionRuntime,
+    own: &mpsc::UnboundedSender<Command>,
+    failure: Option<Failure>,
+) {
     let active = {
         let mut state = runtime.state();
         if !state.acp.link.as_ref().is_some_and(|link| link.same_channel(own)) {
@@ -244,7 +253,7 @@ async fn ended(hub: &Hub, runtime: &SessionRuntime, own: &mpsc::UnboundedSender<
 
 /// The session's side of the connection.
 struct Driver {
-    hub: Arc<Hub>,
+    hub: Arc<dyn HubPort>,
     runtime: Arc<SessionRuntime>,
     mapper: Mapper,
     /// The request on the card, answered by the user's decision.

@@ -25,9 +25,9 @@ use super::audit::{Authority, Outcome, Verdict};
 use super::builtin::decision_word;
 use super::builtin::STOPPED_RESULT;
 use super::{busy, not_pending, not_running, AgentState, SessionRuntime, Start};
+use crate::agent::port::HubPort;
 use crate::approval::{ApprovalBatch, Decision, DecisionError, Initial, NewCall, SkipReason, Step};
 use crate::error::ApiError;
-use crate::hub::Hub;
 use process::Launch;
 use rule_call::RuleCall;
 
@@ -180,7 +180,7 @@ impl AcpAgent {
     /// agent process (started here when none runs). Everything happens under
     /// the session's lock, so a process that dies meanwhile is seen either by
     /// this (a new one starts) or by its own end (which reports the turn).
-    pub fn begin(&self, hub: &Arc<Hub>, runtime: &Arc<SessionRuntime>, start: Start) -> Result<u64, ApiError> {
+    pub fn begin(&self, hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>, start: Start) -> Result<u64, ApiError> {
         let mut state = runtime.state();
         if state.deleted {
             return Err(super::deleted(&runtime.id));
@@ -246,7 +246,7 @@ impl AcpAgent {
     }
 
     /// Stops the running turn (`session/cancel`); a waiting permission request is answered `cancelled`.
-    pub fn cancel(&self, hub: &Hub, runtime: &SessionRuntime) -> Result<u64, ApiError> {
+    pub fn cancel(&self, hub: &dyn HubPort, runtime: &SessionRuntime) -> Result<u64, ApiError> {
         let mut state = runtime.state();
         let link = state.acp.link.clone().filter(|link| !link.is_closed());
         let (true, Some(link)) = (state.running || state.acp.waiting.is_some(), link) else {

@@ -3,6 +3,8 @@
 //! session's grants and YOLO. What the hub answers by itself is recorded in the
 //! audit trail and shown on the call's line.
 
+use std::sync::Arc;
+
 use agent_client_protocol::v1::schema::{PermissionOption, RequestPermissionResponse, ToolCallUpdateFields};
 use app::events::{AgentEvent, PolicyNote, ToolError, ToolStatus};
 
@@ -10,10 +12,10 @@ use super::mapping;
 use super::rule_call::{rule_call, RuleCall};
 use crate::agent::audit::Outcome;
 use crate::agent::gate::{self, Facts};
+use crate::agent::port::HubPort;
 use crate::agent::protected::touches_settings;
 use crate::agent::SessionRuntime;
 use crate::approval::{Decision, Initial};
-use crate::hub::Hub;
 use crate::policy::{Mode, ToolCall, Verdict};
 
 /// What the hub makes of a request.
@@ -27,14 +29,14 @@ pub(super) enum Judged {
 }
 
 /// What the folder's rules (guard rails included) say of the call in this mode.
-pub(super) fn rules_verdict(hub: &Hub, runtime: &SessionRuntime, call: &RuleCall, yolo: bool) -> Verdict {
+pub(super) fn rules_verdict(hub: &dyn HubPort, runtime: &SessionRuntime, call: &RuleCall, yolo: bool) -> Verdict {
     hub.policy_set(&runtime.folder).evaluate(&ToolCall { name: &call.name, args: &call.args }, Mode::from_yolo(yolo))
 }
 
 /// [`judge`], off the async workers: the folder's rules are read from their
 /// files and the database.
 pub(super) async fn judge_off_thread(
-    hub: &std::sync::Arc<Hub>,
+    hub: &Arc<dyn HubPort>,
     runtime: &std::sync::Arc<SessionRuntime>,
     tool_id: &str,
     fields: ToolCallUpdateFields,
@@ -59,7 +61,7 @@ pub(super) async fn judge_off_thread(
 /// `user_decides`: nothing but a deny answers it without the user (a request
 /// the agent made on its own, outside a prompt).
 pub(super) fn judge(
-    hub: &Hub,
+    hub: &dyn HubPort,
     runtime: &SessionRuntime,
     tool_id: &str,
     fields: &ToolCallUpdateFields,
