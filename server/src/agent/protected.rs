@@ -88,21 +88,40 @@ fn command_touches(folder: &Path, command: &str, depth: usize) -> bool {
 /// (`.gemini/x`, `--dir=a/.claude`, `~/.codex`), `CODEX_HOME`, or a path that
 /// resolves into one of them or into the hub's own directories.
 fn value_touches(folder: &Path, value: &str) -> bool {
-    let named = value
-        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | '_' | '-')))
-        .any(|component| AGENT_DIRS.contains(&component) || component == "CODEX_HOME");
+    // By name, wherever it stands: whatever `cd`, `pushd`, `env -C` or a link
+    // made in the same command did to the base, a protected directory is named.
+    let named = value.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | '_' | '-'))).any(|component| {
+        AGENT_DIRS.contains(&component) || component == "CODEX_HOME" || hub_dir_names().contains(&component)
+    });
     if named {
         return true;
     }
-    let expanded = match value.strip_prefix('~') {
-        Some(rest) if rest.is_empty() || rest.starts_with('/') => match std::env::var_os("HOME") {
-            Some(home) => format!("{}{rest}", home.to_string_lossy()),
-            None => value.to_string(),
-        },
-        _ => value.to_string(),
-    };
-    let path = folder.join(&expanded);
-    under_settings(folder, &expanded) || under_home_settings(&path.to_string_lossy()) || under_hub_dirs(&path)
+    // The word itself, and what follows each `=` or `:` (`of=~/x`, `PATH=a:~/b`).
+    let pieces = std::iter::once(value).chain(value.match_indices(['=', ':']).map(|(at, _)| &value[at + 1..]));
+    pieces.filter(|piece| !piece.is_empty()).any(|piece| {
+        let expanded = expand_tilde(piece);
+        let path = folder.join(&expanded);
+        under_settings(folder, &expanded) || under_home_settings(&path.to_string_lossy()) || under_hub_dirs(&path)
+    })
+}
+
+/// `~`, `~/x` and `~user/x` (taken as a home like the user's: which user's is
+/// not known here, and the protected names are the same in every home).
+fn expand_tilde(word: &str) -> String {
+    let Some(rest) = word.strip_prefix('~') else { return word.to_string() };
+    let Some(home) = std::env::var_os("HOME") else { return word.to_string() };
+    let after_user = rest.find('/').map_or("", |slash| &rest[slash..]);
+    format!("{}{after_user}", home.to_string_lossy())
+}
+
+/// The last names of the hub's own directories (`agent-hub`, a `--data-dir`'s
+/// name): a word naming one may reach it from any base.
+fn hub_dir_names() -> Vec<&'static str> {
+    static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        hub_dirs().iter().filter_map(|dir| dir.file_name()).map(|name| name.to_string_lossy().into_owned()).collect()
+    });
+    names.iter().map(String::as_str).collect()
 }
 
 fn under_hub_dirs(path: &Path) -> bool {
@@ -113,29 +132,46 @@ fn under_hub_dirs(path: &Path) -> bool {
     })
 }
 
-/// `..` taken lexically, then links resolved as far as the path exists.
+/// Where a path leads: `..` and links resolved component by component as the
+/// kernel would, a link whose target does not exist yet included (a write
+/// through it creates the target). Gives up following after 40 links.
 fn resolve(path: &Path) -> PathBuf {
-    let mut lexical = PathBuf::new();
-    for part in path.components() {
-        match part {
-            std::path::Component::ParentDir => {
-                lexical.pop();
+    use std::collections::VecDeque;
+    use std::ffi::OsString;
+    use std::path::Component;
+    let owned = |path: &Path| -> Vec<Option<OsString>> {
+        // `None`: go up a level; root and `.` vanish (the walk starts at the root).
+        path.components()
+            .filter_map(|part| match part {
+                Component::ParentDir => Some(None),
+                Component::Normal(name) => Some(Some(name.to_os_string())),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut pending: VecDeque<Option<OsString>> = owned(path).into();
+    let mut out = PathBuf::from("/");
+    let mut links = 0;
+    while let Some(part) = pending.pop_front() {
+        let Some(name) = part else {
+            out.pop();
+            continue;
+        };
+        let next = out.join(&name);
+        match std::fs::read_link(&next) {
+            Ok(target) if links < 40 => {
+                links += 1;
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                for part in owned(&target).into_iter().rev() {
+                    pending.push_front(part);
+                }
             }
-            std::path::Component::CurDir => {}
-            other => lexical.push(other),
+            _ => out = next,
         }
     }
-    let mut existing = lexical.clone();
-    let mut rest = Vec::new();
-    while !existing.exists() {
-        match (existing.file_name().map(|name| name.to_os_string()), existing.pop()) {
-            (Some(name), true) => rest.push(name),
-            _ => break,
-        }
-    }
-    let mut real = existing.canonicalize().unwrap_or(existing);
-    real.extend(rest.iter().rev());
-    real
+    out
 }
 
 fn under_settings(folder: &Path, requested: &str) -> bool {
@@ -144,14 +180,9 @@ fn under_settings(folder: &Path, requested: &str) -> bool {
     if protected().any(|dir| relative.starts_with(dir)) {
         return true;
     }
-    // A link inside the folder may lead there: resolve what exists of the path.
-    let mut existing: PathBuf = folder.join(&relative);
-    while !existing.exists() {
-        if !existing.pop() {
-            return false;
-        }
-    }
-    existing.canonicalize().is_ok_and(|real| protected().any(|dir| real.starts_with(folder.join(dir))))
+    // A link inside the folder may lead there, dangling or not.
+    let real = resolve(&folder.join(&relative));
+    protected().any(|dir| real.starts_with(folder.join(dir)))
 }
 
 /// A path outside the folder (ACP agents write where they like) into the
@@ -246,6 +277,22 @@ mod tests {
             "echo 'oops",
         ] {
             assert!(command(hidden), "{hidden}");
+        }
+        std::os::unix::fs::symlink(".gemini/policies/allow.toml", folder.join("notes.toml")).unwrap();
+        std::os::unix::fs::symlink(".git/hooks/post-checkout", folder.join("hook.sh")).unwrap();
+        assert!(command("echo x > notes.toml"), "a dangling link into .gemini");
+        assert!(touches_settings(&folder, "write_file", &json!({"file_path": "notes.toml"})));
+        assert!(touches_settings(&folder, "write_file", &json!({"file_path": "hook.sh"})), "into .git, dangling");
+        for reaching_the_hub in [
+            "cd ~/.config && echo '{}' > agent-hub/agents.json",
+            "cd ~/.local/share && rm -rf agent-hub",
+            "pushd ~/.config; echo x > agent-hub/agents.json",
+            "env -C ~/.config sh -c 'echo x > agent-hub/agents.json'",
+            "ln -s ~/.config c && echo x > c/agent-hub/agents.json",
+            "echo x | dd of=~/.gemini/policies/x.toml",
+            "echo x > ~root/.gemini/policies/x.toml",
+        ] {
+            assert!(command(reaching_the_hub), "{reaching_the_hub}");
         }
         let data = crate::user_dir("XDG_DATA_HOME", ".local/share").unwrap();
         assert!(command(&format!("sqlite3 {}/hub.db 'DELETE FROM trusted_folders'", data.display())));

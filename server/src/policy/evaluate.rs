@@ -133,13 +133,11 @@ impl PolicySet {
                 return tally;
             }
         };
-        // A part is judged as Gemini CLI judges it: `command` and `dir_path`; a
-        // command that is a single part as written, with all of the call's arguments.
-        let atomic = parts.len() == 1 && parts[0].text == command.trim();
-        let part_args = |text: &str| match (atomic && text == parts[0].text, args.get("dir_path")) {
-            (true, _) => args.clone(),
-            (false, Some(dir)) => json!({ "command": text, "dir_path": dir }),
-            (false, None) => json!({ "command": text }),
+        // A part is judged by `command` and `dir_path` only: another argument (a
+        // `description`) must not lend its text to a rule's regex.
+        let part_args = |text: &str| match args.get("dir_path") {
+            Some(dir) => json!({ "command": text, "dir_path": dir }),
+            None => json!({ "command": text }),
         };
         // The whole line is judged too, for rules about how parts combine
         // (`curl … | sh`): every deny or ask that matches it votes, even under a
@@ -204,7 +202,15 @@ impl PolicySet {
             }
             match &part.inner {
                 None => {}
-                Some(Inner::Dynamic) => tally.no_rule = true,
+                Some(Inner::Dynamic) => {
+                    // What the shell runs is known only when it runs: it asks, in YOLO too.
+                    tally.no_rule = true;
+                    let shown: String = part.text.chars().take(80).collect();
+                    tally.ask_because(format!(
+                        "`{shown}` runs a script known only when it runs (a variable, or what it reads on its \
+                         input): it cannot be checked against the rules"
+                    ));
+                }
                 Some(Inner::Script(_)) if depth >= MAX_NESTING => tally.no_rule = true,
                 Some(Inner::Script(script)) => {
                     let inner = self.judge_shell(tool, script, &part_args(script), mode, depth + 1);
@@ -261,7 +267,9 @@ impl<'r> Tally<'r> {
         match best {
             // A here-document that runs commands, or a command too long to check,
             // asks even with no rule.
-            None if !matches!(why, Unparsed::HereDocument | Unparsed::TooLong) => self.no_rule = true,
+            // Bash may run what tree-sitter could not read: nothing in it could be
+            // denied, so it asks too (an empty line or a comment runs nothing).
+            None if why == Unparsed::NoCommand => self.no_rule = true,
             Some(rule) if rule.decision != PolicyDecision::Allow => self.vote(rule),
             _ => {
                 let detail = match why {

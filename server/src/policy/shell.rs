@@ -471,8 +471,9 @@ fn is_assignment(word: &str) -> bool {
     })
 }
 
-/// `sh`/`bash`/… with `-c` (also in a cluster like `-lc`) and then the script; or
-/// `eval` with its words joined. Gemini CLI's `stripShellWrapper` knows `sh -c` forms.
+/// `sh`/`bash`/… with `-c` (also in a cluster like `-lc`) and then the script,
+/// or reading its script from its input (`Dynamic`); or `eval` with its words
+/// joined. (`bash build.sh` runs a file: judged by its text only.) Gemini CLI's `stripShellWrapper` knows `sh -c` forms.
 fn inner_script(program: &str, args: &[Node], source: &str) -> Option<Inner> {
     let script = |node: Node| match node.kind() {
         "simple_expansion" | "expansion" | "command_substitution" => Inner::Dynamic,
@@ -494,10 +495,12 @@ fn inner_script(program: &str, args: &[Node], source: &str) -> Option<Inner> {
         |word: &str| word.len() > 1 && word.starts_with('-') && !word.starts_with("--") && word[1..].contains('c');
     let c_anywhere = args.iter().any(|arg| literal(*arg, source, false).is_some_and(|word| dashed_c(&word)));
     let mut seen_c = false;
+    let mut script_file = false;
     let mut i = 0;
     let found = loop {
         let Some(arg) = args.get(i) else { break None };
         let Some(word) = literal(*arg, source, false) else {
+            script_file = !seen_c;
             break seen_c.then(|| script(*arg));
         };
         if word.starts_with('-') || word.starts_with('+') {
@@ -509,9 +512,12 @@ fn inner_script(program: &str, args: &[Node], source: &str) -> Option<Inner> {
             i += 1;
             continue;
         }
+        script_file = !seen_c;
         break seen_c.then(|| script(*arg));
     };
-    found.or_else(|| c_anywhere.then_some(Inner::Dynamic))
+    // No `-c` and no script file: the shell runs what it reads on its input (a
+    // pipe, a here-document, a here-string), which is not judged here.
+    found.or_else(|| (c_anywhere || !script_file).then_some(Inner::Dynamic))
 }
 
 fn basename(name: &str) -> &str {
@@ -656,12 +662,23 @@ fn ansi_c(text: &str) -> String {
 
 const REDIRECTS: [&str; 3] = ["file_redirect", "heredoc_redirect", "herestring_redirect"];
 
-/// The targets of a command's own redirections (`> out`, `< in`), which
-/// tree-sitter puts in the statement around the command.
+/// The targets of the redirections a command writes or reads through (`> out`,
+/// `< in`): its own, and those of the statements around it (tree-sitter hangs
+/// `a && b > f` on the list), up to the nearest substitution.
 fn redirect_targets(node: Node) -> Vec<Node> {
-    let around = node.parent().filter(|parent| parent.kind() == "redirected_statement");
+    let mut holders = vec![node];
+    let mut current = node;
+    while let Some(parent) = current.parent() {
+        if matches!(parent.kind(), "command_substitution" | "process_substitution") {
+            break;
+        }
+        if parent.kind() == "redirected_statement" {
+            holders.push(parent);
+        }
+        current = parent;
+    }
     let mut targets = Vec::new();
-    for holder in std::iter::once(node).chain(around) {
+    for holder in holders {
         let mut cursor = holder.walk();
         let children: Vec<Node> = holder.children(&mut cursor).collect();
         targets.extend(
