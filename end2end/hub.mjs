@@ -56,6 +56,15 @@ export async function startHub(args = [], env = {}, { dataDir, port = 0, token }
       });
       return { status: response.status, body: await response.json() };
     },
+    /** Trusts the folder: its own .gemini files may loosen what the hub does (allow rules, YOLO on). */
+    trust: async (folder) => {
+      const response = await fetch(base + '/api/folders/trust', {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ folderPath: folder }),
+      });
+      if (!response.ok) throw new Error(`trusting ${folder}: ${response.status} ${await response.text()}`);
+    },
     /** POSTs `body` and reads the NDJSON answer to its end: `{status, events}` (`body` on errors). */
     stream: async (path, body) => {
       const response = await fetch(base + path, {

@@ -126,6 +126,7 @@ test('a card survives a reload and can be decided after it', async () => {
 
 test('with YOLO on the agent works without a card', async () => {
   const folder = makeFolder({ security: { disableYoloMode: false } });
+  await hub.trust(folder); // a folder's own file may turn YOLO on once it is trusted
   model.script(call('y1', 'write_file', { file_path: 'yolo.txt', content: 'no questions' }), text('Wrote it.'));
   const { page, errors } = await openFolder(folder);
   assert.equal(await page.getByTestId('yolo-switch').getAttribute('aria-checked'), 'true');
