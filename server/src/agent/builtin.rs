@@ -10,7 +10,7 @@ use app::types::SessionStatus;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::batch::{AlreadyLogged, Settled};
+use super::batch::{AlreadyLogged, Judge, Settled};
 use super::calls::{check, keep_within_review_budget, result_event, CallIds, Checked};
 use super::model::{ModelClient, ToolCallRequest};
 use super::question::{self, Answer};
@@ -69,7 +69,10 @@ pub fn begin(
         }
         let after = runtime.log.last_seq();
         match start {
-            Start::Decide { tool_id, decision } => apply_decision(hub, runtime, state, &tool_id, decision)?,
+            Start::Decide { tool_id, decision } => {
+                let judge = |call: &PlannedCall, grants: &HashSet<String>| judge_now(&**hub, runtime, call, grants);
+                apply_decision(&judge, runtime, state, &tool_id, decision)?
+            }
             Start::Answer { request_id, response } => apply_answer(state, &request_id, &response)?,
             Start::AgentOption { .. } => {
                 return Err(ApiError::bad_request(
@@ -92,7 +95,8 @@ pub fn begin(
                         ));
                     };
                     let first = paused.batch.pending().into_iter().next().unwrap_or_default();
-                    apply_decision(hub, runtime, state, &first, decision)?;
+                    let judge = |call: &PlannedCall, grants: &HashSet<String>| judge_now(&**hub, runtime, call, grants);
+                    apply_decision(&judge, runtime, state, &first, decision)?;
                     runtime.log.push(AgentEvent::Message { role: Role::User, content: text, delta: false });
                 }
                 None => {
@@ -181,8 +185,10 @@ pub(crate) fn judge_now(
     })
 }
 
-fn apply_decision(
-    hub: &dyn HubPort,
+/// The user's decision on one waiting call; `judge` is the gate as things
+/// stand, asked of the other waiting calls after a grant or a saved rule.
+pub(crate) fn apply_decision(
+    judge: Judge,
     runtime: &SessionRuntime,
     state: &mut AgentState,
     tool_id: &str,
@@ -206,9 +212,7 @@ fn apply_decision(
             if matches!(decision, Decision::ApproveSession | Decision::ApproveAlways) {
                 // The grant or the new rule may let other waiting calls run.
                 let (calls, grants) = (&paused.calls, &state.allowed_tools);
-                gate::reopen_allowed(&mut paused.batch, |id| {
-                    calls.get(id).map(|call| judge_now(hub, runtime, call, grants))
-                });
+                gate::reopen_allowed(&mut paused.batch, |id| calls.get(id).map(|call| judge(call, grants)));
             }
             Ok(())
         }

@@ -1,20 +1,28 @@
-//! The gate's property: random replies of calls (plain, read-only, protected,
-//! denied, asking, allowed by a rule) and random user actions (approve, "for
-//! this session", "Always", reject, YOLO toggles, rule deletions, trust,
-//! restarts), driven through the approval batch the way the built-in agent's
-//! runtime drives it (`Step::Judge` asked with the gate as things stand,
-//! `reopen_allowed` after a loosening decision). Invariant: a call runs only
-//! if, at the instant it starts, the gate allows it or the user approved
-//! exactly that call. Seeded: the same rounds every run.
+//! The gate's property, on the built-in agent's real runtime: random replies
+//! of calls (plain, read-only, protected, denied, asking, allowed by a folder
+//! rule) and random user actions (approve, "for this session", "Always",
+//! reject, feedback, YOLO toggles, rule deletions, trust, restarts) go through
+//! `SessionRuntime::settle` (which asks the gate when a call starts),
+//! `builtin::apply_decision` (which re-judges waiting calls after a grant or a
+//! rule) and `recover_batch`. Only the world the gate reads (rules, YOLO,
+//! trust) is made up. Invariant: a call runs only if, at the instant it is
+//! handed out to run, the gate allows it or the user approved exactly that
+//! call. Seeded: the same rounds every run.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::PathBuf;
 
+use app::events::{AgentEvent, ToolStatus};
 use app::types::PolicyDecision;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use serde_json::json;
 
-use super::{reopen_allowed, start, Facts, Start};
-use crate::approval::{ApprovalBatch, Decision, Initial, NewCall, Step};
+use super::{start, Facts, Start};
+use crate::agent::batch::{AlreadyLogged, Settled};
+use crate::agent::builtin::apply_decision;
+use crate::agent::{AgentState, PausedTurn, PlannedCall, SessionRuntime};
+use crate::approval::{ApprovalBatch, Decision, Initial, NewCall};
 use crate::policy;
 
 /// How many random sessions the property runs (each up to 40 actions).
@@ -35,11 +43,28 @@ enum Kind {
     FolderAllowed(u8),
 }
 
-#[derive(Debug, Clone)]
-struct Call {
-    id: String,
-    tool: &'static str,
-    kind: Kind,
+impl Kind {
+    fn code(self) -> u64 {
+        match self {
+            Kind::Plain => 0,
+            Kind::ReadOnly => 1,
+            Kind::Protected => 2,
+            Kind::Denied => 3,
+            Kind::Asking => 4,
+            Kind::FolderAllowed(n) => 10 + u64::from(n),
+        }
+    }
+
+    fn of(call: &PlannedCall) -> Kind {
+        match call.args["kind"].as_u64().unwrap_or(0) {
+            1 => Kind::ReadOnly,
+            2 => Kind::Protected,
+            3 => Kind::Denied,
+            4 => Kind::Asking,
+            n @ 10.. => Kind::FolderAllowed((n - 10) as u8),
+            _ => Kind::Plain,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -56,12 +81,11 @@ enum Action {
     Restart,
 }
 
-/// Everything the gate reads, as it is now.
+/// What the gate reads besides the session's grants, as it is now.
 #[derive(Debug, Default)]
 struct World {
     yolo: bool,
     trusted: bool,
-    grants: HashSet<String>,
     /// The folder's own allow rules still in its files.
     folder_rules: BTreeSet<u8>,
     /// Tools allowed by "Always in this folder".
@@ -69,20 +93,22 @@ struct World {
 }
 
 impl World {
-    fn judge(&self, call: &Call) -> Start {
-        let decision = match call.kind {
+    /// The gate as the hub would ask it (`builtin::judge_now`), with the session's `grants`.
+    fn judge(&self, call: &PlannedCall, grants: &HashSet<String>) -> Start {
+        let kind = Kind::of(call);
+        let decision = match kind {
             Kind::Denied => Some(PolicyDecision::Deny),
             Kind::Asking => Some(PolicyDecision::AskUser),
             Kind::FolderAllowed(n) if self.trusted && self.folder_rules.contains(&n) => Some(PolicyDecision::Allow),
-            _ if self.always.contains(call.tool) && call.kind != Kind::Protected => Some(PolicyDecision::Allow),
+            _ if self.always.contains(&call.name) && kind != Kind::Protected => Some(PolicyDecision::Allow),
             _ => None,
         };
         let verdict = policy::Verdict { decision, source: decision.map(|_| "x.toml".into()), ..Default::default() };
         start(Facts {
             refused: false,
-            read_only: call.kind == Kind::ReadOnly,
-            granted: self.grants.contains(call.tool),
-            protected: call.kind == Kind::Protected,
+            read_only: kind == Kind::ReadOnly,
+            granted: grants.contains(&call.name),
+            protected: kind == Kind::Protected,
             yolo: self.yolo,
             verdict: &verdict,
         })
@@ -91,102 +117,133 @@ impl World {
 
 struct Session {
     world: World,
-    calls: Vec<Call>,
-    batch: Option<ApprovalBatch>,
+    runtime: SessionRuntime,
     /// Calls the user approved, each exactly.
     approved: HashSet<String>,
     next_id: usize,
-    ran: Vec<String>,
+    ran: usize,
+}
+
+fn fail(err: impl std::fmt::Display) -> TestCaseError {
+    TestCaseError::fail(err.to_string())
 }
 
 impl Session {
-    fn call(&self, id: &str) -> &Call {
-        self.calls.iter().find(|call| call.id == id).expect("a planned call")
+    fn new(world: World) -> Self {
+        let runtime = SessionRuntime::fresh("props".into(), PathBuf::from("/nonexistent/props"), None);
+        Session { world, runtime, approved: HashSet::new(), next_id: 0, ran: 0 }
     }
 
-    /// The runtime working through the batch, checking the invariant at each start.
+    /// The runtime working through its batch as a turn does, checking each start.
     fn work_through(&mut self) -> Result<(), TestCaseError> {
         loop {
-            let Some(batch) = self.batch.as_mut() else { return Ok(()) };
-            match batch.step().map_err(|err| TestCaseError::fail(err.to_string()))? {
-                Step::Judge(id) => {
-                    let call = self.calls.iter().find(|call| call.id == id).expect("planned").clone();
-                    let judged = self.world.judge(&call);
-                    batch.judged(&id, judged.judgement()).map_err(|err| TestCaseError::fail(err.to_string()))?;
-                    if judged.initial == Initial::Cleared {
-                        batch.finished(&id).map_err(|err| TestCaseError::fail(err.to_string()))?;
-                        self.ran.push(id);
-                    }
-                }
-                Step::Run { tool_id, .. } => {
-                    // Only the user's approval of exactly this call hands it out as Run.
+            let world = &self.world;
+            let judge = |call: &PlannedCall, grants: &HashSet<String>| world.judge(call, grants);
+            match self.runtime.settle(&AlreadyLogged::default(), Some(&judge)).map_err(fail)? {
+                Settled::Run { tool_id, .. } => {
+                    let allowed_now = {
+                        let state = self.runtime.state();
+                        let call = state.paused.as_ref().and_then(|paused| paused.calls.get(&tool_id)).cloned();
+                        call.is_some_and(|call| world.judge(&call, &state.allowed_tools).initial == Initial::Cleared)
+                    };
                     prop_assert!(
-                        self.approved.contains(&tool_id),
-                        "{tool_id} ran without the gate's word at its start or the user's approval of it"
+                        allowed_now || self.approved.contains(&tool_id),
+                        "{tool_id} ran: the gate does not allow it now and the user did not approve exactly it"
                     );
-                    batch.finished(&tool_id).map_err(|err| TestCaseError::fail(err.to_string()))?;
-                    self.ran.push(tool_id);
+                    let event = AgentEvent::ToolResult {
+                        tool_id: tool_id.clone(),
+                        status: ToolStatus::Success,
+                        output: Some("ok".into()),
+                        error: None,
+                        diff: None,
+                    };
+                    self.runtime.finish(&tool_id, event, "ok".into()).map_err(fail)?;
+                    self.ran += 1;
                 }
-                Step::Skip { .. } => {}
-                Step::Wait(_) | Step::Ask(_) => return Ok(()),
-                Step::Cancelled | Step::Continue => {
-                    self.batch = None;
+                Settled::Continue => {
+                    self.runtime.state().paused = None;
                     return Ok(());
                 }
+                Settled::Cancelled => {
+                    self.runtime.close_batch("stopped");
+                    return Ok(());
+                }
+                Settled::Wait(_) | Settled::Ask(_) => return Ok(()),
             }
         }
     }
 
     fn decide(&mut self, index: usize, decision: Decision) -> Result<(), TestCaseError> {
-        let Some(batch) = self.batch.as_mut() else { return Ok(()) };
-        let pending = batch.pending();
+        let pending = match self.runtime.state().paused.as_ref() {
+            Some(paused) => paused.batch.pending(),
+            None => return Ok(()),
+        };
         if pending.is_empty() {
             return Ok(());
         }
         let id = pending[index % pending.len()].clone();
-        let tool = self.calls.iter().find(|call| call.id == id).expect("planned").tool;
-        let approves = matches!(decision, Decision::Approve | Decision::ApproveSession | Decision::ApproveAlways);
-        let loosens = matches!(decision, Decision::ApproveSession | Decision::ApproveAlways);
-        match &decision {
-            Decision::ApproveSession => {
-                self.world.grants.insert(tool.to_string());
-            }
-            Decision::ApproveAlways => {
-                self.world.always.insert(tool.to_string());
-            }
-            _ => {}
+        if decision == Decision::ApproveAlways {
+            // The hub saves the rule before the decision (api::chat::approve_always).
+            let name =
+                self.runtime.state().paused.as_ref().and_then(|paused| paused.calls.get(&id)).map(|c| c.name.clone());
+            self.world.always.extend(name);
         }
-        batch.decide(&id, decision).map_err(|err| TestCaseError::fail(err.to_string()))?;
+        let approves = matches!(decision, Decision::Approve | Decision::ApproveSession | Decision::ApproveAlways);
+        {
+            let world = &self.world;
+            let judge = |call: &PlannedCall, grants: &HashSet<String>| world.judge(call, grants);
+            let mut state = self.runtime.state();
+            apply_decision(&judge, &self.runtime, &mut state, &id, decision).map_err(|err| fail(err.message))?;
+        }
         if approves {
             self.approved.insert(id);
-        }
-        if loosens {
-            let (world, calls) = (&self.world, &self.calls);
-            reopen_allowed(batch, |id| calls.iter().find(|call| call.id == id).map(|call| world.judge(call)));
         }
         self.work_through()
     }
 
+    fn reply(&mut self, calls: Vec<(&'static str, Kind)>) -> Result<(), TestCaseError> {
+        if self.runtime.state().paused.is_some() {
+            return Ok(());
+        }
+        let mut planned = HashMap::new();
+        let mut new_calls = Vec::new();
+        {
+            let state = self.runtime.state();
+            for (tool, kind) in calls {
+                self.next_id += 1;
+                let id = format!("c{}", self.next_id);
+                let call = PlannedCall {
+                    model_id: None,
+                    tool: None,
+                    name: tool.to_string(),
+                    args: json!({ "kind": kind.code() }),
+                    failure: None,
+                };
+                // As `Turn::plan` does: the gate when the reply is planned shows the cards.
+                let initial = self.world.judge(&call, &state.allowed_tools).initial;
+                new_calls.push(NewCall { tool_id: id.clone(), tool_name: tool.to_string(), editable: false, initial });
+                planned.insert(id, call);
+            }
+        }
+        let batch = ApprovalBatch::new(new_calls).map_err(fail)?;
+        self.runtime.state().paused = Some(PausedTurn { batch, calls: planned });
+        self.work_through()
+    }
+
+    /// The hub stopped and came back: the saved state read anew, and recovered.
+    fn restart(&mut self) -> Result<(), TestCaseError> {
+        let saved = serde_json::to_string(&*self.runtime.state()).map_err(fail)?;
+        let state: AgentState = serde_json::from_str(&saved).map_err(fail)?;
+        self.runtime =
+            SessionRuntime::with("props".into(), PathBuf::from("/nonexistent/props"), None, Vec::new(), state);
+        // Recovery judges nothing: it closes what was cut short and keeps the cards.
+        let _ = self.runtime.recover_batch();
+        Ok(())
+    }
+
     fn act(&mut self, action: Action) -> Result<(), TestCaseError> {
         match action {
-            Action::Reply(calls) if self.batch.is_none() => {
-                let mut new_calls = Vec::new();
-                for (tool, kind) in calls {
-                    self.next_id += 1;
-                    let call = Call { id: format!("c{}", self.next_id), tool, kind };
-                    let planned = self.world.judge(&call);
-                    new_calls.push(NewCall {
-                        tool_id: call.id.clone(),
-                        tool_name: tool.to_string(),
-                        editable: false,
-                        initial: planned.initial,
-                    });
-                    self.calls.push(call);
-                }
-                self.batch = Some(ApprovalBatch::new(new_calls).map_err(|err| TestCaseError::fail(err.to_string()))?);
-                self.work_through()
-            }
-            Action::Reply(_) => Ok(()),
+            Action::Reply(calls) => self.reply(calls),
             Action::Approve(i) => self.decide(i, Decision::Approve),
             Action::ApproveSession(i) => self.decide(i, Decision::ApproveSession),
             Action::ApproveAlways(i) => self.decide(i, Decision::ApproveAlways),
@@ -207,30 +264,7 @@ impl Session {
                 self.world.trusted = on;
                 Ok(())
             }
-            Action::Restart => {
-                // Saved, read back, and what was cut short closed; grants end with the session's memory.
-                if let Some(batch) = self.batch.take() {
-                    let text = serde_json::to_string(&batch).map_err(|err| TestCaseError::fail(err.to_string()))?;
-                    let mut back: ApprovalBatch =
-                        serde_json::from_str(&text).map_err(|err| TestCaseError::fail(err.to_string()))?;
-                    back.interrupt();
-                    self.batch = Some(back);
-                    // Recovery judges nothing: it stops at the first waiting call.
-                    let batch = self.batch.as_mut().expect("just set");
-                    loop {
-                        match batch.step().map_err(|err| TestCaseError::fail(err.to_string()))? {
-                            Step::Skip { .. } => continue,
-                            Step::Wait(_) | Step::Ask(_) => break,
-                            Step::Cancelled | Step::Continue => {
-                                self.batch = None;
-                                break;
-                            }
-                            other => return Err(TestCaseError::fail(format!("recovery stepped to {other:?}"))),
-                        }
-                    }
-                }
-                Ok(())
-            }
+            Action::Restart => self.restart(),
         }
     }
 }
@@ -262,8 +296,6 @@ fn action() -> impl Strategy<Value = Action> {
     ]
 }
 
-/// Every start is checked inside `work_through`; here, also that a call the
-/// gate stops never ran on a sibling's decision: each run is accounted for.
 #[test]
 fn a_call_runs_only_if_the_gate_allows_it_at_its_start_or_the_user_approved_exactly_it() {
     let config = Config { cases: ROUNDS, failure_persistence: None, ..Config::default() };
@@ -272,31 +304,11 @@ fn a_call_runs_only_if_the_gate_allows_it_at_its_start_or_the_user_approved_exac
     let ran = std::cell::Cell::new(0usize);
     runner
         .run(&strategy, |(trusted, actions)| {
-            let world = World { trusted, folder_rules: (0..3).collect(), ..World::default() };
-            let mut session = Session {
-                world,
-                calls: Vec::new(),
-                batch: None,
-                approved: HashSet::new(),
-                next_id: 0,
-                ran: Vec::new(),
-            };
+            let mut session = Session::new(World { trusted, folder_rules: (0..3).collect(), ..World::default() });
             for action in actions {
-                let before = session.ran.len();
                 session.act(action)?;
-                // No action both changes the world and runs calls after it: the
-                // world now is the world each of these calls started in.
-                for id in &session.ran[before..] {
-                    let call = session.call(id);
-                    let allowed_now = session.world.judge(call).initial == Initial::Cleared;
-                    prop_assert!(
-                        allowed_now || session.approved.contains(id),
-                        "{id} ({:?}) ran: the gate does not allow it now and the user did not approve it",
-                        call.kind
-                    );
-                }
             }
-            ran.set(ran.get() + session.ran.len());
+            ran.set(ran.get() + session.ran);
             Ok(())
         })
         .unwrap_or_else(|failure| panic!("{failure}"));
