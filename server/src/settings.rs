@@ -44,8 +44,8 @@ impl SettingsDefault {
         if trusted || !self.yolo_mode {
             return self;
         }
-        let note = "YOLO on once you trust this folder: its .gemini/settings.json sets security.disableYoloMode \
-                    to false, and a folder's own files may turn approvals off only once you trust it."
+        let note = "Its .gemini/settings.json would turn YOLO on (security.disableYoloMode is false): that \
+                    waits until you trust this folder."
             .to_string();
         Self { yolo_mode: false, locked: false, from_settings: false, note: Some(note), held_for_trust: true }
     }

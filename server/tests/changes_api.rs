@@ -20,10 +20,6 @@ impl TestHub {
     }
 }
 
-fn session_of(events: &[Value]) -> String {
-    events[0]["session_id"].as_str().unwrap().to_string()
-}
-
 /// (path, change, oldText, newText, writes) of each listed file, in order.
 fn listed(changes: &Value) -> Vec<(String, String, String, String, u64)> {
     changes["files"]

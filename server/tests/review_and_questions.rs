@@ -9,10 +9,6 @@ use common::fake_model::{call, calls, text, FakeModel};
 use common::*;
 use serde_json::{json, Value};
 
-fn session_of(events: &[Value]) -> String {
-    events[0]["session_id"].as_str().unwrap().to_string()
-}
-
 impl TestHub {
     async fn input(&self, session: &str, body: Value) -> Reply {
         self.post(&format!("/api/sessions/{session}/input"), body.to_string()).await

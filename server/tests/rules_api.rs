@@ -8,8 +8,6 @@ mod common;
 
 use std::path::Path;
 
-use agent_hub::hub::HubOptions;
-use agent_hub::store::Store;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use common::fake_model::{call, text, FakeModel};
@@ -17,23 +15,8 @@ use common::process::HubProcess;
 use common::*;
 use serde_json::{json, Value};
 
-fn policy(folder: &Path, name: &str, text: &str) {
-    std::fs::create_dir_all(folder.join(".gemini/policies")).unwrap();
-    std::fs::write(folder.join(".gemini/policies").join(name), text).unwrap();
-}
-
 fn shell(id: &str, command: &str) -> common::fake_model::Reply {
     call(id, "run_shell_command", json!({ "command": command }))
-}
-
-/// A hub with the scripted model and a database in `data`.
-fn hub_with_store(model: &FakeModel, data: &tempfile::TempDir) -> TestHub {
-    let store = Store::open(data.path()).unwrap();
-    TestHub::with_options(HubOptions { store: Some(store), ..model_options(model) })
-}
-
-fn session_of(events: &[Value]) -> String {
-    events[0]["session_id"].as_str().unwrap().to_string()
 }
 
 fn tool_use(events: &[Value]) -> &Value {

@@ -8,25 +8,10 @@ mod common;
 use std::path::Path;
 
 use agent_hub::hub::HubOptions;
-use agent_hub::store::Store;
 use axum::http::StatusCode;
 use common::fake_model::{call, calls, text, FakeModel};
 use common::*;
 use serde_json::{json, Value};
-
-fn policy(folder: &Path, name: &str, text: &str) {
-    std::fs::create_dir_all(folder.join(".gemini/policies")).unwrap();
-    std::fs::write(folder.join(".gemini/policies").join(name), text).unwrap();
-}
-
-fn hub_with_store(model: &FakeModel, data: &tempfile::TempDir) -> TestHub {
-    let store = Store::open(data.path()).unwrap();
-    TestHub::with_options(HubOptions { store: Some(store), ..model_options(model) })
-}
-
-fn session_of(events: &[Value]) -> String {
-    events[0]["session_id"].as_str().unwrap().to_string()
-}
 
 fn last(events: &[Value]) -> &Value {
     events.last().expect("events")

@@ -126,6 +126,9 @@ struct Visit<'t> {
     within: Option<usize>,
     /// Inside a redirected statement, up to the nearest substitution.
     around: bool,
+    /// Those redirected statements (tree-sitter finds a node's parent by a walk
+    /// from the root, so they are carried down, not looked up).
+    holders: std::rc::Rc<Vec<Node<'t>>>,
     parent: &'t str,
 }
 
@@ -158,16 +161,17 @@ fn split_parts(command: &str) -> Result<(Vec<Part>, bool), Unparsed> {
     }
     let mut parts: Vec<Part> = Vec::new();
     // Each node with the part it belongs to (the nearest command around it).
-    let mut stack = vec![Visit { node: root, within: None, around: false, parent: "" }];
+    let mut stack =
+        vec![Visit { node: root, within: None, around: false, holders: std::rc::Rc::default(), parent: "" }];
     let mut prompt_transform = false;
     let mut here_document = false;
-    while let Some(Visit { node, mut within, around, parent }) = stack.pop() {
+    while let Some(Visit { node, mut within, around, holders, parent }) = stack.pop() {
         if parts.len() > MAX_PARTS {
             return Err(Unparsed::TooLong);
         }
         let before = parts.len();
         match node.kind() {
-            "command" => parts.extend(command_part(node, command, around)),
+            "command" => parts.extend(command_part(node, command, around, &holders)),
             "declaration_command" | "unset_command" | "test_command" => {
                 let mut part = whole_part(node, command, around);
                 // `[[ a -eq b ]]` evaluates `a` and `b` as arithmetic, like `$((a))`.
@@ -220,8 +224,19 @@ fn split_parts(command: &str) -> Result<(Vec<Part>, bool), Unparsed> {
             "redirected_statement" => around || own_redirect(node, command),
             _ => around,
         };
+        let holders = match node.kind() {
+            "command_substitution" | "process_substitution" => std::rc::Rc::default(),
+            "redirected_statement" => std::rc::Rc::new(holders.iter().copied().chain([node]).collect()),
+            _ => holders,
+        };
         let parent = node.kind();
-        stack.extend(children.into_iter().rev().map(|child| Visit { node: child, within, around, parent }));
+        stack.extend(children.into_iter().rev().map(|child| Visit {
+            node: child,
+            within,
+            around,
+            holders: holders.clone(),
+            parent,
+        }));
     }
     if parts.len() > MAX_PARTS {
         return Err(Unparsed::TooLong);
@@ -357,7 +372,7 @@ fn text_of<'s>(node: Node, source: &'s str) -> &'s str {
 
 /// `around`: in a redirected statement (`{ a; b; } > out`, `while …; done < in`),
 /// up to the nearest substitution.
-fn command_part(node: Node, source: &str, around: bool) -> Option<Part> {
+fn command_part<'t>(node: Node<'t>, source: &str, around: bool, holders: &[Node<'t>]) -> Option<Part> {
     let name = node.child_by_field_name("name")?;
     let text = source[name.start_byte()..node.end_byte()].trim().to_string();
     // The name and the arguments; not the assignments before, nor redirections.
@@ -409,11 +424,11 @@ fn command_part(node: Node, source: &str, around: bool) -> Option<Part> {
         .collect();
     let opaque = words.iter().any(|word| literal(*word, source, false).is_none())
         || checked.iter().any(|word| literal(*word, source, false).is_none() || has_pattern(*word, source))
-        || redirect_targets(node).iter().any(|target| literal(*target, source, false).is_none());
+        || redirect_targets(node, holders).iter().any(|target| literal(*target, source, false).is_none());
     // A word without a static value counts by its text (`$CODEX_HOME/x` still names CODEX_HOME).
     let value = |word: &Node| literal(*word, source, false).unwrap_or_else(|| text_of(*word, source).to_string());
     let mut values: Vec<String> = checked.iter().map(value).collect();
-    values.extend(redirect_targets(node).iter().map(value));
+    values.extend(redirect_targets(node, holders).iter().map(value));
     Some(Part {
         text,
         variants,
@@ -663,22 +678,11 @@ fn ansi_c(text: &str) -> String {
 const REDIRECTS: [&str; 3] = ["file_redirect", "heredoc_redirect", "herestring_redirect"];
 
 /// The targets of the redirections a command writes or reads through (`> out`,
-/// `< in`): its own, and those of the statements around it (tree-sitter hangs
-/// `a && b > f` on the list), up to the nearest substitution.
-fn redirect_targets(node: Node) -> Vec<Node> {
-    let mut holders = vec![node];
-    let mut current = node;
-    while let Some(parent) = current.parent() {
-        if matches!(parent.kind(), "command_substitution" | "process_substitution") {
-            break;
-        }
-        if parent.kind() == "redirected_statement" {
-            holders.push(parent);
-        }
-        current = parent;
-    }
+/// `< in`): its own, and those of the redirected statements around it up to
+/// the nearest substitution (`holders`; tree-sitter hangs `a && b > f` on the list).
+fn redirect_targets<'t>(node: Node<'t>, holders: &[Node<'t>]) -> Vec<Node<'t>> {
     let mut targets = Vec::new();
-    for holder in holders {
+    for holder in std::iter::once(&node).chain(holders) {
         let mut cursor = holder.walk();
         let children: Vec<Node> = holder.children(&mut cursor).collect();
         targets.extend(

@@ -195,3 +195,20 @@ pub fn process_alive(pid: &str) -> bool {
     std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
         .is_ok_and(|stat| stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next()) != Some("Z"))
 }
+
+/// Writes a policy file into the folder's `.gemini/policies`.
+pub fn policy(folder: &Path, name: &str, text: &str) {
+    std::fs::create_dir_all(folder.join(".gemini/policies")).unwrap();
+    std::fs::write(folder.join(".gemini/policies").join(name), text).unwrap();
+}
+
+/// A hub with the scripted model and a database in `data`.
+pub fn hub_with_store(model: &fake_model::FakeModel, data: &tempfile::TempDir) -> TestHub {
+    let store = agent_hub::store::Store::open(data.path()).unwrap();
+    TestHub::with_options(HubOptions { store: Some(store), ..model_options(model) })
+}
+
+/// The session a turn's events belong to (its `init`).
+pub fn session_of(events: &[Value]) -> String {
+    events[0]["session_id"].as_str().unwrap().to_string()
+}
