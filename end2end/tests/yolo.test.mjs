@@ -100,6 +100,18 @@ test('editing .gemini/settings.json on disk updates the switch without a reload'
   assert.equal(await page.getByTestId('trust-banner').count(), 0, 'trusted: the banner goes');
   assert.equal(await page.getByTestId('yolo-source').innerText(), 'from .gemini/settings.json');
 
+  // The Rules panel lists the trust and withdraws it: YOLO goes off and the banner is back.
+  await page.getByTestId('rules-button').click();
+  const trust = page.getByTestId('rules-trust');
+  await expect(async () => assert.match(await trust.innerText(), /^Folder trust\s+Trusted/i));
+  await trust.getByTestId('trust-withdraw').click();
+  await expect(async () => assert.equal(await switchState(page), 'false'));
+  await expect(async () => assert.ok(await page.getByTestId('trust-banner').isVisible()));
+  await expect(async () => assert.match(await trust.innerText(), /Not trusted/));
+  await page.getByTestId('trust-folder').click();
+  await expect(async () => assert.equal(await switchState(page), 'true'));
+  await page.getByTestId('rules-close').click();
+
   writeSettings(folder, { security: { disableYoloMode: true } });
   await expect(async () => assert.ok(await page.getByTestId('yolo-lock').isVisible()));
   assert.equal(await switchState(page), 'false');

@@ -180,12 +180,23 @@ fn RulesBody(
             </h3>
             <div class="flex flex-wrap items-center gap-3">
                 <p class="flex-1 text-slate-600 dark:text-slate-400">
-                    {if trusted {
-                        "Trusted: this folder's own .gemini files apply, allow rules and YOLO included.".to_string()
-                    } else {
-                        format!(
-                            "Not trusted: this folder's own .gemini files may only tighten (deny and ask rules apply); {held} allow rule(s) held back."
-                        )
+                    {match (trusted, held) {
+                        (true, _) => {
+                            "Trusted: this folder's own .gemini files apply, allow rules and YOLO included.".to_string()
+                        }
+                        (false, 0) => {
+                            "Not trusted: this folder's own .gemini files may only tighten (deny and ask rules apply). None of its allow rules is held back."
+                                .to_string()
+                        }
+                        (false, 1) => {
+                            "Not trusted: this folder's own .gemini files may only tighten (deny and ask rules apply). 1 allow rule of its own is held back until you trust it."
+                                .to_string()
+                        }
+                        (false, held) => {
+                            format!(
+                                "Not trusted: this folder's own .gemini files may only tighten (deny and ask rules apply). {held} allow rules of its own are held back until you trust it."
+                            )
+                        }
                     }}
                 </p>
                 <button
