@@ -132,12 +132,13 @@ impl SessionRuntime {
             let Some(paused) = state.paused.as_mut() else { return Ok(Settled::Continue) };
             match paused.batch.step()? {
                 Step::Judge(tool_id) => {
-                    let start = match (judge, paused.calls.get(&tool_id)) {
+                    let call = paused.calls.get(&tool_id);
+                    let start = match (judge, call) {
                         (Some(judge), Some(call)) => judge(call, &state.allowed_tools),
                         _ => gate::Start::user_decides(),
                     };
                     paused.batch.judged(&tool_id, start.judgement())?;
-                    if let (Some((how, by)), Some(call)) = (&start.decided, paused.calls.get(&tool_id)) {
+                    if let (Some((how, by)), Some(call)) = (&start.decided, call) {
                         self.audit_decision(&tool_id, &call.name, &call.args, *how, by);
                     }
                     match start.initial {
@@ -148,7 +149,7 @@ impl SessionRuntime {
                         }
                         Initial::Pending | Initial::Asking => {
                             // It gets its card now; the card says why when a rule or the hub asks.
-                            if let (Some(note), Some(call)) = (start.note, paused.calls.get(&tool_id)) {
+                            if let (Some(note), Some(call)) = (start.note, call) {
                                 self.log.push(AgentEvent::ToolUpdate {
                                     tool_id,
                                     tool_name: call.name.clone(),

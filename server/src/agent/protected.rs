@@ -36,16 +36,19 @@ pub fn protect_data_dir(dir: &Path) {
     let _ = HUB_DATA_DIR.set(dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()));
 }
 
-/// The hub's own directories: its data (the database with saved rules and
-/// trust) and its config (the agents file, which names commands to run).
-fn hub_dirs() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> =
+/// The hub's own directories, canonical: its data (the database with saved
+/// rules and trust) and its config (the agents file, which names commands to
+/// run). Worked out once: every word of every command is checked against them.
+fn hub_dirs() -> &'static [PathBuf] {
+    static DIRS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    DIRS.get_or_init(|| {
         [crate::user_dir("XDG_DATA_HOME", ".local/share"), crate::user_dir("XDG_CONFIG_HOME", ".config")]
             .into_iter()
             .flatten()
-            .collect();
-    dirs.extend(HUB_DATA_DIR.get().cloned());
-    dirs
+            .chain(HUB_DATA_DIR.get().cloned())
+            .map(|dir| dir.canonicalize().unwrap_or(dir))
+            .collect()
+    })
 }
 
 /// Whether the call (under Gemini CLI's tool names) may change `folder/.gemini`,
@@ -91,7 +94,9 @@ fn value_touches(folder: &Path, value: &str) -> bool {
     // By name, wherever it stands: whatever `cd`, `pushd`, `env -C` or a link
     // made in the same command did to the base, a protected directory is named.
     let named = value.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | '_' | '-'))).any(|component| {
-        AGENT_DIRS.contains(&component) || component == "CODEX_HOME" || hub_dir_names().contains(&component)
+        AGENT_DIRS.contains(&component)
+            || component == "CODEX_HOME"
+            || hub_dirs().iter().any(|dir| dir.file_name().is_some_and(|name| name == component))
     });
     if named {
         return true;
@@ -114,22 +119,9 @@ fn expand_tilde(word: &str) -> String {
     format!("{}{after_user}", home.to_string_lossy())
 }
 
-/// The last names of the hub's own directories (`agent-hub`, a `--data-dir`'s
-/// name): a word naming one may reach it from any base.
-fn hub_dir_names() -> Vec<&'static str> {
-    static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    let names = NAMES.get_or_init(|| {
-        hub_dirs().iter().filter_map(|dir| dir.file_name()).map(|name| name.to_string_lossy().into_owned()).collect()
-    });
-    names.iter().map(String::as_str).collect()
-}
-
 fn under_hub_dirs(path: &Path) -> bool {
     let resolved = resolve(path);
-    hub_dirs().iter().any(|dir| {
-        let dir = dir.canonicalize().unwrap_or_else(|_| dir.clone());
-        resolved.starts_with(&dir)
-    })
+    hub_dirs().iter().any(|dir| resolved.starts_with(dir))
 }
 
 /// Where a path leads: `..` and links resolved component by component as the
