@@ -15,10 +15,6 @@ use common::process::HubProcess;
 use common::*;
 use serde_json::{json, Value};
 
-fn shell(id: &str, command: &str) -> common::fake_model::Reply {
-    call(id, "run_shell_command", json!({ "command": command }))
-}
-
 fn tool_use(events: &[Value]) -> &Value {
     events.iter().find(|event| event["type"] == "tool_use").expect("a tool_use")
 }

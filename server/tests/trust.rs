@@ -135,10 +135,6 @@ async fn a_call_planned_under_yolo_asks_when_yolo_is_off_by_the_time_it_starts()
     assert!(!folder.join("stale.txt").exists(), "it did not run on YOLO's word of the past");
 }
 
-fn shell(id: &str, command: &str) -> common::fake_model::Reply {
-    call(id, "run_shell_command", json!({ "command": command }))
-}
-
 /// Item 3: `.gem''ini` got past the substring test for `.gemini/` in YOLO and
 /// wrote a policy file that allows everything. Now the command is read as the
 /// shell reads it.

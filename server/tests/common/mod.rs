@@ -212,3 +212,8 @@ pub fn hub_with_store(model: &fake_model::FakeModel, data: &tempfile::TempDir) -
 pub fn session_of(events: &[Value]) -> String {
     events[0]["session_id"].as_str().unwrap().to_string()
 }
+
+/// A scripted reply calling the shell tool.
+pub fn shell(id: &str, command: &str) -> fake_model::Reply {
+    fake_model::call(id, "run_shell_command", serde_json::json!({ "command": command }))
+}
