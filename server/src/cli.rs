@@ -208,7 +208,7 @@ mod tests {
         assert_eq!(cli.allow_hosts, ["hub.local"]);
     }
 
-    /// (Given in the environment they are dropped: tests/binary.rs, which sets
+    /// (Given in the environment they are dropped: tests/it/binary.rs, which sets
     /// the environment of a hub of its own.)
     #[test]
     fn model_flags_with_an_acp_agent_are_a_mistake_to_point_out() {

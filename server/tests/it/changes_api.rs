@@ -2,7 +2,7 @@
 //! approved calls wrote, collapsed per file; nothing for a rejected call; and
 //! the folder's git working tree against `HEAD` (git run for real).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! The built-in agent over HTTP against a scripted model server: the prompt
 //! stream, approval cards, decisions, YOLO, and bad decisions.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! clear error and ends; the hub stays up and the next prompt tries again.
 //! (The working path runs against the real Gemini CLI in end2end/tests/acp.test.mjs.)
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

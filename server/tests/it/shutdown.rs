@@ -3,7 +3,7 @@
 //! the way Stop does it, and the store is flushed. A second signal, or a graceful
 //! part that hangs, ends it at once.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::TcpStream;

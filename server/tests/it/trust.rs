@@ -3,7 +3,7 @@
 //! starts (never on the strength of an earlier moment), and a decision on one
 //! call never clears another that the gate would stop.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

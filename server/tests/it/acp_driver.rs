@@ -7,7 +7,7 @@
 //! failed start quotes the agent's stderr, YOLO never answers an "always",
 //! `agent_option` decisions, calls told in pieces, and unknown requests.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! "Always in this folder" is saved in the hub (surviving a restart) and
 //! deleted again, and every decision reads back from the audit trail.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! process) and one whose command is missing; the built-in agent talks to a
 //! scripted model; `PATH` holds only what the test puts there.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! instead) and the agent's questions (`ask_user`, `input_request`,
 //! `POST /api/sessions/{id}/input`), over HTTP against the scripted model.
 
-mod common;
+use crate::common;
 
 use axum::http::StatusCode;
 use common::fake_model::{call, calls, text, FakeModel};

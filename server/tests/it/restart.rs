@@ -1,7 +1,7 @@
 //! Nothing is lost: the real binary is killed with SIGKILL and started again on
 //! the same data dir, against a scripted model.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

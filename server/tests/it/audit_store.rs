@@ -75,7 +75,7 @@ async fn a_v1_database_is_migrated_and_keeps_its_data() {
     let dir = tempfile::tempdir().unwrap();
     {
         let old = database(dir.path());
-        old.execute_batch(include_str!("../migrations/001_init.sql")).unwrap();
+        old.execute_batch(include_str!("../../migrations/001_init.sql")).unwrap();
         old.pragma_update(None, "user_version", 1).unwrap();
         old.execute("INSERT INTO sessions VALUES ('s1', '/tmp/project', 'idle', NULL, 0, 1, 2)", []).unwrap();
         old.execute(

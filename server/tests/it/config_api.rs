@@ -1,6 +1,6 @@
 //! `/api/chat/config`, `/api/projects`, `/api/sessions/{id}` over HTTP.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! read-only disk would fail it) ends the turn with `store_failed`; the hub goes
 //! on serving what it has, and nothing runs that is not saved as running first.
 
-mod common;
+use crate::common;
 
 use agent_hub::hub::HubOptions;
 use agent_hub::store::Store;

@@ -3,7 +3,7 @@
 //! (`DELETE /api/sessions/{id}`), idle, waiting on a card, running, and across
 //! a restart of the real binary on a real SQLite data dir.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! (`sh -c '… & wait'`, as `npx` would), so the agent is the hub's grandchild,
 //! and the agent starts a helper of its own: three processes in one group.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;

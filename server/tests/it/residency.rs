@@ -1,7 +1,7 @@
 //! Bounded memory: idle sessions leave memory past a bound and come back from
 //! the store exactly as they were, waiting cards included.
 
-mod common;
+use crate::common;
 
 use agent_hub::hub::HubOptions;
 use agent_hub::store::Store;

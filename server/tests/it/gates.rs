@@ -1,6 +1,6 @@
 //! Launch token, Host allowlist and Origin check on every route.
 
-mod common;
+use crate::common;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};

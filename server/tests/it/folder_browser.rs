@@ -2,7 +2,7 @@
 //! behind the same gates as every route; `GET /api/folders/recent` remembers the
 //! folders opened, across restarts; folders on the command line open at start.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! a running command is killed, a waiting card is withdrawn, the turn ends
 //! `cancelled`, and the model later learns which calls never ran.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,0 +1,28 @@
+//! Every integration test in one binary: one link instead of twenty-one.
+//! The fault-injection run (`tests/faults/`) stays a binary of its own: it is
+//! long, and it is run on its own with its own settings.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod acp_driver;
+mod acp_failures;
+mod acp_processes;
+mod agent_loop;
+mod agents_api;
+mod audit_store;
+mod binary;
+mod changes_api;
+mod config_api;
+mod folder_browser;
+mod gates;
+mod module_graph;
+mod residency;
+mod restart;
+mod review_and_questions;
+mod rules_api;
+mod sessions_api;
+mod shutdown;
+mod stop;
+mod storage_faults;
+mod trust;
