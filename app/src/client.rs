@@ -5,11 +5,11 @@ use leptos::prelude::*;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::events::SeqEvent;
-use crate::types::{
+use protocol::api::{
     ApproveRequest, ChatConfig, DirListing, InputAnswer, ProjectsResponse, PromptRequest, RecentFolders,
     SetConfigRequest, SetModeRequest,
 };
+use protocol::events::SeqEvent;
 
 /// Rules, session grants and the audit trail (issue 15).
 pub mod policy;
@@ -110,12 +110,12 @@ pub async fn open_folder(folder_path: &str) -> Result<ChatConfig, HubError> {
 /// making it on first use: a POST, since `GET /api/chat/config` only reads.
 pub async fn open_session(folder_path: &str, session_id: Option<&str>) -> Result<ChatConfig, HubError> {
     let body =
-        crate::types::ConfigQuery { folder_path: folder_path.to_string(), session_id: session_id.map(str::to_string) };
+        protocol::api::ConfigQuery { folder_path: folder_path.to_string(), session_id: session_id.map(str::to_string) };
     send_json("POST", "/api/chat/open", Some(&body)).await
 }
 
 /// The hub's agents, with the folder's last choice.
-pub async fn agents(folder_path: &str) -> Result<crate::types::AgentsResponse, HubError> {
+pub async fn agents(folder_path: &str) -> Result<protocol::api::AgentsResponse, HubError> {
     get_json(&format!("/api/agents?folderPath={}", urlencoding::encode(folder_path))).await
 }
 
@@ -137,7 +137,7 @@ pub async fn set_yolo(folder_path: &str, session_id: &str, yolo_mode: bool) -> R
 
 /// Trusts the folder (its own `.gemini` files may loosen what the hub does),
 /// or withdraws that trust.
-pub async fn set_trust(folder_path: &str, trusted: bool) -> Result<crate::types::FolderTrust, HubError> {
+pub async fn set_trust(folder_path: &str, trusted: bool) -> Result<protocol::api::FolderTrust, HubError> {
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Body<'a> {
@@ -159,7 +159,7 @@ pub async fn set_mode(session_id: &str, mode_id: &str) -> Result<ChatConfig, Hub
 }
 
 /// What the session's agent changed, and the folder's git working tree.
-pub async fn changes(session_id: &str) -> Result<crate::types::changes::ChangesResponse, HubError> {
+pub async fn changes(session_id: &str) -> Result<protocol::changes::ChangesResponse, HubError> {
     get_json(&format!("/api/sessions/{}/changes", urlencoding::encode(session_id))).await
 }
 
@@ -466,7 +466,7 @@ pub fn decode_response<T: DeserializeOwned>(ok: bool, status: u16, text: &str) -
     if ok {
         return decode(text.as_bytes());
     }
-    match decode::<crate::types::ErrorBody>(text.as_bytes()) {
+    match decode::<protocol::api::ErrorBody>(text.as_bytes()) {
         Ok(body) => Err(body.message),
         Err(_) => Err(format!("The hub answered HTTP {status}.")),
     }

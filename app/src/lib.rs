@@ -12,14 +12,12 @@ compile_error!("app must be built with `--cfg erase_components` (see .cargo/conf
 pub mod client;
 pub mod components;
 pub mod diff;
-pub mod events;
 pub mod highlight;
 pub mod location;
 pub mod markdown;
 pub mod parts;
 pub mod policy;
 pub mod transcript;
-pub mod types;
 
 use leptos::prelude::*;
 

@@ -4,9 +4,10 @@
 use serde_json::Value;
 
 use crate::components::tool_call::command_text;
-use crate::events::{PolicyNote, ToolKind};
 use crate::transcript::ToolCall;
-use crate::types::{PolicyDecision, RuleTier, RuleView};
+use protocol::api::{PolicyDecision, RuleTier, RuleView};
+use protocol::audit::{AuditDecision, Decider, Outcome};
+use protocol::events::{PolicyNote, ToolKind};
 
 /// The Gemini CLI name of the shell tool, which rules match by command prefix.
 pub const SHELL_TOOL: &str = "run_shell_command";
@@ -132,40 +133,38 @@ pub fn rule_matches(rule: &RuleView) -> Vec<(&'static str, String)> {
 }
 
 /// The decision an audit row records, in words.
-pub fn audit_decision_label(decision: &str) -> String {
+pub fn audit_decision_label(decision: AuditDecision) -> &'static str {
     match decision {
-        "allowed" => "allowed".into(),
-        "approved" => "approved".into(),
-        "approved_edited" => "approved · edited".into(),
-        "approved_session" => "approved · session".into(),
-        "approved_always" => "approved · always".into(),
-        "rejected" => "rejected".into(),
-        "feedback" => "instruction instead".into(),
-        "denied" => "denied".into(),
-        "refused" => "refused by hub checks".into(),
-        other => other.replace('_', " "),
+        AuditDecision::Allowed => "allowed",
+        AuditDecision::Approved => "approved",
+        AuditDecision::ApprovedEdited => "approved · edited",
+        AuditDecision::ApprovedSession => "approved · session",
+        AuditDecision::ApprovedAlways => "approved · always",
+        AuditDecision::Rejected => "rejected",
+        AuditDecision::Feedback => "instruction instead",
+        AuditDecision::Denied => "denied",
+        AuditDecision::Refused => "refused by hub checks",
+        AuditDecision::Stopped => "stopped",
+        AuditDecision::ApprovedAgentAlways => "approved · agent's always",
+        AuditDecision::RejectedAgentAlways => "rejected · agent's always",
     }
 }
 
 /// Who made an audit row's decision, in words.
-pub fn decided_by_label(decided_by: &str) -> String {
+pub fn decided_by_label(decided_by: Decider) -> &'static str {
     match decided_by {
-        "user" => "you".into(),
-        "rule" => "rule".into(),
-        "yolo" => "YOLO".into(),
-        "session_grant" => "session grant".into(),
-        "read_only_default" => "read-only default".into(),
-        "hub" => "hub checks".into(),
-        other => other.replace('_', " "),
+        Decider::User => "you",
+        Decider::Rule => "rule",
+        Decider::Yolo => "YOLO",
+        Decider::SessionGrant => "session grant",
+        Decider::ReadOnlyDefault => "read-only default",
+        Decider::Hub => "hub checks",
     }
 }
 
 /// How a call ended; `None` while it waits or runs.
-pub fn outcome_label(outcome: Option<&str>) -> String {
-    match outcome {
-        None => "pending".into(),
-        Some(outcome) => outcome.replace('_', " "),
-    }
+pub fn outcome_label(outcome: Option<Outcome>) -> &'static str {
+    outcome.map_or("pending", Outcome::as_str)
 }
 
 /// How an audit decision looks: allowed-like, refused-like, or neither.
@@ -176,19 +175,30 @@ pub enum Tone {
     Neutral,
 }
 
-pub fn decision_tone(decision: &str) -> Tone {
+pub fn decision_tone(decision: AuditDecision) -> Tone {
     match decision {
-        "allowed" | "approved" | "approved_edited" | "approved_session" | "approved_always" => Tone::Go,
-        "rejected" | "denied" | "refused" => Tone::Stop,
-        _ => Tone::Neutral,
+        AuditDecision::Allowed
+        | AuditDecision::Approved
+        | AuditDecision::ApprovedEdited
+        | AuditDecision::ApprovedSession
+        | AuditDecision::ApprovedAlways
+        | AuditDecision::ApprovedAgentAlways => Tone::Go,
+        AuditDecision::Rejected
+        | AuditDecision::Denied
+        | AuditDecision::Refused
+        | AuditDecision::Stopped
+        | AuditDecision::RejectedAgentAlways => Tone::Stop,
+        AuditDecision::Feedback => Tone::Neutral,
     }
 }
 
-pub fn outcome_tone(outcome: Option<&str>) -> Tone {
+pub fn outcome_tone(outcome: Option<Outcome>) -> Tone {
     match outcome {
-        Some("ran") => Tone::Go,
-        Some("failed" | "denied" | "rejected" | "interrupted" | "stopped") => Tone::Stop,
-        _ => Tone::Neutral,
+        Some(Outcome::Ran) => Tone::Go,
+        Some(Outcome::Failed | Outcome::Denied | Outcome::Rejected | Outcome::Interrupted | Outcome::Stopped) => {
+            Tone::Stop
+        }
+        Some(Outcome::Skipped) | None => Tone::Neutral,
     }
 }
 
@@ -289,7 +299,7 @@ pub fn time_label(ms: u64) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::RuleOrigin;
+    use protocol::api::RuleOrigin;
     use serde_json::json;
 
     fn note(decision: PolicyDecision, message: Option<&str>) -> PolicyNote {
@@ -411,16 +421,25 @@ mod tests {
 
     #[test]
     fn audit_words() {
-        assert_eq!(audit_decision_label("approved_always"), "approved · always");
-        assert_eq!(audit_decision_label("something_new"), "something new");
-        assert_eq!(decided_by_label("session_grant"), "session grant");
-        assert_eq!(decided_by_label("user"), "you");
+        assert_eq!(audit_decision_label(AuditDecision::ApprovedAlways), "approved · always");
+        assert_eq!(audit_decision_label(AuditDecision::RejectedAgentAlways), "rejected · agent's always");
+        assert_eq!(decided_by_label(Decider::SessionGrant), "session grant");
+        assert_eq!(decided_by_label(Decider::User), "you");
         assert_eq!(outcome_label(None), "pending");
-        assert_eq!(outcome_label(Some("ran")), "ran");
-        assert_eq!(decision_tone("denied"), Tone::Stop);
-        assert_eq!(decision_tone("approved_session"), Tone::Go);
-        assert_eq!(outcome_tone(Some("interrupted")), Tone::Stop);
+        assert_eq!(outcome_label(Some(Outcome::Ran)), "ran");
+        assert_eq!(decision_tone(AuditDecision::Denied), Tone::Stop);
+        assert_eq!(decision_tone(AuditDecision::Stopped), Tone::Stop, "Stop withdrew the card: nothing ran");
+        assert_eq!(decision_tone(AuditDecision::ApprovedAgentAlways), Tone::Go);
+        assert_eq!(decision_tone(AuditDecision::ApprovedSession), Tone::Go);
+        assert_eq!(outcome_tone(Some(Outcome::Interrupted)), Tone::Stop);
         assert_eq!(outcome_tone(None), Tone::Neutral);
+        // Every word has words of its own on screen, none the raw snake_case.
+        for &decision in AuditDecision::ALL {
+            assert!(!audit_decision_label(decision).contains('_'), "{decision:?}");
+        }
+        for &decider in Decider::ALL {
+            assert!(!decided_by_label(decider).contains('_'), "{decider:?}");
+        }
     }
 
     #[test]

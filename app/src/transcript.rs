@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::events::{
+use protocol::events::{
     AgentChoice, AgentEvent, FileDiff, InputType, PolicyNote, ResultStatus, Role, SeqEvent, ToolKind, ToolStatus,
 };
 
@@ -269,7 +269,7 @@ impl Transcript {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::ToolError;
+    use protocol::events::ToolError;
     use serde_json::json;
 
     fn events(list: Vec<AgentEvent>) -> Vec<SeqEvent> {
@@ -418,8 +418,8 @@ mod tests {
 
     #[test]
     fn a_call_keeps_the_rule_that_decided_it() {
-        use crate::events::PolicyNote;
-        use crate::types::PolicyDecision;
+        use protocol::api::PolicyDecision;
+        use protocol::events::PolicyNote;
         let note = PolicyNote {
             decision: PolicyDecision::Deny,
             source: ".gemini/policies/git.toml rule 1".into(),

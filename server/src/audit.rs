@@ -2,7 +2,7 @@
 //! rows of `GET /api/audit` as NDJSON or CSV. (The rows themselves are kept by
 //! [`crate::store`].)
 
-use app::types::AuditEntry;
+use protocol::audit::AuditEntry;
 use serde_json::Value;
 
 /// The longest summary, in characters, the ellipsis included.
@@ -93,10 +93,10 @@ pub fn to_csv(entries: &[AuditEntry]) -> String {
             &entry.tool_id,
             &entry.tool_name,
             &entry.summary,
-            &entry.decision,
-            &entry.decided_by,
+            entry.decision.as_str(),
+            entry.decided_by.as_str(),
             entry.rule.as_deref().unwrap_or_default(),
-            entry.outcome.as_deref().unwrap_or_default(),
+            entry.outcome.map_or("", |outcome| outcome.as_str()),
             &optional_ms(entry.outcome_at),
         ]
         .map(csv_field);
@@ -143,10 +143,10 @@ mod tests {
             tool_id: format!("c{id}"),
             tool_name: "run_shell_command".into(),
             summary: "git status".into(),
-            decision: "allowed".into(),
-            decided_by: "rule".into(),
+            decision: protocol::audit::AuditDecision::Allowed,
+            decided_by: protocol::audit::Decider::Rule,
             rule: Some("/home/me/project/.gemini/policies/a.toml, rule 1".into()),
-            outcome: Some("ran".into()),
+            outcome: Some(protocol::audit::Outcome::Ran),
             outcome_at: Some(1_700_000_000_500 + id),
         }
     }

@@ -7,8 +7,8 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use app::types::{ChatConfig, HubUpdate, ProjectsResponse, SessionStatus, YoloSource};
 use axum::http::StatusCode;
+use protocol::api::{ChatConfig, HubUpdate, ProjectsResponse, SessionStatus, YoloSource};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
@@ -220,10 +220,10 @@ impl Hub {
     }
 
     /// An agent as a session names it; one no longer listed by its id.
-    pub(crate) fn agent_ref(&self, id: &str) -> app::types::AgentRef {
+    pub(crate) fn agent_ref(&self, id: &str) -> protocol::api::AgentRef {
         match self.agents.get(id) {
             Some(entry) => entry.reference(),
-            None => app::types::AgentRef { id: id.to_string(), name: id.to_string() },
+            None => protocol::api::AgentRef { id: id.to_string(), name: id.to_string() },
         }
     }
 

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use app::types::{ChatConfig, ProjectSummary, ProjectsResponse, SessionStatus, SessionSummary, YoloSource};
+use protocol::api::{ChatConfig, ProjectSummary, ProjectsResponse, SessionStatus, SessionSummary, YoloSource};
 use sha2::{Digest, Sha256};
 
 use crate::settings::SettingsDefault;
@@ -99,7 +99,7 @@ impl Session {
             yolo_mode: self.yolo.enabled,
             updated_at: self.updated_at_ms,
             // The hub puts the agent's name in.
-            agent: Some(app::types::AgentRef { id: self.agent.clone(), name: self.agent.clone() }),
+            agent: Some(protocol::api::AgentRef { id: self.agent.clone(), name: self.agent.clone() }),
         }
     }
 }

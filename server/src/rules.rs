@@ -6,8 +6,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use app::types::{PolicyDecision, RulesResponse, SessionGrant};
 use axum::http::StatusCode;
+use protocol::api::{PolicyDecision, RulesResponse, SessionGrant};
 use serde_json::Value;
 
 use crate::agent::SessionRuntime;
@@ -62,7 +62,7 @@ impl Hub {
         Ok(RulesResponse {
             folder_path: folder.display().to_string(),
             mode: mode.as_str().to_string(),
-            guard_rails: rules.iter().any(|rule| rule.origin == app::types::RuleOrigin::BuiltIn),
+            guard_rails: rules.iter().any(|rule| rule.origin == protocol::api::RuleOrigin::BuiltIn),
             rules,
             problems: set.problems().to_vec(),
             grants,

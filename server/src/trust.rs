@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use app::types::{FolderTrust as TrustAnswer, HubUpdate, PolicyDecision, TrustNeeded};
 use axum::http::StatusCode;
+use protocol::api::{FolderTrust as TrustAnswer, HubUpdate, PolicyDecision, TrustNeeded};
 
 use crate::error::{ApiError, ApiResult};
 use crate::folder::canonical_folder;

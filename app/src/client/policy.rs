@@ -3,7 +3,8 @@
 use serde::Deserialize;
 
 use super::{get_json, get_ndjson, send_for_status, HubError};
-use crate::types::{AuditEntry, RulesResponse};
+use protocol::api::RulesResponse;
+use protocol::audit::AuditEntry;
 
 fn encode(text: &str) -> std::borrow::Cow<'_, str> {
     urlencoding::encode(text)
@@ -100,10 +101,13 @@ mod tests {
         let entries: Vec<AuditEntry> = parse_ndjson(text.as_bytes()).unwrap();
         assert_eq!(entries.len(), 2);
         assert_eq!(
-            (entries[0].rule.as_deref(), entries[0].outcome.as_deref()),
+            (entries[0].rule.as_deref(), entries[0].outcome.map(|outcome| outcome.as_str())),
             (Some("saved in the hub"), Some("ran"))
         );
-        assert_eq!((entries[1].decided_by.as_str(), entries[1].outcome.as_deref()), ("user", None));
+        assert_eq!(
+            (entries[1].decided_by.as_str(), entries[1].outcome.map(|outcome| outcome.as_str())),
+            ("user", None)
+        );
         assert!(parse_ndjson::<AuditEntry>(b"{\"id\":1}\n").is_err(), "a row without its fields is an error");
         assert!(parse_ndjson::<AuditEntry>(b"").unwrap().is_empty());
     }

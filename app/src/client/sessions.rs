@@ -2,7 +2,7 @@
 //! with `/api/projects` ([`super::projects`]).
 
 use super::{send_for_status, send_json, HubError};
-use crate::types::{CreateSessionRequest, RenameSessionRequest, SessionSummary};
+use protocol::api::{CreateSessionRequest, RenameSessionRequest, SessionSummary};
 
 fn session_url(id: &str) -> String {
     format!("/api/sessions/{}", urlencoding::encode(id))

@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 
 use crate::client;
-use crate::types::{AgentInfo, AgentsResponse};
+use protocol::api::{AgentInfo, AgentsResponse};
 
 /// An agent as the select lists it.
 pub fn agent_option_label(agent: &AgentInfo) -> String {
@@ -142,7 +142,7 @@ pub fn AgentPicker(folder_path: String, chosen: RwSignal<Option<String>>) -> imp
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{AgentKind, AgentSource};
+    use protocol::api::{AgentKind, AgentSource};
 
     fn agent(id: &str, available: bool) -> AgentInfo {
         AgentInfo {

@@ -22,11 +22,11 @@ use crate::components::diff_view::DiffView;
 use crate::components::tool_call::{has_details, ParameterList};
 use crate::parts::{wasm_split, PartMissing};
 use crate::transcript::Card;
-use crate::types::{ApproveRequest, PolicyDecision};
+use protocol::api::{ApprovalDecision, ApproveRequest, PolicyDecision};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CardAction {
-    Decide(&'static str),
+    Decide(ApprovalDecision),
     /// Answers the agent's own option (its id).
     AgentOption(String),
     /// Move the ❯ to this place (the place after the buttons focuses the instruction).
@@ -47,16 +47,17 @@ pub fn card_key(key: &str, shift: bool, selected: usize, kind: CardKind, choices
     let places = input + 1;
     let next = (selected + 1) % places;
     let previous = (selected + places - 1) % places;
-    let decide =
-        |decision: &'static str| choices.has(&ButtonAction::Decide(decision)).then_some(CardAction::Decide(decision));
+    let decide = |decision: ApprovalDecision| {
+        choices.has(&ButtonAction::Decide(decision.clone())).then_some(CardAction::Decide(decision))
+    };
     Some(match key {
-        "1" => return decide("approve"),
-        "2" => return decide("reject"),
-        "3" => return decide("approve_session"),
+        "1" => return decide(ApprovalDecision::Approve),
+        "2" => return decide(ApprovalDecision::Reject),
+        "3" => return decide(ApprovalDecision::ApproveSession),
         "4" => CardAction::Select(input),
         "5" => return choices.has(&ButtonAction::OpenAlways).then_some(CardAction::OpenAlways),
-        "a" if edit_card => return decide("approve_session"),
-        "d" if edit_card => return decide("reject"),
+        "a" if edit_card => return decide(ApprovalDecision::ApproveSession),
+        "d" if edit_card => return decide(ApprovalDecision::Reject),
         "e" if edit_card => return choices.has(&ButtonAction::OpenEditor).then_some(CardAction::OpenEditor),
         "c" | "C" if !edit_card => CardAction::CopyCommand,
         "ArrowRight" => CardAction::Select(next),
@@ -64,7 +65,7 @@ pub fn card_key(key: &str, shift: bool, selected: usize, kind: CardKind, choices
         "Tab" if shift => CardAction::Select(previous),
         "Tab" => CardAction::Select(next),
         "Enter" => match choices.get(selected).map(|button| &button.action) {
-            Some(ButtonAction::Decide(decision)) => CardAction::Decide(decision),
+            Some(ButtonAction::Decide(decision)) => CardAction::Decide(decision.clone()),
             Some(ButtonAction::OpenEditor) => CardAction::OpenEditor,
             Some(ButtonAction::OpenAlways) => CardAction::OpenAlways,
             Some(ButtonAction::AgentOption(id)) => CardAction::AgentOption(id.clone()),
@@ -76,9 +77,9 @@ pub fn card_key(key: &str, shift: bool, selected: usize, kind: CardKind, choices
 
 /// The keys the card takes, as its last line says them (while the ❯ is on a button).
 pub fn card_hint(kind: CardKind, choices: &CardChoices) -> String {
-    let approve = choices.label(&ButtonAction::Decide("approve"));
-    let reject = choices.label(&ButtonAction::Decide("reject")).unwrap_or("Reject");
-    let session = choices.has(&ButtonAction::Decide("approve_session"));
+    let approve = choices.label(&ButtonAction::Decide(ApprovalDecision::Approve));
+    let reject = choices.label(&ButtonAction::Decide(ApprovalDecision::Reject)).unwrap_or("Reject");
+    let session = choices.has(&ButtonAction::Decide(ApprovalDecision::ApproveSession));
     let always = choices.has(&ButtonAction::OpenAlways);
     let mut parts: Vec<String> = Vec::new();
     match kind {
@@ -113,7 +114,7 @@ pub fn content_request(tool_id: &str, proposed: &str, content: &str) -> ApproveR
     let changed = content != proposed;
     ApproveRequest {
         tool_id: tool_id.to_string(),
-        decision: if changed { "edit" } else { "approve" }.to_string(),
+        decision: if changed { ApprovalDecision::Edit } else { ApprovalDecision::Approve },
         edit_instruction: None,
         modified_content: changed.then(|| content.to_string()),
         command_prefix: None,
@@ -123,14 +124,14 @@ pub fn content_request(tool_id: &str, proposed: &str, content: &str) -> ApproveR
 }
 
 /// The request a decision sends; `None` for an instruction that is blank.
-pub fn request(tool_id: &str, decision: &str, instruction: &str) -> Option<ApproveRequest> {
-    let edit = decision == "edit";
+pub fn request(tool_id: &str, decision: ApprovalDecision, instruction: &str) -> Option<ApproveRequest> {
+    let edit = decision == ApprovalDecision::Edit;
     if edit && instruction.trim().is_empty() {
         return None;
     }
     Some(ApproveRequest {
         tool_id: tool_id.to_string(),
-        decision: decision.to_string(),
+        decision,
         edit_instruction: edit.then(|| instruction.trim().to_string()),
         modified_content: None,
         command_prefix: None,
@@ -149,7 +150,7 @@ pub fn always_request(tool_id: &str, prefix: Option<&str>) -> Option<ApproveRequ
     };
     Some(ApproveRequest {
         tool_id: tool_id.to_string(),
-        decision: ALWAYS.to_string(),
+        decision: ApprovalDecision::ApproveAlways,
         command_prefix: prefix,
         edit_instruction: None,
         modified_content: None,
@@ -162,7 +163,7 @@ pub fn always_request(tool_id: &str, prefix: Option<&str>) -> Option<ApproveRequ
 pub fn option_request(tool_id: &str, option_id: &str) -> ApproveRequest {
     ApproveRequest {
         tool_id: tool_id.to_string(),
-        decision: AGENT_OPTION.to_string(),
+        decision: ApprovalDecision::AgentOption,
         option_id: Some(option_id.to_string()),
         command_prefix: None,
         edit_instruction: None,
@@ -229,7 +230,7 @@ pub fn ApprovalCard(
         .filter(|note| note.decision == PolicyDecision::AskUser)
         .map(|note| (format!("A rule makes this call ask · {}", note.source), note.message.clone()));
 
-    let send = move |decision: &str| {
+    let send = move |decision: ApprovalDecision| {
         if busy.get_untracked() {
             return;
         }
@@ -339,7 +340,7 @@ pub fn ApprovalCard(
     let on_input_key = move |event: leptos::ev::KeyboardEvent| match event.key().as_str() {
         "Enter" => {
             event.prevent_default();
-            send("edit");
+            send(ApprovalDecision::Edit);
         }
         "Escape" => {
             event.prevent_default();
@@ -385,7 +386,7 @@ pub fn ApprovalCard(
             action.with_value(|action| match action {
                 ButtonAction::OpenEditor => open_editor(),
                 ButtonAction::OpenAlways => open_always(),
-                ButtonAction::Decide(decision) => send(decision),
+                ButtonAction::Decide(decision) => send(decision.clone()),
                 ButtonAction::AgentOption(option_id) => send_option(option_id),
             })
         };
@@ -616,7 +617,7 @@ fn typing_elsewhere_now() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::{AgentChoice, ChoiceKind};
+    use protocol::events::{AgentChoice, ChoiceKind};
 
     /// The built-in agent's card.
     fn key(key: &str, shift: bool, selected: usize, kind: CardKind) -> Option<CardAction> {
@@ -625,9 +626,9 @@ mod tests {
 
     #[test]
     fn number_keys_decide() {
-        assert_eq!(key("1", false, 2, CardKind::Call), Some(CardAction::Decide("approve")));
-        assert_eq!(key("2", false, 0, CardKind::Call), Some(CardAction::Decide("reject")));
-        assert_eq!(key("3", false, 0, CardKind::Call), Some(CardAction::Decide("approve_session")));
+        assert_eq!(key("1", false, 2, CardKind::Call), Some(CardAction::Decide(ApprovalDecision::Approve)));
+        assert_eq!(key("2", false, 0, CardKind::Call), Some(CardAction::Decide(ApprovalDecision::Reject)));
+        assert_eq!(key("3", false, 0, CardKind::Call), Some(CardAction::Decide(ApprovalDecision::ApproveSession)));
         assert_eq!(key("4", false, 0, CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
         assert_eq!(key("5", false, 0, CardKind::Call), Some(CardAction::OpenAlways), "shows the rule first");
         assert_eq!(key("6", false, 0, CardKind::Call), None);
@@ -648,8 +649,8 @@ mod tests {
 
     #[test]
     fn enter_acts_on_the_selected_button() {
-        assert_eq!(key("Enter", false, 1, CardKind::Call), Some(CardAction::Decide("reject")));
-        assert_eq!(key("Enter", false, 2, CardKind::Call), Some(CardAction::Decide("approve_session")));
+        assert_eq!(key("Enter", false, 1, CardKind::Call), Some(CardAction::Decide(ApprovalDecision::Reject)));
+        assert_eq!(key("Enter", false, 2, CardKind::Call), Some(CardAction::Decide(ApprovalDecision::ApproveSession)));
         assert_eq!(key("Enter", false, 3, CardKind::Call), Some(CardAction::OpenAlways));
         assert_eq!(key("Enter", false, BUTTONS.len(), CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
     }
@@ -673,10 +674,10 @@ mod tests {
 
     #[test]
     fn blank_instructions_send_nothing() {
-        assert_eq!(request("t", "edit", "  \n"), None);
-        let edit = request("t", "edit", " only .log files ").unwrap();
+        assert_eq!(request("t", ApprovalDecision::Edit, "  \n"), None);
+        let edit = request("t", ApprovalDecision::Edit, " only .log files ").unwrap();
         assert_eq!(edit.edit_instruction.as_deref(), Some("only .log files"));
-        let approve = request("t", "approve", "").unwrap();
+        let approve = request("t", ApprovalDecision::Approve, "").unwrap();
         assert_eq!((approve.decision.as_str(), approve.edit_instruction), ("approve", None));
     }
 
@@ -687,20 +688,20 @@ mod tests {
         let kind = CardKind::Edit { editor: false };
         assert_eq!(card_choices(kind, None).len(), 4);
         assert_eq!(key("e", false, 0, kind), None);
-        assert_eq!(key("a", false, 0, kind), Some(CardAction::Decide("approve_session")));
+        assert_eq!(key("a", false, 0, kind), Some(CardAction::Decide(ApprovalDecision::ApproveSession)));
         assert_eq!(key("5", false, 0, kind), Some(CardAction::OpenAlways));
         assert_eq!(key("Tab", false, 3, kind), Some(CardAction::Select(4)), "past Always to the instruction");
     }
 
     #[test]
     fn edit_cards_take_the_review_keys_too() {
-        assert_eq!(key("Enter", false, 0, EDIT), Some(CardAction::Decide("approve")));
-        assert_eq!(key("a", false, 0, EDIT), Some(CardAction::Decide("approve_session")));
-        assert_eq!(key("d", false, 0, EDIT), Some(CardAction::Decide("reject")));
+        assert_eq!(key("Enter", false, 0, EDIT), Some(CardAction::Decide(ApprovalDecision::Approve)));
+        assert_eq!(key("a", false, 0, EDIT), Some(CardAction::Decide(ApprovalDecision::ApproveSession)));
+        assert_eq!(key("d", false, 0, EDIT), Some(CardAction::Decide(ApprovalDecision::Reject)));
         assert_eq!(key("e", false, 0, EDIT), Some(CardAction::OpenEditor));
         assert_eq!(key("Enter", false, 3, EDIT), Some(CardAction::OpenAlways), "Always in this folder");
         assert_eq!(key("Enter", false, 4, EDIT), Some(CardAction::OpenEditor), "the Edit button");
-        assert_eq!(key("1", false, 0, EDIT), Some(CardAction::Decide("approve")), "numbers still work");
+        assert_eq!(key("1", false, 0, EDIT), Some(CardAction::Decide(ApprovalDecision::Approve)), "numbers still work");
         assert_eq!(key("4", false, 0, EDIT), Some(CardAction::Select(EDIT_BUTTONS.len())));
         assert_eq!(key("5", false, 0, EDIT), Some(CardAction::OpenAlways));
         assert_eq!(key("Tab", false, 4, EDIT), Some(CardAction::Select(5)), "past Edit to the instruction");
@@ -767,15 +768,18 @@ mod tests {
         let options = claude();
         let choices = card_choices(CardKind::Call, Some(&options));
         assert_eq!(labels(&choices.hub), ["Allow", "Reject", "Yes, for this session", "Always in this folder"]);
-        assert_eq!(choices.hub[0].action, ButtonAction::Decide("approve"));
+        assert_eq!(choices.hub[0].action, ButtonAction::Decide(ApprovalDecision::Approve));
         assert_eq!(choices.hub[0].description.as_deref(), Some("Yes — runs this call once (key 1)"));
-        assert_eq!(choices.hub[1].action, ButtonAction::Decide("reject"));
+        assert_eq!(choices.hub[1].action, ButtonAction::Decide(ApprovalDecision::Reject));
         assert_eq!(labels(&choices.agent), ["Always Allow"]);
         assert_eq!(choices.agent[0].action, ButtonAction::AgentOption("allow_always".into()));
         assert_eq!(choices.agent[0].testid(), "card-agent-option");
         assert!(agent_remembers(&options, &choices));
         // Keys name decisions; the agent's own choice has none, Tab and Enter reach it.
-        assert_eq!(card_key("1", false, 0, CardKind::Call, &choices), Some(CardAction::Decide("approve")));
+        assert_eq!(
+            card_key("1", false, 0, CardKind::Call, &choices),
+            Some(CardAction::Decide(ApprovalDecision::Approve))
+        );
         assert_eq!(card_key("5", false, 0, CardKind::Call, &choices), Some(CardAction::OpenAlways));
         assert_eq!(card_key("6", false, 0, CardKind::Call, &choices), None);
         assert_eq!(card_key("Tab", false, 3, CardKind::Call, &choices), Some(CardAction::Select(4)));
@@ -820,7 +824,10 @@ mod tests {
         for key in ["1", "3", "5"] {
             assert_eq!(card_key(key, false, 0, CardKind::Call, &choices), None, "{key} approves nothing");
         }
-        assert_eq!(card_key("2", false, 0, CardKind::Call, &choices), Some(CardAction::Decide("reject")));
+        assert_eq!(
+            card_key("2", false, 0, CardKind::Call, &choices),
+            Some(CardAction::Decide(ApprovalDecision::Reject))
+        );
         assert_eq!(card_hint(CardKind::Call, &choices), "2 No • 4 Edit • Tab/←→ Navigate");
         let edit = card_choices(EDIT, Some(&options));
         assert_eq!(labels(&edit.hub), ["Reject"], "no editor either");
@@ -840,7 +847,7 @@ mod tests {
             card_hint(kind, &choices),
             "Enter Allow • a For this session • d Reject • 4 Instruct • Tab/←→ Navigate • 5 Always in this folder"
         );
-        assert_eq!(card_key("a", false, 0, kind, &choices), Some(CardAction::Decide("approve_session")));
+        assert_eq!(card_key("a", false, 0, kind, &choices), Some(CardAction::Decide(ApprovalDecision::ApproveSession)));
         let unnamed = [option("ok", " ", ChoiceKind::AllowOnce), option("x", "", ChoiceKind::AllowAlways)];
         let choices = card_choices(kind, Some(&unnamed));
         assert_eq!(labels(&choices.hub)[..2], ["Apply", "Reject"], "the hub's words where the agent gave none");
@@ -854,7 +861,7 @@ mod tests {
             serde_json::to_value(&answer).unwrap(),
             serde_json::json!({"toolId": "t", "decision": "agent_option", "optionId": "allow_always"})
         );
-        let plain = serde_json::to_value(request("t", "approve", "").unwrap()).unwrap();
+        let plain = serde_json::to_value(request("t", ApprovalDecision::Approve, "").unwrap()).unwrap();
         assert_eq!(plain, serde_json::json!({"toolId": "t", "decision": "approve"}), "no optionId otherwise");
     }
 }

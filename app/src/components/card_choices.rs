@@ -3,29 +3,25 @@
 //! "allow once" and "reject once" in its words on the hub's keys, the hub's
 //! scopes only where it can allow once, its persistent options apart).
 
-use crate::events::{AgentChoice, ChoiceKind};
+use protocol::api::ApprovalDecision;
+use protocol::events::{AgentChoice, ChoiceKind};
 
-/// The card's buttons: label and the decision they send ("Always in this
-/// folder" first shows what it will save).
-pub const BUTTONS: [(&str, &str); 4] = [
-    ("Yes", "approve"),
-    ("No", "reject"),
-    ("Yes, for this session", "approve_session"),
-    ("Always in this folder", ALWAYS),
+/// The card's buttons: label and what they do ("Always in this folder" first
+/// shows what it will save).
+pub const BUTTONS: [(&str, ButtonAction); 4] = [
+    ("Yes", ButtonAction::Decide(ApprovalDecision::Approve)),
+    ("No", ButtonAction::Decide(ApprovalDecision::Reject)),
+    ("Yes, for this session", ButtonAction::Decide(ApprovalDecision::ApproveSession)),
+    ("Always in this folder", ButtonAction::OpenAlways),
 ];
 /// An edit card's buttons; the last opens the editor.
-pub const EDIT_BUTTONS: [(&str, &str); 5] = [
-    ("Apply", "approve"),
-    ("Reject", "reject"),
-    ("Always for this session", "approve_session"),
-    ("Always in this folder", ALWAYS),
-    ("Edit", OPEN_EDITOR),
+pub const EDIT_BUTTONS: [(&str, ButtonAction); 5] = [
+    ("Apply", ButtonAction::Decide(ApprovalDecision::Approve)),
+    ("Reject", ButtonAction::Decide(ApprovalDecision::Reject)),
+    ("Always for this session", ButtonAction::Decide(ApprovalDecision::ApproveSession)),
+    ("Always in this folder", ButtonAction::OpenAlways),
+    ("Edit", ButtonAction::OpenEditor),
 ];
-pub const OPEN_EDITOR: &str = "open_editor";
-/// Approves and saves an allow rule in the hub for the folder.
-pub const ALWAYS: &str = "approve_always";
-/// Answers an ACP agent's own option as it is (`optionId`).
-pub const AGENT_OPTION: &str = "agent_option";
 
 /// Said under the agent's own persistent choices.
 pub const AGENT_REMEMBERS: &str =
@@ -43,7 +39,7 @@ pub enum CardKind {
     Edit { editor: bool },
 }
 
-pub fn buttons(kind: CardKind) -> &'static [(&'static str, &'static str)] {
+pub fn buttons(kind: CardKind) -> &'static [(&'static str, ButtonAction)] {
     match kind {
         CardKind::Call => &BUTTONS,
         CardKind::Edit { editor: true } => &EDIT_BUTTONS,
@@ -54,8 +50,8 @@ pub fn buttons(kind: CardKind) -> &'static [(&'static str, &'static str)] {
 /// What a card button does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ButtonAction {
-    /// A decision the hub answers: `approve`, `reject`, `approve_session`.
-    Decide(&'static str),
+    /// A decision the hub answers: approve, reject, approve for the session.
+    Decide(ApprovalDecision),
     /// Shows the rule "Always in this folder" would save.
     OpenAlways,
     OpenEditor,
@@ -79,9 +75,9 @@ impl CardButton {
 
     pub fn testid(&self) -> String {
         match &self.action {
-            ButtonAction::Decide(decision) => format!("card-{decision}"),
-            ButtonAction::OpenAlways => format!("card-{ALWAYS}"),
-            ButtonAction::OpenEditor => format!("card-{OPEN_EDITOR}"),
+            ButtonAction::Decide(decision) => format!("card-{}", decision.as_str()),
+            ButtonAction::OpenAlways => format!("card-{}", ApprovalDecision::ApproveAlways.as_str()),
+            ButtonAction::OpenEditor => "card-open_editor".to_string(),
             ButtonAction::AgentOption(_) => "card-agent-option".to_string(),
         }
     }
@@ -120,7 +116,7 @@ impl CardChoices {
     /// whatever that tool does next, unseen.
     pub fn without_scopes(mut self) -> Self {
         self.hub.retain(|button| {
-            !matches!(button.action, ButtonAction::Decide("approve_session") | ButtonAction::OpenAlways)
+            !matches!(button.action, ButtonAction::Decide(ApprovalDecision::ApproveSession) | ButtonAction::OpenAlways)
         });
         self
     }
@@ -150,17 +146,7 @@ impl CardChoices {
 /// agent's own choices, answered as they are.
 pub fn card_choices(kind: CardKind, options: Option<&[AgentChoice]>) -> CardChoices {
     let Some(options) = options else {
-        let hub = buttons(kind)
-            .iter()
-            .map(|&(label, decision)| {
-                let action = match decision {
-                    ALWAYS => ButtonAction::OpenAlways,
-                    OPEN_EDITOR => ButtonAction::OpenEditor,
-                    decision => ButtonAction::Decide(decision),
-                };
-                CardButton::hub(label, action)
-            })
-            .collect();
+        let hub = buttons(kind).iter().map(|(label, action)| CardButton::hub(label, action.clone())).collect();
         return CardChoices { hub, agent: Vec::new(), from_agent: false };
     };
     let edit = kind != CardKind::Call;
@@ -181,18 +167,18 @@ pub fn card_choices(kind: CardKind, options: Option<&[AgentChoice]>) -> CardChoi
         } else {
             ("Yes", "Yes — runs this call once (key 1)")
         };
-        hub.push(described(named(allow, fallback), ButtonAction::Decide("approve"), does));
+        hub.push(described(named(allow, fallback), ButtonAction::Decide(ApprovalDecision::Approve), does));
     }
     let (fallback, does) = if edit {
         ("Reject", "Reject — the edit is not written (key 2)")
     } else {
         ("No", "No — the call does not run (key 2)")
     };
-    hub.push(described(named(reject, fallback), ButtonAction::Decide("reject"), does));
+    hub.push(described(named(reject, fallback), ButtonAction::Decide(ApprovalDecision::Reject), does));
     if allow.is_some() {
         hub.push(described(
             "Yes, for this session".to_string(),
-            ButtonAction::Decide("approve_session"),
+            ButtonAction::Decide(ApprovalDecision::ApproveSession),
             "The hub runs this tool without a card until the session ends; withdraw it under Rules (key 3)",
         ));
         hub.push(described(
@@ -243,10 +229,15 @@ mod tests {
             AgentChoice { id: "reject".into(), name: "Reject".into(), kind: ChoiceKind::RejectOnce },
         ];
         let full = card_choices(CardKind::Call, Some(&options));
-        assert!(full.has(&ButtonAction::Decide("approve_session")) && full.has(&ButtonAction::OpenAlways));
+        assert!(
+            full.has(&ButtonAction::Decide(ApprovalDecision::ApproveSession)) && full.has(&ButtonAction::OpenAlways)
+        );
         let blind = full.without_scopes();
         let actions: Vec<&ButtonAction> = blind.hub.iter().map(|button| &button.action).collect();
-        assert_eq!(actions, [&ButtonAction::Decide("approve"), &ButtonAction::Decide("reject")]);
+        assert_eq!(
+            actions,
+            [&ButtonAction::Decide(ApprovalDecision::Approve), &ButtonAction::Decide(ApprovalDecision::Reject)]
+        );
     }
 
     #[test]

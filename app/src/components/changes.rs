@@ -11,9 +11,9 @@ use leptos::prelude::*;
 use crate::client;
 use crate::components::diff_view::diff_view;
 use crate::components::hub_page::{Alert, HubState};
-use crate::events::{AgentEvent, FileDiff, SeqEvent};
 use crate::parts::deferred;
-use crate::types::changes::{ChangeKind, ChangesResponse, GitChanges, GitStatus, Omitted};
+use protocol::changes::{ChangeKind, ChangesResponse, GitChanges, GitStatus, Omitted};
+use protocol::events::{AgentEvent, FileDiff, SeqEvent};
 
 /// The `seq` of the last `tool_result` the open session's chat applied: the
 /// chat marks it, the Changes panel refetches on it. Provided by the open

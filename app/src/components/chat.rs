@@ -14,12 +14,12 @@ use crate::components::hub_page::{Alert, HubState};
 use crate::components::inbox::notify;
 use crate::components::question_card::question_card_view;
 use crate::components::tool_call::{QuestionEntry, ToolEntry};
-use crate::events::SeqEvent;
 use crate::highlight::code_blocks_when_seen;
 use crate::markdown;
 use crate::parts::{deferred, when_loaded, PartMissing};
 use crate::transcript::{Entry, Item, Transcript};
-use crate::types::{ApproveRequest, InputAnswer, PromptRequest};
+use protocol::api::{ApproveRequest, InputAnswer, PromptRequest};
+use protocol::events::SeqEvent;
 
 /// The chat's state, owned by `ChatPanel`. Its streams outlive the panel (the
 /// user opens another folder or closes the chat while a turn streams), so

@@ -16,7 +16,8 @@ use crate::policy::{
     audit_decision_label, decided_by_label, decision_tone, outcome_label, outcome_tone, short_id, short_source,
     time_label, Tone,
 };
-use crate::types::{AuditEntry, HubUpdate};
+use protocol::api::HubUpdate;
+use protocol::audit::AuditEntry;
 
 /// Rows drawn at first, and how many more each "show more" adds.
 const FIRST_ROWS: usize = 200;
@@ -229,7 +230,7 @@ fn AuditTable(rows: Memo<Vec<AuditEntry>>, across: bool, shown: RwSignal<usize>)
                 <tbody>
                     <For
                         each=move || rows.with(|rows| rows.iter().take(shown.get()).cloned().collect::<Vec<_>>())
-                        key=|entry| (entry.id, entry.outcome.clone())
+                        key=|entry| (entry.id, entry.outcome)
                         let:entry
                     >
                         <AuditRow entry across />
@@ -244,19 +245,19 @@ fn AuditTable(rows: Memo<Vec<AuditEntry>>, across: bool, shown: RwSignal<usize>)
 fn AuditRow(entry: AuditEntry, across: bool) -> impl IntoView {
     let td = "px-2 py-1.5 align-top";
     let badge = "whitespace-nowrap rounded-full px-2 py-0.5 text-xs";
-    let decision_class = format!("{badge} {}", tone_class(decision_tone(&entry.decision)));
-    let outcome = entry.outcome.as_deref();
+    let decision_class = format!("{badge} {}", tone_class(decision_tone(entry.decision)));
+    let outcome = entry.outcome;
     let outcome_class = format!("{badge} {}", tone_class(outcome_tone(outcome)));
     let (when, full_time) = time_label(entry.at);
     let rule = entry.rule.clone().unwrap_or_default();
     let rule_short = if rule.is_empty() { "—".to_string() } else { short_source(&rule).to_string() };
     let outcome_text = outcome_label(outcome);
-    let decided_by = decided_by_label(&entry.decided_by);
+    let decided_by = decided_by_label(entry.decided_by);
     view! {
         <tr
             data-testid="audit-row"
             data-tool-id=entry.tool_id.clone()
-            data-decision=entry.decision.clone()
+            data-decision=entry.decision.as_str()
             class="border-t border-slate-200 dark:border-slate-800"
         >
             <td class=format!("{td} whitespace-nowrap text-slate-600 dark:text-slate-400") title=full_time>
@@ -275,7 +276,7 @@ fn AuditRow(entry: AuditEntry, across: bool) -> impl IntoView {
             <td class=format!("{td} max-w-[16rem] truncate font-mono") title=entry.summary.clone()>
                 {entry.summary.clone()}
             </td>
-            <td class=td><span class=decision_class>{audit_decision_label(&entry.decision)}</span></td>
+            <td class=td><span class=decision_class>{audit_decision_label(entry.decision)}</span></td>
             <td class=format!("{td} whitespace-nowrap")>{decided_by}</td>
             <td class=format!("{td} max-w-[10rem] break-words text-slate-600 dark:text-slate-400") title=rule>
                 {rule_short}
@@ -334,10 +335,10 @@ mod tests {
             tool_id: format!("t{id}"),
             tool_name: "run_shell_command".into(),
             summary: "ls".into(),
-            decision: "approved".into(),
-            decided_by: "user".into(),
+            decision: protocol::audit::AuditDecision::Approved,
+            decided_by: protocol::audit::Decider::User,
             rule: None,
-            outcome: Some("ran".into()),
+            outcome: Some(protocol::audit::Outcome::Ran),
             outcome_at: None,
         }
     }

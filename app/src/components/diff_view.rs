@@ -10,9 +10,9 @@ use std::sync::Arc;
 use leptos::prelude::*;
 
 use crate::diff::{unified, DiffRow, LineTag, CONTEXT};
-use crate::events::FileDiff;
 use crate::highlight::{diff_when_seen, language_of_path, DiffLines};
 use crate::parts::{wasm_split, PartMissing};
+use protocol::events::FileDiff;
 
 /// Rows shown before "show all": a new file of thousands of lines stays readable.
 const FIRST_ROWS: usize = 400;

@@ -146,7 +146,7 @@ pub fn folder_suggestions(combo: Combo) -> Result<AnyView, PartMissing> {
     use leptos::task::spawn_local;
 
     use crate::client;
-    use crate::types::DirListing;
+    use protocol::api::DirListing;
 
     let path = combo.path;
     let recent = RwSignal::new(Vec::<String>::new());

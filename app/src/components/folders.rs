@@ -14,7 +14,7 @@ use crate::components::sessions::SessionList;
 use crate::components::trust_banner::TrustBanner;
 use crate::location::use_location;
 use crate::parts::{deferred, wasm_split, PartMissing};
-use crate::types::{ChatConfig, SessionStatus, SessionSummary};
+use protocol::api::{ChatConfig, SessionStatus, SessionSummary};
 
 #[component]
 pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use crate::components::hub_page::HubState;
 use crate::parts::{deferred, wasm_split, PartMissing};
-use crate::types::{AgentMode, AgentModes, YoloSource};
+use protocol::api::{AgentMode, AgentModes, YoloSource};
 
 /// What still asks in YOLO, for the switch's tooltip and its description.
 const GUARD_RAILS_HELP: &str = "Even with YOLO on, the built-in guard rails keep these calls asking: \

@@ -10,7 +10,7 @@ use crate::components::inbox::{page_title, waiting_sessions};
 use crate::components::{shortcuts, updates};
 use crate::location::{set_title, use_location, Location};
 use crate::parts;
-use crate::types::{ChatConfig, HubUpdate, ProjectSummary};
+use protocol::api::{ChatConfig, HubUpdate, ProjectSummary};
 
 /// Page state shared by the components through context. `HubPage` owns it;
 /// the tasks below reach it after an `.await` only through `try_*`, so a task

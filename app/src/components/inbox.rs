@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use crate::components::folders::{folder_name, StatusBadge};
 use crate::components::hub_page::{session_href, HubState, HUB_TITLE};
 use crate::components::shortcuts::NEXT_WAITING_KEYS;
-use crate::types::{ProjectSummary, SessionStatus};
+use protocol::api::{ProjectSummary, SessionStatus};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Waiting {
@@ -141,7 +141,7 @@ pub mod notify {
             return;
         }
         let what = match item.status {
-            crate::types::SessionStatus::WaitingInput => "The agent asks you a question.".to_string(),
+            protocol::api::SessionStatus::WaitingInput => "The agent asks you a question.".to_string(),
             _ => match item.pending_count {
                 1 => "A tool call waits for your approval.".to_string(),
                 n => format!("{n} tool calls wait for your approval."),
@@ -163,7 +163,7 @@ pub mod notify {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::SessionSummary;
+    use protocol::api::SessionSummary;
 
     fn session(id: &str, status: SessionStatus, updated_at: u64) -> SessionSummary {
         SessionSummary {

@@ -6,10 +6,10 @@
 use leptos::prelude::*;
 use serde_json::{json, Value};
 
-use crate::events::InputType;
 use crate::parts::{wasm_split, PartMissing};
 use crate::transcript::Question;
-use crate::types::InputAnswer;
+use protocol::api::InputAnswer;
+use protocol::events::InputType;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum QuestionAction {

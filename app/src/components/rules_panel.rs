@@ -10,7 +10,7 @@ use crate::client::{self, HubError};
 use crate::components::hub_page::{Alert, HubState};
 use crate::parts::{wasm_split, PartMissing};
 use crate::policy::{inactive_reason, mode_label, rule_matches, short_id, tier_label, time_label};
-use crate::types::{PolicyDecision, PolicyProblem, RuleOrigin, RuleView, RulesResponse, SessionGrant};
+use protocol::api::{PolicyDecision, PolicyProblem, RuleOrigin, RuleView, RulesResponse, SessionGrant};
 
 /// Patterns longer than this are folded (the guard rails' regexes run to hundreds of characters).
 const LONG: usize = 48;

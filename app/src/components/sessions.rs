@@ -11,7 +11,7 @@ use crate::components::folders::StatusBadge;
 use crate::components::hub_page::HubState;
 use crate::components::shortcuts::NEW_SESSION_KEYS;
 use crate::policy::now_ms;
-use crate::types::{ProjectSummary, SessionStatus, SessionSummary};
+use protocol::api::{ProjectSummary, SessionStatus, SessionSummary};
 
 /// What a session without a title is called.
 pub const UNTITLED: &str = "New session";

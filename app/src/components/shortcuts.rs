@@ -125,7 +125,7 @@ pub fn next_after<'a>(waiting: &'a [Waiting], current: Option<&str>) -> Option<&
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::SessionStatus;
+    use protocol::api::SessionStatus;
 
     fn waiting(ids: &[&str]) -> Vec<Waiting> {
         ids.iter()

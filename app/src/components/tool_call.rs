@@ -6,11 +6,11 @@ use serde_json::Value;
 
 use crate::components::copy_button::{CopyButton, COPY_COMMAND};
 use crate::components::diff_view::diff_view;
-use crate::events::ToolStatus;
 use crate::parts::deferred;
 use crate::policy::{note_line, DENIED_BY_POLICY};
 use crate::transcript::{Question, ToolCall};
-use crate::types::PolicyDecision;
+use protocol::api::PolicyDecision;
+use protocol::events::ToolStatus;
 
 /// Values longer than this many lines or characters are folded.
 const FOLD_LINES: usize = 8;
@@ -379,7 +379,7 @@ pub fn QuestionEntry(question: Question) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::{FileDiff, ToolKind};
+    use protocol::events::{FileDiff, ToolKind};
     use serde_json::json;
 
     fn call(parameters: Value) -> ToolCall {

@@ -1,6 +1,6 @@
 //! Live updates from the hub (`GET /api/updates`, server-sent events).
 
-use crate::types::HubUpdate;
+use protocol::api::HubUpdate;
 
 /// Calls `on_update` for every update and `on_open` whenever the stream
 /// (re)connects, so the page can refetch what it missed while disconnected.

@@ -4,6 +4,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use protocol::audit::{AuditDecision, Decider, Outcome};
 use serde_json::Value;
 
 use super::SessionRuntime;
@@ -25,14 +26,14 @@ pub enum Authority {
 }
 
 impl Authority {
-    fn name(&self) -> &'static str {
+    fn decider(&self) -> Decider {
         match self {
-            Self::User => "user",
-            Self::Rule(_) => "rule",
-            Self::Yolo => "yolo",
-            Self::SessionGrant => "session_grant",
-            Self::ReadOnlyDefault => "read_only_default",
-            Self::Hub => "hub",
+            Self::User => Decider::User,
+            Self::Rule(_) => Decider::Rule,
+            Self::Yolo => Decider::Yolo,
+            Self::SessionGrant => Decider::SessionGrant,
+            Self::ReadOnlyDefault => Decider::ReadOnlyDefault,
+            Self::Hub => Decider::Hub,
         }
     }
 
@@ -44,95 +45,31 @@ impl Authority {
     }
 }
 
-/// What was decided on a call (the audit row's `decision`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    Allowed,
-    Approved,
-    ApprovedEdited,
-    ApprovedSession,
-    ApprovedAlways,
-    Rejected,
-    Feedback,
-    Denied,
-    Refused,
-    /// The user pressed Stop while it waited on a card.
-    Stopped,
-    /// The user picked the ACP agent's own "always" option: the agent keeps it, not the hub.
-    ApprovedAgentAlways,
-    RejectedAgentAlways,
-}
-
-impl Verdict {
-    fn name(self) -> &'static str {
-        match self {
-            Self::Allowed => "allowed",
-            Self::Approved => "approved",
-            Self::ApprovedEdited => "approved_edited",
-            Self::ApprovedSession => "approved_session",
-            Self::ApprovedAlways => "approved_always",
-            Self::Rejected => "rejected",
-            Self::Feedback => "feedback",
-            Self::Denied => "denied",
-            Self::Refused => "refused",
-            Self::Stopped => "stopped",
-            Self::ApprovedAgentAlways => "approved_agent_always",
-            Self::RejectedAgentAlways => "rejected_agent_always",
-        }
-    }
-}
-
-/// What came of a call (the audit row's `outcome`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    Ran,
-    Failed,
-    Denied,
-    Rejected,
-    Skipped,
-    Interrupted,
-    Stopped,
-}
-
-impl Outcome {
-    fn name(self) -> &'static str {
-        match self {
-            Self::Ran => "ran",
-            Self::Failed => "failed",
-            Self::Denied => "denied",
-            Self::Rejected => "rejected",
-            Self::Skipped => "skipped",
-            Self::Interrupted => "interrupted",
-            Self::Stopped => "stopped",
-        }
-    }
-
-    /// A call that did not run, by why it did not. `None` for a question's answer
-    /// (questions are not tool calls anyone allows).
-    pub fn of_skip(reason: SkipReason) -> Option<Self> {
-        Some(match reason {
-            SkipReason::Rejected => Self::Rejected,
-            SkipReason::Feedback => Self::Skipped,
-            SkipReason::Answered => return None,
-            SkipReason::Interrupted => Self::Interrupted,
-            SkipReason::Stopped | SkipReason::StoppedRunning => Self::Stopped,
-            SkipReason::Denied => Self::Denied,
-        })
-    }
+/// A call that did not run, by why it did not. `None` for a question's answer
+/// (questions are not tool calls anyone allows).
+pub fn outcome_of_skip(reason: SkipReason) -> Option<Outcome> {
+    Some(match reason {
+        SkipReason::Rejected => Outcome::Rejected,
+        SkipReason::Feedback => Outcome::Skipped,
+        SkipReason::Answered => return None,
+        SkipReason::Interrupted => Outcome::Interrupted,
+        SkipReason::Stopped | SkipReason::StoppedRunning => Outcome::Stopped,
+        SkipReason::Denied => Outcome::Denied,
+    })
 }
 
 /// How the user's decision on one waiting call decided it (`decided`), or
 /// another call it settled with it: a rejection or an instruction answers every
 /// call still waiting. A grant or a saved rule settles no other call: the gate
 /// judges those when they start, and the audit names it then.
-pub fn of_user_decision(decision: &Decision, decided: bool) -> Option<(Verdict, Authority)> {
+pub fn of_user_decision(decision: &Decision, decided: bool) -> Option<(AuditDecision, Authority)> {
     let verdict = match (decision, decided) {
-        (Decision::Approve, true) => Verdict::Approved,
-        (Decision::ApproveSession, true) => Verdict::ApprovedSession,
-        (Decision::ApproveAlways, true) => Verdict::ApprovedAlways,
-        (Decision::Edit { modified_content: Some(_), .. }, true) => Verdict::ApprovedEdited,
-        (Decision::Reject, _) => Verdict::Rejected,
-        (Decision::Edit { modified_content: None, .. }, _) => Verdict::Feedback,
+        (Decision::Approve, true) => AuditDecision::Approved,
+        (Decision::ApproveSession, true) => AuditDecision::ApprovedSession,
+        (Decision::ApproveAlways, true) => AuditDecision::ApprovedAlways,
+        (Decision::Edit { modified_content: Some(_), .. }, true) => AuditDecision::ApprovedEdited,
+        (Decision::Reject, _) => AuditDecision::Rejected,
+        (Decision::Edit { modified_content: None, .. }, _) => AuditDecision::Feedback,
         _ => return None,
     };
     Some((verdict, Authority::User))
@@ -149,7 +86,7 @@ impl SessionRuntime {
         tool_id: &str,
         tool_name: &str,
         args: &Value,
-        verdict: Verdict,
+        decision: AuditDecision,
         by: &Authority,
     ) {
         let Some(store) = &self.store else { return };
@@ -160,8 +97,8 @@ impl SessionRuntime {
             tool_id: tool_id.to_string(),
             tool_name: tool_name.to_string(),
             summary: crate::audit::summarize(tool_name, args),
-            decision: verdict.name().to_string(),
-            decided_by: by.name().to_string(),
+            decision,
+            decided_by: by.decider(),
             rule: by.rule(),
         });
     }
@@ -173,7 +110,7 @@ impl SessionRuntime {
         let Some(paused) = &state.paused else { return };
         for id in paused.batch.pending() {
             if let Some(call) = paused.calls.get(&id) {
-                self.audit_decision(&id, &call.name, &call.args, Verdict::Stopped, &Authority::User);
+                self.audit_decision(&id, &call.name, &call.args, AuditDecision::Stopped, &Authority::User);
             }
         }
     }
@@ -185,7 +122,7 @@ impl SessionRuntime {
             at_ms: now_ms(),
             session_id: self.id.clone(),
             tool_id: tool_id.to_string(),
-            outcome: outcome.name().to_string(),
+            outcome,
         });
     }
 }

@@ -10,15 +10,16 @@
 
 use std::collections::{HashMap, HashSet};
 
-use app::events::{AgentEvent, ResultStatus, Severity, ToolError, ToolKind, ToolStatus};
+use protocol::events::{AgentEvent, ResultStatus, Severity, ToolError, ToolKind, ToolStatus};
 use serde_json::json;
 
-use super::audit::Outcome;
+use super::audit::outcome_of_skip;
 use super::gate;
 use super::question;
 use super::{AgentState, PausedTurn, PlannedCall, SessionRuntime, TurnEnd, INTERRUPTED_MESSAGE};
 use crate::approval::{BatchError, Initial, SkipReason, Step};
 use crate::tools::Tool;
+use protocol::audit::Outcome;
 
 /// The gate, asked about a call at the instant it starts, with the session's
 /// grants as they are then. Nothing of its answer is kept.
@@ -171,7 +172,7 @@ impl SessionRuntime {
                     return Ok(Settled::Run { tool_id, modified_content });
                 }
                 Step::Skip { tool_id, result, reason } => {
-                    if let Some(outcome) = Outcome::of_skip(reason) {
+                    if let Some(outcome) = outcome_of_skip(reason) {
                         self.audit_outcome(&tool_id, outcome);
                     }
                     let text = match logged.results.get(&tool_id) {

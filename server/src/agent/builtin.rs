@@ -5,8 +5,8 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use app::events::{AgentEvent, ResultStatus, Role, ToolKind};
-use app::types::SessionStatus;
+use protocol::api::SessionStatus;
+use protocol::events::{AgentEvent, ResultStatus, Role, ToolKind};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 

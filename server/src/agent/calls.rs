@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use app::events::{AgentEvent, FileDiff, ToolError, ToolStatus};
+use protocol::events::{AgentEvent, FileDiff, ToolError, ToolStatus};
 use serde_json::{json, Value};
 
 use super::log::EventLog;
@@ -178,7 +178,7 @@ mod tests {
         assert!(over.diff.is_none(), "nothing of it is kept");
         assert_eq!(used, MAX_REPLY_REVIEW_BYTES);
     }
-    use app::events::ToolKind;
+    use protocol::events::ToolKind;
 
     fn announce(log: &EventLog, id: &str) {
         log.push(AgentEvent::ToolUse {

@@ -6,13 +6,14 @@
 //! the call starts (an ACP agent's permission request; the built-in agent's
 //! `Step::Judge`), and nothing of the answer is kept for later.
 
-use app::events::PolicyNote;
-use app::types::PolicyDecision;
+use protocol::api::PolicyDecision;
+use protocol::events::PolicyNote;
 
-use super::audit::{Authority, Verdict};
+use super::audit::Authority;
 use super::protected;
 use crate::approval::{ApprovalBatch, Initial, Judgement};
 use crate::policy;
+use protocol::audit::AuditDecision;
 
 /// What the hub knows of a call before deciding where it starts.
 #[derive(Debug, Clone, Copy)]
@@ -35,7 +36,7 @@ pub struct Facts<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Start {
     pub initial: Initial,
-    pub decided: Option<(Verdict, Authority)>,
+    pub decided: Option<(AuditDecision, Authority)>,
     pub note: Option<PolicyNote>,
 }
 
@@ -80,7 +81,11 @@ pub fn start(facts: Facts) -> Start {
     let source = facts.verdict.source.clone().unwrap_or_else(|| "a policy rule".to_string());
     let note = |decision| PolicyNote { decision, source: source.clone(), message: facts.verdict.message.clone() };
     if facts.refused {
-        return Start { initial: Initial::Cleared, decided: Some((Verdict::Refused, Authority::Hub)), note: None };
+        return Start {
+            initial: Initial::Cleared,
+            decided: Some((AuditDecision::Refused, Authority::Hub)),
+            note: None,
+        };
     }
     if facts.protected && facts.verdict.decision != Some(PolicyDecision::Deny) {
         let note = PolicyNote {
@@ -93,7 +98,7 @@ pub fn start(facts: Facts) -> Start {
     match facts.verdict.decision {
         Some(PolicyDecision::Deny) => Start {
             initial: Initial::Denied(deny_result(facts.verdict.message.as_deref(), &source)),
-            decided: Some((Verdict::Denied, Authority::Rule(source.clone()))),
+            decided: Some((AuditDecision::Denied, Authority::Rule(source.clone()))),
             note: Some(note(PolicyDecision::Deny)),
         },
         Some(PolicyDecision::AskUser) => {
@@ -101,7 +106,7 @@ pub fn start(facts: Facts) -> Start {
         }
         Some(PolicyDecision::Allow) => Start {
             initial: Initial::Cleared,
-            decided: Some((Verdict::Allowed, Authority::Rule(source.clone()))),
+            decided: Some((AuditDecision::Allowed, Authority::Rule(source.clone()))),
             note: Some(note(PolicyDecision::Allow)),
         },
         None => {
@@ -114,7 +119,7 @@ pub fn start(facts: Facts) -> Start {
             } else {
                 return Start { initial: Initial::Pending, decided: None, note: None };
             };
-            Start { initial: Initial::Cleared, decided: Some((Verdict::Allowed, by)), note: None }
+            Start { initial: Initial::Cleared, decided: Some((AuditDecision::Allowed, by)), note: None }
         }
     }
 }
@@ -149,14 +154,14 @@ mod tests {
         }
         let denied = start(facts(&verdict(Some(PolicyDecision::Deny))));
         assert_eq!(denied.initial, Initial::Denied("Denied by policy (team.toml, rule 1): Not here.".into()));
-        assert_eq!(denied.decided, Some((Verdict::Denied, Authority::Rule("team.toml, rule 1".into()))));
+        assert_eq!(denied.decided, Some((AuditDecision::Denied, Authority::Rule("team.toml, rule 1".into()))));
     }
 
     #[test]
     fn an_allow_runs_without_a_card_and_names_its_rule() {
         let start = start(facts(&verdict(Some(PolicyDecision::Allow))));
         assert_eq!(start.initial, Initial::Cleared);
-        assert_eq!(start.decided, Some((Verdict::Allowed, Authority::Rule("team.toml, rule 1".into()))));
+        assert_eq!(start.decided, Some((AuditDecision::Allowed, Authority::Rule("team.toml, rule 1".into()))));
     }
 
     #[test]
@@ -173,7 +178,7 @@ mod tests {
     #[test]
     fn a_refused_call_is_reported_whatever_the_rules_say() {
         let start = start(Facts { refused: true, ..facts(&verdict(Some(PolicyDecision::Deny))) });
-        assert_eq!(start.decided, Some((Verdict::Refused, Authority::Hub)));
+        assert_eq!(start.decided, Some((AuditDecision::Refused, Authority::Hub)));
         assert_eq!(start.initial, Initial::Cleared, "it 'runs' to report its failure");
     }
 

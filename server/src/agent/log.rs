@@ -14,9 +14,9 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use app::events::{AgentEvent, SeqEvent};
 use axum::body::Bytes;
 use futures::Stream;
+use protocol::events::{AgentEvent, SeqEvent};
 use tokio::sync::watch;
 
 use crate::store::{Store, StoreError};
@@ -54,7 +54,7 @@ impl Logged {
             // Our own types always serialize; should one not, readers still get a line.
             tracing::error!(seq = event.seq, "event not serialized: {err}");
             let stand_in = AgentEvent::Error {
-                severity: app::events::Severity::Error,
+                severity: protocol::events::Severity::Error,
                 message: format!("The hub could not write event {} down.", event.seq),
                 code: None,
             };
@@ -197,7 +197,8 @@ impl EventLog {
         // cheap to batch); everything else is durable before it is seen.
         let durable = !matches!(
             event,
-            AgentEvent::Message { role: app::events::Role::Assistant, delta: true, .. } | AgentEvent::Thought { .. }
+            AgentEvent::Message { role: protocol::events::Role::Assistant, delta: true, .. }
+                | AgentEvent::Thought { .. }
         );
         if let Some(id) = announced_id(&event) {
             self.ids.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(id.to_string());
@@ -403,8 +404,8 @@ pub fn until_turn_pauses(log: Arc<EventLog>, after: u64) -> impl Stream<Item = V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use app::events::{ResultStatus, Role};
     use futures::StreamExt;
+    use protocol::events::{ResultStatus, Role};
 
     fn text(content: &str) -> AgentEvent {
         AgentEvent::Message { role: Role::Assistant, content: content.into(), delta: true }
@@ -467,7 +468,7 @@ mod tests {
             tool_name: "glob".into(),
             tool_id: "early".into(),
             parameters: serde_json::json!({}),
-            kind: app::events::ToolKind::Read,
+            kind: protocol::events::ToolKind::Read,
             diff: None,
             policy: None,
         });

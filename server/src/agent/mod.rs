@@ -21,8 +21,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use app::events::{AgentEvent, ResultStatus, Severity};
-use app::types::SessionStatus;
+use protocol::api::SessionStatus;
+use protocol::events::{AgentEvent, ResultStatus, Severity};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -316,7 +316,7 @@ pub struct SessionRuntime {
     pub(crate) last_used: AtomicU64,
     /// An ACP agent's session modes while its process runs. A lock of its own,
     /// taken alone: the page's config reads it under the registry's lock.
-    agent_modes: Mutex<Option<app::types::AgentModes>>,
+    agent_modes: Mutex<Option<protocol::api::AgentModes>>,
     /// Why the stored agent state could not be read: the session is in error,
     /// takes no turn, and its stored state is never written over.
     unreadable: Option<String>,
@@ -352,7 +352,7 @@ impl SessionRuntime {
         id: String,
         folder: PathBuf,
         store: Option<Arc<Store>>,
-        events: Vec<app::events::SeqEvent>,
+        events: Vec<protocol::events::SeqEvent>,
         state: AgentState,
     ) -> Self {
         let sink = store.clone().map(|store| (store, id.clone()));
@@ -369,11 +369,11 @@ impl SessionRuntime {
         }
     }
 
-    pub fn agent_modes(&self) -> Option<app::types::AgentModes> {
+    pub fn agent_modes(&self) -> Option<protocol::api::AgentModes> {
         self.agent_modes.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
     }
 
-    pub fn set_agent_modes(&self, modes: Option<app::types::AgentModes>) {
+    pub fn set_agent_modes(&self, modes: Option<protocol::api::AgentModes>) {
         *self.agent_modes.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = modes;
     }
 
@@ -472,9 +472,9 @@ impl SessionRuntime {
         for tool_id in open {
             self.log.push(AgentEvent::ToolResult {
                 tool_id,
-                status: app::events::ToolStatus::Error,
+                status: protocol::events::ToolStatus::Error,
                 output: None,
-                error: Some(app::events::ToolError {
+                error: Some(protocol::events::ToolError {
                     kind: "interrupted".into(),
                     message: crate::approval::CUT_SHORT_RESULT.into(),
                 }),
@@ -559,7 +559,7 @@ impl SessionRuntime {
     pub fn report_skipped(&self, tool_id: String, why: &str) {
         self.log.push(AgentEvent::ToolResult {
             tool_id,
-            status: app::events::ToolStatus::Skipped,
+            status: protocol::events::ToolStatus::Skipped,
             output: Some(why.to_string()),
             error: None,
             diff: None,

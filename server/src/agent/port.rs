@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use app::types::SessionStatus;
+use protocol::api::SessionStatus;
 use tokio_util::sync::CancellationToken;
 
 use crate::agents::AgentEntry;

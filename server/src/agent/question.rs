@@ -1,7 +1,7 @@
 //! The agent's questions to the user (seed design 003): the `ask_user` tool's
 //! arguments, and the answers each kind of question accepts. No IO.
 
-use app::events::InputType;
+use protocol::events::InputType;
 use serde_json::{json, Value};
 
 use crate::tools::ToolFailure;

@@ -4,9 +4,9 @@
 //! an error, takes no turn, and its stored state is kept as it was for a
 //! version that reads it (or for whoever looks into the database).
 
-use app::events::{AgentEvent, ResultStatus, Severity};
-use app::types::SessionStatus;
 use axum::http::StatusCode;
+use protocol::api::SessionStatus;
+use protocol::events::{AgentEvent, ResultStatus, Severity};
 
 use super::log::EventLog;
 use super::AgentState;

@@ -8,8 +8,8 @@ pub mod file;
 use std::path::Path;
 use std::sync::Arc;
 
-use app::types::{AgentInfo, AgentKind, AgentRef, AgentSource};
 use axum::http::StatusCode;
+use protocol::api::{AgentInfo, AgentKind, AgentRef, AgentSource};
 
 use crate::agent::acp::AcpAgent;
 use crate::agent::model::{ModelClient, ModelConfig};

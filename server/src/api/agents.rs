@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use app::types::AgentsResponse;
 use axum::extract::State;
 use axum::Json;
+use protocol::api::AgentsResponse;
 use serde::Deserialize;
 
 use crate::error::{ApiQuery, ApiResult};

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use app::types::changes::ChangesResponse;
 use axum::extract::{Path, State};
 use axum::Json;
+use protocol::changes::ChangesResponse;
 
 use crate::error::{ApiError, ApiResult};
 use crate::hub::Hub;

@@ -5,8 +5,6 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use app::events::{AgentEvent, ResultStatus, SeqEvent};
-use app::types::{ApproveRequest, InputAnswer, PromptRequest};
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::header::CONTENT_TYPE;
@@ -14,6 +12,8 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use futures::StreamExt;
+use protocol::api::{ApprovalDecision, ApproveRequest, InputAnswer, PromptRequest};
+use protocol::events::{AgentEvent, ResultStatus, SeqEvent};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -51,28 +51,36 @@ pub async fn approve(
     ApiJson(request): ApiJson<ApproveRequest>,
 ) -> ApiResult<Response> {
     let runtime = runtime_off_thread(&hub, &id).await?;
-    let decision = match (request.decision.as_str(), request.modified_content) {
+    let decision = match (request.decision, request.modified_content) {
         // The user's content for an edit tool goes with approving it (or with `edit`).
-        ("approve" | "edit", Some(content)) => Decision::Edit { instruction: None, modified_content: Some(content) },
-        ("approve", None) => Decision::Approve,
-        ("reject", None) => Decision::Reject,
-        ("approve_session", None) => Decision::ApproveSession,
-        ("approve_always", None) => {
+        (ApprovalDecision::Approve | ApprovalDecision::Edit, Some(content)) => {
+            Decision::Edit { instruction: None, modified_content: Some(content) }
+        }
+        (ApprovalDecision::Approve, None) => Decision::Approve,
+        (ApprovalDecision::Reject, None) => Decision::Reject,
+        (ApprovalDecision::ApproveSession, None) => Decision::ApproveSession,
+        (ApprovalDecision::ApproveAlways, None) => {
             let after = approve_always(&hub, &runtime, request.tool_id, request.command_prefix).await?;
             return respond(&hub, runtime, after, request.stream.unwrap_or(true)).await;
         }
-        ("edit", None) => Decision::Edit { instruction: request.edit_instruction, modified_content: None },
-        ("agent_option", None) => {
+        (ApprovalDecision::Edit, None) => {
+            Decision::Edit { instruction: request.edit_instruction, modified_content: None }
+        }
+        (ApprovalDecision::AgentOption, None) => {
             let Some(option_id) = request.option_id.filter(|id| !id.is_empty()) else {
                 return Err(ApiError::bad_request("decision agent_option needs optionId: one of the card's choices."));
             };
             let after = begin(&hub.port(), &runtime, Start::AgentOption { tool_id: request.tool_id, option_id })?;
             return respond(&hub, runtime, after, request.stream.unwrap_or(true)).await;
         }
-        ("reject" | "approve_session" | "approve_always" | "agent_option", Some(_)) => {
-            return Err(ApiError::bad_request("modifiedContent goes with decision approve or edit."))
-        }
-        (other, _) => {
+        (
+            ApprovalDecision::Reject
+            | ApprovalDecision::ApproveSession
+            | ApprovalDecision::ApproveAlways
+            | ApprovalDecision::AgentOption,
+            Some(_),
+        ) => return Err(ApiError::bad_request("modifiedContent goes with decision approve or edit.")),
+        (ApprovalDecision::Unknown(other), _) => {
             return Err(ApiError::bad_request(format!(
             "decision must be approve, reject, approve_session, approve_always, edit or agent_option; got '{other}'."
         )))
@@ -195,8 +203,8 @@ async fn respond(hub: &Hub, runtime: Arc<SessionRuntime>, after: u64, stream: bo
 pub async fn set_mode(
     State(hub): State<Arc<Hub>>,
     Path(id): Path<String>,
-    ApiJson(request): ApiJson<app::types::SetModeRequest>,
-) -> ApiResult<Json<app::types::ChatConfig>> {
+    ApiJson(request): ApiJson<protocol::api::SetModeRequest>,
+) -> ApiResult<Json<protocol::api::ChatConfig>> {
     let runtime = runtime_off_thread(&hub, &id).await?;
     let crate::agents::Runner::Acp(agent) = &hub.agent_of(&id)?.runner else {
         return Err(ApiError::bad_request("The built-in agent has no modes: YOLO is its only switch."));

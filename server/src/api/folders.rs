@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use app::types::{FolderTrust, RecentFolder, RecentFolders, RulesQuery};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
+use protocol::api::{FolderTrust, RecentFolder, RecentFolders, RulesQuery};
 
 use crate::error::{ApiError, ApiJson, ApiQuery, ApiResult};
 use crate::hub::Hub;

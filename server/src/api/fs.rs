@@ -5,9 +5,9 @@
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use app::types::{DirListing, DirsQuery};
 use axum::http::StatusCode;
 use axum::Json;
+use protocol::api::{DirListing, DirsQuery};
 
 use crate::error::{ApiError, ApiQuery, ApiResult};
 

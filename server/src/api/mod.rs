@@ -12,13 +12,13 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use app::types::{ChatConfig, ConfigQuery, ProjectsResponse, SessionDetail, SetConfigRequest};
 use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use futures::Stream;
+use protocol::api::{ChatConfig, ConfigQuery, ProjectsResponse, SessionDetail, SetConfigRequest};
 use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::StreamExt;
 

@@ -3,12 +3,13 @@
 
 use std::sync::Arc;
 
-use app::types::{AuditQuery, RulesQuery, RulesResponse};
 use axum::extract::{Path, State};
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use protocol::api::{RulesQuery, RulesResponse};
+use protocol::audit::AuditQuery;
 use serde::Deserialize;
 use serde_json::{json, Value};
 

@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use app::types::{CreateSessionRequest, RenameSessionRequest, SessionSummary};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
+use protocol::api::{CreateSessionRequest, RenameSessionRequest, SessionSummary};
 use serde::Deserialize;
 
 use crate::error::{ApiJson, ApiQuery, ApiResult};

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Stdio;
 
-use app::types::changes::{GitChanges, GitStatus};
+use protocol::changes::{GitChanges, GitStatus};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
@@ -47,7 +47,7 @@ pub struct Listing {
 }
 
 impl Listing {
-    pub fn into_changes(self, files: Vec<app::types::changes::GitFileChange>) -> GitChanges {
+    pub fn into_changes(self, files: Vec<protocol::changes::GitFileChange>) -> GitChanges {
         GitChanges { branch: self.branch, files, truncated: self.truncated }
     }
 }

@@ -10,8 +10,8 @@ pub mod texts;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use app::events::SeqEvent;
-use app::types::changes::{ChangesResponse, GitFileChange, GitStatus, Omitted, SessionFileChange};
+use protocol::changes::{ChangesResponse, GitFileChange, GitStatus, Omitted, SessionFileChange};
+use protocol::events::SeqEvent;
 
 use crate::tools::confined::{FolderFile, FolderReader};
 use git::{HeadBlob, Listing};
@@ -78,7 +78,7 @@ fn git_entries(
     folder: &Path,
     reader: Option<&FolderReader>,
     budget: &mut TextBudget,
-) -> app::types::changes::GitChanges {
+) -> protocol::changes::GitChanges {
     let files = listing
         .entries
         .iter()

@@ -5,8 +5,8 @@
 
 use std::collections::HashMap;
 
-use app::events::{AgentEvent, FileDiff, SeqEvent, ToolStatus};
-use app::types::changes::ChangeKind;
+use protocol::changes::ChangeKind;
+use protocol::events::{AgentEvent, FileDiff, SeqEvent, ToolStatus};
 
 /// One file as the session left it, before texts are bounded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,7 +74,7 @@ pub fn written_files(events: &[SeqEvent]) -> Vec<Written> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use app::events::ToolKind;
+    use protocol::events::ToolKind;
     use serde_json::json;
 
     fn diff(path: &str, old: &str, new: &str) -> Option<FileDiff> {

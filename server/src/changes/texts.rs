@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use app::types::changes::Omitted;
+use protocol::changes::Omitted;
 use similar::algorithms::{myers, Capture};
 use similar::DiffOp;
 

@@ -5,10 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use app::events::{AgentEvent, ResultStatus};
-use app::types::{ChatConfig, SessionStatus, SessionSummary};
 use axum::http::StatusCode;
 use futures::StreamExt;
+use protocol::api::{ChatConfig, SessionStatus, SessionSummary};
+use protocol::events::{AgentEvent, ResultStatus};
 
 use super::{now_ms, registry_error, Hub};
 use crate::agent::log::until_turn_pauses;

@@ -8,7 +8,7 @@
 //! otherwise it asks). A part with words known only when it runs
 //! (`Part::opaque`) asks, in YOLO too: no rule can be checked against it.
 
-use app::types::{PolicyDecision, PolicyProblem};
+use protocol::api::{PolicyDecision, PolicyProblem};
 use serde_json::{json, Value};
 
 use super::args::stable_stringify;

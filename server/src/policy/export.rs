@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use app::types::PolicyDecision;
+use protocol::api::PolicyDecision;
 use serde_json::Value;
 
 use super::rule::Rule;

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
-use app::types::{PolicyDecision, PolicyProblem, RuleTier};
+use protocol::api::{PolicyDecision, PolicyProblem, RuleTier};
 use sha2::{Digest, Sha256};
 
 use super::evaluate::PolicySet;

@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use app::types::{RuleOrigin, RuleTier};
+use protocol::api::{RuleOrigin, RuleTier};
 use toml::{Table, Value};
 
 use super::rule::Rule;

@@ -1,6 +1,6 @@
 //! One rule of a policy, and whether it matches a call (Gemini CLI's `ruleMatches`).
 
-use app::types::{PolicyDecision, RuleOrigin, RuleTier, RuleView};
+use protocol::api::{PolicyDecision, RuleOrigin, RuleTier, RuleView};
 use regex::Regex;
 
 use super::args::{build_args_patterns, compile_js_regex, is_safe_regexp};

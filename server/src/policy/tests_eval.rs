@@ -1,8 +1,8 @@
 //! The evaluator on a table of rules × calls × mode, with Gemini CLI's own
 //! examples from docs/reference/policy-engine.md.
 
-use app::types::{PolicyDecision, RuleTier};
 use proptest::prelude::*;
+use protocol::api::{PolicyDecision, RuleTier};
 use serde_json::{json, Value};
 
 use super::{parse_policy_file, Mode, PolicySet, Rule, ToolCall, Verdict, UNPARSED_MESSAGE};

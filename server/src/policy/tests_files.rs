@@ -4,7 +4,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use app::types::{PolicyDecision, RuleOrigin, RuleTier};
+use protocol::api::{PolicyDecision, RuleOrigin, RuleTier};
 use serde_json::json;
 
 use super::{

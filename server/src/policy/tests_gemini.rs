@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use app::types::{PolicyDecision, RuleTier};
+use protocol::api::{PolicyDecision, RuleTier};
 use serde_json::{json, Value};
 
 use super::{export_toml, parse_policy_file, Mode, PolicySet, Rule, ToolCall};

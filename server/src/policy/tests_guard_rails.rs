@@ -1,7 +1,7 @@
 //! The built-in guard rails: what they catch, what they leave alone, and that any
 //! file overrides them.
 
-use app::types::{PolicyDecision, RuleOrigin, RuleTier};
+use protocol::api::{PolicyDecision, RuleOrigin, RuleTier};
 use serde_json::{json, Value};
 
 use super::args::is_safe_regexp;

@@ -2,7 +2,7 @@
 //! that a bad rule costs only that rule: Gemini CLI 0.61 drops the whole file when
 //! one rule fails its schema; the issue asks that the others still apply.
 
-use app::types::{PolicyDecision, PolicyProblem, RuleOrigin, RuleTier};
+use protocol::api::{PolicyDecision, PolicyProblem, RuleOrigin, RuleTier};
 use toml::{Table, Value};
 
 use super::rule::{Rule, RuleSpec, SHELL_TOOL};

@@ -4,7 +4,7 @@
 //! outcome is filed under the last decision recorded for its call, so a call
 //! decided twice (after a restart) never shows one outcome twice.
 
-use app::types::AuditEntry;
+use protocol::audit::{AuditDecision, AuditEntry, Decider, Outcome};
 use rusqlite::types::Value;
 use rusqlite::{params, Transaction};
 
@@ -25,10 +25,8 @@ pub struct DecisionRecord {
     pub tool_name: String,
     /// The arguments, readable and short (see [`crate::audit::summarize`]).
     pub summary: String,
-    /// See [`AuditEntry::decision`].
-    pub decision: String,
-    /// See [`AuditEntry::decided_by`].
-    pub decided_by: String,
+    pub decision: AuditDecision,
+    pub decided_by: Decider,
     /// The source of the rule that decided, when one did.
     pub rule: Option<String>,
 }
@@ -39,7 +37,7 @@ pub struct OutcomeRecord {
     pub at_ms: u64,
     pub session_id: String,
     pub tool_id: String,
-    pub outcome: String,
+    pub outcome: Outcome,
 }
 
 /// Which decisions [`Store::audit`] returns. `folder` is compared as given:
@@ -112,16 +110,32 @@ impl Store {
                     tool_id: row.get(4)?,
                     tool_name: row.get(5)?,
                     summary: row.get(6)?,
-                    decision: row.get(7)?,
-                    decided_by: row.get(8)?,
+                    decision: word(row, 7, AuditDecision::from_word)?,
+                    decided_by: word(row, 8, Decider::from_word)?,
                     rule: row.get(9)?,
-                    outcome: row.get(10)?,
+                    outcome: match row.get::<_, Option<String>>(10)? {
+                        Some(_) => Some(word(row, 10, Outcome::from_word)?),
+                        None => None,
+                    },
                     outcome_at: row.get::<_, Option<i64>>(11)?.map(ms),
                 })
             })?;
             rows.collect()
         })
     }
+}
+
+/// A column holding one of the contract's words; another word is an error,
+/// not a row shown with a meaning nobody gave it.
+fn word<T>(row: &rusqlite::Row<'_>, column: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Result<T> {
+    let text: String = row.get(column)?;
+    parse(&text).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            column,
+            rusqlite::types::Type::Text,
+            format!("'{text}' is not a word of the audit trail").into(),
+        )
+    })
 }
 
 fn ms(value: i64) -> u64 {
@@ -141,8 +155,8 @@ pub(super) fn insert_decision(tx: &Transaction<'_>, record: &DecisionRecord) -> 
         record.tool_id,
         record.tool_name,
         record.summary,
-        record.decision,
-        record.decided_by,
+        record.decision.as_str(),
+        record.decided_by.as_str(),
         record.rule,
     ])?;
     Ok(())
@@ -156,6 +170,6 @@ pub(super) fn insert_outcome(tx: &Transaction<'_>, record: &OutcomeRecord) -> ru
          VALUES (?1, ?2, ?3, ?4,
                  (SELECT max(id) FROM audit_decisions WHERE session_id = ?2 AND tool_id = ?3))",
     )?
-    .execute(params![sql_ms(record.at_ms), record.session_id, record.tool_id, record.outcome])?;
+    .execute(params![sql_ms(record.at_ms), record.session_id, record.tool_id, record.outcome.as_str()])?;
     Ok(())
 }

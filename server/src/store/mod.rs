@@ -23,9 +23,9 @@ mod writer;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use app::events::{AgentEvent, SeqEvent};
-use app::types::SessionStatus;
 use axum::body::Bytes;
+use protocol::api::SessionStatus;
+use protocol::events::{AgentEvent, SeqEvent};
 use rusqlite::{Connection, OptionalExtension};
 
 pub use audit::{AuditFilter, DecisionRecord, OutcomeRecord, AUDIT_LIMIT};

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use app::types::PolicyDecision;
+use protocol::api::PolicyDecision;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use super::{Command, Store, StoreError};

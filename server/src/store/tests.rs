@@ -2,7 +2,7 @@
 
 use super::writer::SLEEP_WHEN_QUIET;
 use super::*;
-use app::events::Role;
+use protocol::events::Role;
 
 /// Saves `event` as the event log does: its stream line.
 fn append(store: &Store, session: &str, event: SeqEvent) {
@@ -111,8 +111,8 @@ async fn a_deleted_session_leaves_nothing_but_its_audit_rows_and_may_come_back_n
             tool_id: "t".into(),
             tool_name: "run_shell_command".into(),
             summary: "ls".into(),
-            decision: "approved".into(),
-            decided_by: "user".into(),
+            decision: protocol::audit::AuditDecision::Approved,
+            decided_by: protocol::audit::Decider::User,
             rule: None,
         });
         // Sent in the same batch as the writes it undoes: the order holds.

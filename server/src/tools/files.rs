@@ -6,7 +6,7 @@ use std::io::Read;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use app::events::FileDiff;
+use protocol::events::FileDiff;
 use rustix::fs::{statat, AtFlags, Dir, FileType};
 use rustix::io::Errno;
 use serde::Deserialize;

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use app::events::{FileDiff, ToolKind};
+use protocol::events::{FileDiff, ToolKind};
 use rustix::fd::AsFd;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

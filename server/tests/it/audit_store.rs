@@ -7,7 +7,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use agent_hub::store::{AuditFilter, DecisionRecord, NewSavedRule, OutcomeRecord, Store, StoreError, AUDIT_LIMIT};
-use app::types::{AuditEntry, PolicyDecision};
+use protocol::api::PolicyDecision;
+use protocol::audit::{AuditDecision, AuditEntry, Decider, Outcome};
 use rusqlite::Connection;
 
 fn database(dir: &Path) -> Connection {
@@ -37,19 +38,27 @@ fn decision(at_ms: u64, folder: &str, session: &str, tool_id: &str, decision: &s
         tool_id: tool_id.into(),
         tool_name: "run_shell_command".into(),
         summary: format!("echo {tool_id}"),
-        decision: decision.into(),
-        decided_by: "user".into(),
+        decision: AuditDecision::from_word(decision).unwrap(),
+        decided_by: Decider::User,
         rule: None,
     }
 }
 
 fn outcome(at_ms: u64, session: &str, tool_id: &str, outcome: &str) -> OutcomeRecord {
-    OutcomeRecord { at_ms, session_id: session.into(), tool_id: tool_id.into(), outcome: outcome.into() }
+    OutcomeRecord {
+        at_ms,
+        session_id: session.into(),
+        tool_id: tool_id.into(),
+        outcome: Outcome::from_word(outcome).unwrap(),
+    }
 }
 
 /// Each entry as (tool id, decision, outcome, outcome time): what the join decides.
 fn joined(entries: &[AuditEntry]) -> Vec<(String, String, Option<String>, Option<u64>)> {
-    entries.iter().map(|e| (e.tool_id.clone(), e.decision.clone(), e.outcome.clone(), e.outcome_at)).collect()
+    entries
+        .iter()
+        .map(|e| (e.tool_id.clone(), e.decision.to_string(), e.outcome.map(|o| o.to_string()), e.outcome_at))
+        .collect()
 }
 
 fn row(tool_id: &str, decision: &str, outcome: Option<(&str, u64)>) -> (String, String, Option<String>, Option<u64>) {
@@ -158,6 +167,32 @@ async fn a_saved_rule_reads_back_its_decision_and_an_unknown_one_is_an_error_not
         .unwrap();
     let err = store.saved_rules(Path::new(folder)).unwrap_err();
     assert!(matches!(&err, StoreError::Read { reason, .. } if reason.contains("maybe")), "{err}");
+}
+
+/// The audit trail reads back only the contract's words: a row holding
+/// another (written by hand, or by a newer hub) is an error the page shows,
+/// never a row shown under a meaning nobody gave it.
+#[tokio::test]
+async fn an_audit_row_with_a_word_the_contract_lacks_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    store.record_decision(decision(1, "/p", "s", "c", "approved_agent_always"));
+    store.record_outcome(outcome(2, "s", "c", "interrupted"));
+    store.flush().await.unwrap();
+    let entries = store.audit(&AuditFilter::default()).unwrap();
+    assert_eq!(
+        (entries[0].decision, entries[0].outcome),
+        (AuditDecision::ApprovedAgentAlways, Some(Outcome::Interrupted))
+    );
+    database(dir.path())
+        .execute(
+            "INSERT INTO audit_decisions (at_ms, folder, session_id, tool_id, tool_name, summary, decision, decided_by)
+             VALUES (3, '/p', 's', 'd', 'run_shell_command', 'ls', 'approved_forever', 'user')",
+            [],
+        )
+        .unwrap();
+    let err = store.audit(&AuditFilter::default()).unwrap_err();
+    assert!(matches!(&err, StoreError::Read { reason, .. } if reason.contains("approved_forever")), "{err}");
 }
 
 /// 10 rules one after another: were each held for the writer's 20 ms tick,

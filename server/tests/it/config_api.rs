@@ -189,7 +189,7 @@ async fn settings_dir_created_later_is_watched_too() {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     loop {
         let update = tokio::time::timeout_at(deadline, updates.recv()).await.expect("no update").unwrap();
-        if let app::types::HubUpdate::Config(config) = update {
+        if let protocol::api::HubUpdate::Config(config) = update {
             if config.yolo_locked {
                 break;
             }
@@ -200,7 +200,7 @@ async fn settings_dir_created_later_is_watched_too() {
     loop {
         let update =
             tokio::time::timeout_at(deadline, updates.recv()).await.expect("no update after re-creation").unwrap();
-        if let app::types::HubUpdate::Config(config) = update {
+        if let protocol::api::HubUpdate::Config(config) = update {
             if config.yolo_mode {
                 break;
             }

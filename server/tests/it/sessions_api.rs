@@ -69,7 +69,7 @@ async fn a_new_session_gets_a_fresh_id_a_title_and_the_folders_settings() {
     assert_eq!(named["title"], "Release notes");
     assert_eq!((named["status"].as_str(), named["pendingCount"].as_u64()), (Some("idle"), Some(0)));
     assert_eq!(named["yoloMode"], true, "the folder's settings file is read for it");
-    assert_eq!(updates.try_recv().ok(), Some(app::types::HubUpdate::Projects), "open pages hear of it");
+    assert_eq!(updates.try_recv().ok(), Some(protocol::api::HubUpdate::Projects), "open pages hear of it");
 
     let plain = hub.create_session(json!({"folderPath": folder})).await.json();
     assert_ne!(plain["id"], named["id"]);
@@ -177,7 +177,7 @@ async fn an_idle_session_is_deleted_and_a_default_one_comes_back_empty() {
     let mut updates = hub.hub.subscribe();
     let deleted = hub.delete_session(&default, false).await;
     assert_eq!(deleted.status, StatusCode::NO_CONTENT, "{:?}", deleted.body);
-    assert_eq!(updates.try_recv().ok(), Some(app::types::HubUpdate::Projects));
+    assert_eq!(updates.try_recv().ok(), Some(protocol::api::HubUpdate::Projects));
     assert_eq!(ids(&hub.sessions_of(&folder).await), [other["id"].as_str().unwrap()]);
     for reply in [hub.get(&format!("/api/sessions/{default}")).await, hub.delete_session(&default, false).await] {
         assert_eq!((reply.status, reply.error_code().as_str()), (StatusCode::NOT_FOUND, "not_found"));

@@ -15,16 +15,16 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, ByteStreams, Client};
-use app::events::{AgentEvent, ResultStatus};
+use protocol::events::{AgentEvent, ResultStatus};
 use tokio::sync::mpsc;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use super::mapping::{self, Mapper};
 use super::process::{keep_last_words, spawn, Launch, ProcessGroup};
 use super::{Command, Then};
-use crate::agent::audit::Outcome;
 use crate::agent::port::HubPort;
 use crate::agent::{SessionRuntime, TurnEnd};
+use protocol::audit::Outcome;
 
 /// How long an agent may take to start and answer `initialize` and `session/new`.
 const START_TIMEOUT: Duration = Duration::from_secs(90);
@@ -451,7 +451,7 @@ impl Driver {
                     if let AgentEvent::ToolResult { tool_id, status, .. } = &event {
                         self.awaited.remove(tool_id);
                         if self.cleared.remove(tool_id) {
-                            let ran = *status == app::events::ToolStatus::Success;
+                            let ran = *status == protocol::events::ToolStatus::Success;
                             self.runtime.audit_outcome(tool_id, if ran { Outcome::Ran } else { Outcome::Failed });
                         }
                     }

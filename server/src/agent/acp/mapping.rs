@@ -16,7 +16,7 @@ use agent_client_protocol::v1::schema::{
     RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome, SessionUpdate, StopReason,
     ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdateFields, ToolKind as AcpKind,
 };
-use app::events::{
+use protocol::events::{
     AgentChoice, AgentEvent, ChoiceKind, FileDiff, PolicyNote, ResultStatus, Role, ToolError, ToolKind, ToolStatus,
 };
 use serde_json::{json, Map, Value};

@@ -5,7 +5,7 @@ use agent_client_protocol::v1::schema::{RequestPermissionRequest, SessionNotific
 use serde_json::{json, Value};
 
 use super::*;
-use app::events::{AgentChoice, ChoiceKind};
+use protocol::events::{AgentChoice, ChoiceKind};
 
 const FOLDER: &str = "/tmp/rec-eab8D8";
 

@@ -16,12 +16,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{PermissionOption, PermissionOptionId};
-use app::events::{AgentChoice, AgentEvent, ChoiceKind, Role};
-use app::types::{AgentModes, SessionStatus};
+use protocol::api::{AgentModes, SessionStatus};
+use protocol::events::{AgentChoice, AgentEvent, ChoiceKind, Role};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-use super::audit::{Authority, Outcome, Verdict};
+use super::audit::Authority;
 use super::builtin::decision_word;
 use super::builtin::STOPPED_RESULT;
 use super::{busy, not_pending, not_running, AgentState, SessionRuntime, Start};
@@ -29,6 +29,7 @@ use crate::agent::port::HubPort;
 use crate::approval::{ApprovalBatch, Decision, DecisionError, Initial, NewCall, SkipReason, Step};
 use crate::error::ApiError;
 use process::Launch;
+use protocol::audit::{AuditDecision, Outcome};
 use rule_call::RuleCall;
 
 /// What the hub keeps of an ACP agent's session.
@@ -255,7 +256,7 @@ impl AcpAgent {
         let after = runtime.log.last_seq();
         if let Some(waiting) = state.acp.waiting.take() {
             let call = &waiting.call;
-            runtime.audit_decision(&waiting.tool_id, &call.name, &call.args, Verdict::Stopped, &Authority::User);
+            runtime.audit_decision(&waiting.tool_id, &call.name, &call.args, AuditDecision::Stopped, &Authority::User);
             runtime.audit_outcome(&waiting.tool_id, Outcome::Stopped);
             runtime.report_skipped(waiting.tool_id, STOPPED_RESULT);
         }
@@ -363,16 +364,16 @@ fn decide(
     let call = waiting.call.clone();
     let agent_option = option.is_some();
     let (verdict, outcome) = match (&decision, option.map(|option| option.kind)) {
-        (_, Some(ChoiceKind::AllowAlways)) => (Verdict::ApprovedAgentAlways, None),
-        (_, Some(ChoiceKind::RejectAlways)) => (Verdict::RejectedAgentAlways, Some(Outcome::Rejected)),
-        (Decision::Approve, _) => (Verdict::Approved, None),
+        (_, Some(ChoiceKind::AllowAlways)) => (AuditDecision::ApprovedAgentAlways, None),
+        (_, Some(ChoiceKind::RejectAlways)) => (AuditDecision::RejectedAgentAlways, Some(Outcome::Rejected)),
+        (Decision::Approve, _) => (AuditDecision::Approved, None),
         (Decision::ApproveSession, _) => {
             state.allowed_tools.insert(call.name.clone());
-            (Verdict::ApprovedSession, None)
+            (AuditDecision::ApprovedSession, None)
         }
-        (Decision::ApproveAlways, _) => (Verdict::ApprovedAlways, None),
-        (Decision::Reject, _) => (Verdict::Rejected, Some(Outcome::Rejected)),
-        (Decision::Edit { .. }, _) => (Verdict::Feedback, Some(Outcome::Skipped)),
+        (Decision::ApproveAlways, _) => (AuditDecision::ApprovedAlways, None),
+        (Decision::Reject, _) => (AuditDecision::Rejected, Some(Outcome::Rejected)),
+        (Decision::Edit { .. }, _) => (AuditDecision::Feedback, Some(Outcome::Skipped)),
     };
     runtime.audit_decision(tool_id, &call.name, &call.args, verdict, &Authority::User);
     if let Some(outcome) = outcome {

@@ -8,7 +8,7 @@
 //! only ever taken when the user picks it.
 
 use agent_client_protocol::v1::schema::SessionModeState;
-use app::types::{AgentMode, AgentModes};
+use protocol::api::{AgentMode, AgentModes};
 
 /// Modes known to ask before commands and edits, best first: Claude Code's,
 /// Gemini CLI's and Qwen Code's `default`, codex's `read-only` (it asks before

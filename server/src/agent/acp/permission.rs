@@ -6,17 +6,17 @@
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{PermissionOption, RequestPermissionResponse, ToolCallUpdateFields};
-use app::events::{AgentEvent, PolicyNote, ToolError, ToolStatus};
+use protocol::events::{AgentEvent, PolicyNote, ToolError, ToolStatus};
 
 use super::mapping;
 use super::rule_call::{rule_call, RuleCall};
-use crate::agent::audit::Outcome;
 use crate::agent::gate::{self, Facts};
 use crate::agent::port::HubPort;
 use crate::agent::protected::touches_settings;
 use crate::agent::SessionRuntime;
 use crate::approval::{Decision, Initial};
 use crate::policy::{Mode, ToolCall, Verdict};
+use protocol::audit::Outcome;
 
 /// What the hub makes of a request.
 pub(super) enum Judged {

@@ -12,10 +12,10 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 
-use app::events::{AgentEvent, ToolStatus};
-use app::types::PolicyDecision;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use protocol::api::PolicyDecision;
+use protocol::events::{AgentEvent, ToolStatus};
 use serde_json::json;
 
 use super::{start, Facts, Start};

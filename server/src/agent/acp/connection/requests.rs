@@ -3,7 +3,7 @@
 
 use agent_client_protocol::v1::schema::{RequestPermissionRequest, RequestPermissionResponse};
 use agent_client_protocol::v1::Responder;
-use app::events::{AgentEvent, PolicyNote, Severity};
+use protocol::events::{AgentEvent, PolicyNote, Severity};
 
 use super::super::mapping;
 use super::super::permission::{self, Judged};
@@ -96,7 +96,7 @@ impl Driver {
         };
         let call = super::super::rule_call::rule_call(&fields);
         let verdict = permission::rules_verdict(&self.hub, &self.runtime, &call, self.hub.yolo(&self.runtime.id));
-        let denied = (verdict.decision == Some(app::types::PolicyDecision::Deny))
+        let denied = (verdict.decision == Some(protocol::api::PolicyDecision::Deny))
             .then(|| verdict.message.clone().unwrap_or_else(|| "denied by a rule".to_string()));
         if let Some(waiting) = self.runtime.state().acp.waiting.as_mut().filter(|waiting| waiting.tool_id == tool_id) {
             waiting.call = call;
@@ -104,7 +104,7 @@ impl Driver {
         }
         if let Some(message) = denied {
             let note = PolicyNote {
-                decision: app::types::PolicyDecision::Deny,
+                decision: protocol::api::PolicyDecision::Deny,
                 source: "the folder's rules".into(),
                 message: Some(message),
             };

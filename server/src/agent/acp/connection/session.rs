@@ -8,8 +8,8 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Agent;
-use app::events::{AgentEvent, Severity};
-use app::types::AgentModes;
+use protocol::api::AgentModes;
+use protocol::events::{AgentEvent, Severity};
 use tokio::sync::mpsc;
 
 use super::super::modes;

@@ -1,9 +1,6 @@
-//! Shapes of the HTTP contract (`shared/API.md`) shared by the server and the UI.
-//! Request and response bodies are camelCase.
+//! Request and response bodies of the HTTP contract (`docs/API.md`), camelCase.
 
 use serde::{Deserialize, Serialize};
-
-pub mod changes;
 
 /// Where a session's current YOLO value came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -286,9 +283,7 @@ pub struct PromptRequest {
 #[serde(rename_all = "camelCase")]
 pub struct ApproveRequest {
     pub tool_id: String,
-    /// `approve`, `reject`, `approve_session`, `approve_always`, `edit`, or
-    /// `agent_option` (an ACP agent's own option, `optionId`, answered as it is).
-    pub decision: String,
+    pub decision: ApprovalDecision,
     /// With `agent_option`: the `AgentChoice.id` the user picked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub option_id: Option<String>,
@@ -302,6 +297,42 @@ pub struct ApproveRequest {
     pub modified_content: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<bool>,
+}
+
+/// What the user decided on a card (`ApproveRequest.decision`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    /// Run it (with `modifiedContent`: run the user's version of the edit).
+    Approve,
+    /// Do not run it; the model is told so.
+    Reject,
+    /// Run it and the same tool's later calls in this session, through the gate.
+    ApproveSession,
+    /// Run it and save an "Always in this folder" rule (`commandPrefix` for a shell command).
+    ApproveAlways,
+    /// Skip it and give the model `editInstruction` instead, or with
+    /// `modifiedContent` run the user's version of the edit.
+    Edit,
+    /// An ACP agent's own option (`optionId`), answered as it is.
+    AgentOption,
+    /// A word the contract does not have: kept, so the hub can say which one it refused.
+    #[serde(untagged)]
+    Unknown(String),
+}
+
+impl ApprovalDecision {
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Approve => "approve",
+            Self::Reject => "reject",
+            Self::ApproveSession => "approve_session",
+            Self::ApproveAlways => "approve_always",
+            Self::Edit => "edit",
+            Self::AgentOption => "agent_option",
+            Self::Unknown(word) => word,
+        }
+    }
 }
 
 /// `POST /api/sessions/{id}/input`: the answer to the agent's question.
@@ -465,53 +496,6 @@ pub struct RulesQuery {
     pub folder_path: String,
 }
 
-/// One call's decision and outcome in the audit trail (`GET /api/audit`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AuditEntry {
-    pub id: u64,
-    /// When the decision was made, milliseconds since the Unix epoch.
-    pub at: u64,
-    pub folder_path: String,
-    pub session_id: String,
-    pub tool_id: String,
-    pub tool_name: String,
-    /// The call's arguments, readable and short (a command, a path).
-    pub summary: String,
-    /// `allowed`, `approved`, `approved_edited`, `approved_session`, `approved_always`,
-    /// `rejected`, `feedback`, `denied`, `stopped` (Stop withdrew its card) or `refused` (failed the hub's checks before any card).
-    pub decision: String,
-    /// `user`, `rule`, `yolo`, `session_grant`, `read_only_default` or `hub`.
-    pub decided_by: String,
-    /// The rule that decided, when one did: its source.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rule: Option<String>,
-    /// `ran`, `failed`, `denied`, `rejected`, `skipped`, `interrupted`, `stopped`; none yet while it waits or runs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outcome_at: Option<u64>,
-}
-
-/// Filters of `GET /api/audit`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AuditQuery {
-    #[serde(default)]
-    pub folder_path: Option<String>,
-    #[serde(default)]
-    pub session_id: Option<String>,
-    /// Only decisions made after this time (milliseconds since the Unix epoch).
-    #[serde(default)]
-    pub after: Option<u64>,
-    /// `ndjson` (default) or `csv`.
-    #[serde(default)]
-    pub format: Option<String>,
-    /// At most this many entries, newest last (default and maximum 10 000).
-    #[serde(default)]
-    pub limit: Option<usize>,
-}
-
 /// `GET /api/fs/dirs?path=P`: the directory whose sub-directories to list, an
 /// absolute path or one starting with `~` (the hub user's home).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -588,6 +572,28 @@ mod tests {
         assert_eq!(serde_json::to_value(SessionStatus::WaitingApproval).unwrap(), "waiting_approval");
         let update = serde_json::to_value(HubUpdate::Projects).unwrap();
         assert_eq!(update, serde_json::json!({"type": "projects"}));
+    }
+
+    #[test]
+    fn a_decision_is_read_as_its_word_and_an_unknown_word_is_kept() {
+        let read = |word: &str| {
+            serde_json::from_value::<ApproveRequest>(serde_json::json!({"toolId": "t", "decision": word}))
+                .unwrap()
+                .decision
+        };
+        for decision in [
+            ApprovalDecision::Approve,
+            ApprovalDecision::Reject,
+            ApprovalDecision::ApproveSession,
+            ApprovalDecision::ApproveAlways,
+            ApprovalDecision::Edit,
+            ApprovalDecision::AgentOption,
+        ] {
+            assert_eq!(serde_json::to_value(&decision).unwrap(), decision.as_str());
+            assert_eq!(read(decision.as_str()), decision);
+        }
+        assert_eq!(read("approve_everything"), ApprovalDecision::Unknown("approve_everything".into()));
+        assert_eq!(serde_json::to_value(ApprovalDecision::Unknown("x".into())).unwrap(), "x");
     }
 
     #[test]

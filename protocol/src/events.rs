@@ -65,7 +65,7 @@ pub struct FileDiff {
 /// Which rule decided a call, shown on its line in the transcript.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PolicyNote {
-    pub decision: crate::types::PolicyDecision,
+    pub decision: crate::api::PolicyDecision,
     /// The rule's source: a policy file and rule number, "saved in the hub", or a guard rail.
     pub source: String,
     /// A deny rule's message, or why the call asks.

@@ -1,0 +1,142 @@
+//! The audit trail (`GET /api/audit`): who decided each call, how, and what came of it.
+
+use serde::{Deserialize, Serialize};
+
+words! {
+    /// What was decided on a call (an audit row's `decision`).
+    pub enum AuditDecision {
+        /// A rule, YOLO, a session grant or the read-only default let it run.
+        Allowed = "allowed",
+        Approved = "approved",
+        /// Approved with the user's own version of the edit.
+        ApprovedEdited = "approved_edited",
+        ApprovedSession = "approved_session",
+        ApprovedAlways = "approved_always",
+        Rejected = "rejected",
+        /// The user told the agent what to do instead; the call was skipped.
+        Feedback = "feedback",
+        /// A deny rule refused it.
+        Denied = "denied",
+        /// It failed the hub's own checks before any card (a path outside the folder…).
+        Refused = "refused",
+        /// Stop withdrew its card.
+        Stopped = "stopped",
+        /// The user picked an ACP agent's own "always" option: the agent keeps it, not the hub.
+        ApprovedAgentAlways = "approved_agent_always",
+        RejectedAgentAlways = "rejected_agent_always",
+    }
+}
+
+words! {
+    /// Who made a call's decision (an audit row's `decidedBy`).
+    pub enum Decider {
+        User = "user",
+        /// A policy rule; the row's `rule` names it.
+        Rule = "rule",
+        Yolo = "yolo",
+        SessionGrant = "session_grant",
+        /// The built-in agent runs read-only tools without asking.
+        ReadOnlyDefault = "read_only_default",
+        /// The hub's own checks.
+        Hub = "hub",
+    }
+}
+
+words! {
+    /// What came of a call (an audit row's `outcome`).
+    pub enum Outcome {
+        Ran = "ran",
+        Failed = "failed",
+        Denied = "denied",
+        Rejected = "rejected",
+        Skipped = "skipped",
+        /// The hub stopped (a crash, kill -9) while it ran.
+        Interrupted = "interrupted",
+        Stopped = "stopped",
+    }
+}
+
+/// One call's decision and outcome in the audit trail (`GET /api/audit`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEntry {
+    pub id: u64,
+    /// When the decision was made, milliseconds since the Unix epoch.
+    pub at: u64,
+    pub folder_path: String,
+    pub session_id: String,
+    pub tool_id: String,
+    pub tool_name: String,
+    /// The call's arguments, readable and short (a command, a path).
+    pub summary: String,
+    pub decision: AuditDecision,
+    pub decided_by: Decider,
+    /// The rule that decided, when one did: its source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// None yet while it waits or runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome_at: Option<u64>,
+}
+
+/// Filters of `GET /api/audit`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditQuery {
+    #[serde(default)]
+    pub folder_path: Option<String>,
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// Only decisions made after this time (milliseconds since the Unix epoch).
+    #[serde(default)]
+    pub after: Option<u64>,
+    /// `ndjson` (default) or `csv`.
+    #[serde(default)]
+    pub format: Option<String>,
+    /// At most this many entries, newest last (default and maximum 10 000).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_word_is_its_serde_name_and_reads_back() {
+        fn check<T: Serialize + Copy + std::fmt::Debug + PartialEq>(
+            all: &[T],
+            word: fn(T) -> &'static str,
+            read: fn(&str) -> Option<T>,
+        ) {
+            for &variant in all {
+                assert_eq!(serde_json::to_value(variant).unwrap(), word(variant), "{variant:?}");
+                assert_eq!(read(word(variant)), Some(variant));
+            }
+        }
+        check(AuditDecision::ALL, AuditDecision::as_str, AuditDecision::from_word);
+        check(Decider::ALL, Decider::as_str, Decider::from_word);
+        check(Outcome::ALL, Outcome::as_str, Outcome::from_word);
+        assert_eq!(AuditDecision::from_word("approved_turn "), None);
+        assert_eq!(AuditDecision::ALL.len(), 12);
+    }
+
+    #[test]
+    fn an_entry_reads_and_writes_the_contracts_words() {
+        let text = r#"{"id":1,"at":2,"folderPath":"/p","sessionId":"s","toolId":"t","toolName":"run_shell_command",
+            "summary":"ls","decision":"approved_agent_always","decidedBy":"session_grant","outcome":"interrupted"}"#;
+        let entry: AuditEntry = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            (entry.decision, entry.decided_by, entry.outcome),
+            (AuditDecision::ApprovedAgentAlways, Decider::SessionGrant, Some(Outcome::Interrupted))
+        );
+        let back = serde_json::to_value(&entry).unwrap();
+        assert_eq!(
+            (back["decision"].as_str(), back["decidedBy"].as_str()),
+            (Some("approved_agent_always"), Some("session_grant"))
+        );
+        assert!(serde_json::from_str::<AuditEntry>(&text.replace("interrupted", "exploded")).is_err());
+    }
+}
