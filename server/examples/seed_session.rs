@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use agent_hub::agent::log::EventLog;
 use agent_hub::registry::default_session_id;
 use agent_hub::store::{SessionRow, Store};
-use protocol::events::{AgentEvent, ResultStatus, Role, ToolKind, ToolStatus};
 use protocol::api::SessionStatus;
+use protocol::events::{AgentEvent, ResultStatus, Role, ToolKind, ToolStatus};
 use serde_json::json;
 
 #[tokio::main]

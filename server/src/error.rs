@@ -71,3 +71,45 @@ pub struct ApiJson<T>(pub T);
 pub struct ApiQuery<T>(pub T);
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// The agent's refusals, in the contract's statuses and codes.
+impl From<crate::agent::AgentError> for ApiError {
+    fn from(err: crate::agent::AgentError) -> Self {
+        use crate::agent::AgentError as E;
+        let (status, code) = match &err {
+            E::Busy(_) => (StatusCode::CONFLICT, "session_busy"),
+            E::NoSession(_) | E::Deleted(_) => (StatusCode::NOT_FOUND, "not_found"),
+            E::NotRunning => (StatusCode::CONFLICT, "not_running"),
+            E::NotPending(_) => (StatusCode::CONFLICT, "not_pending"),
+            E::Invalid(_) => (StatusCode::BAD_REQUEST, "bad_request"),
+            E::StateUnreadable(_) => (StatusCode::CONFLICT, crate::agent::STATE_UNREADABLE),
+            E::AgentGone(_) => (StatusCode::CONFLICT, "agent_unavailable"),
+            E::NotStarted => (StatusCode::CONFLICT, "agent_not_started"),
+            E::ModeTimeout => (StatusCode::GATEWAY_TIMEOUT, "agent_timeout"),
+        };
+        Self::new(status, code, err.to_string())
+    }
+}
+
+impl From<crate::folder::FolderError> for ApiError {
+    fn from(err: crate::folder::FolderError) -> Self {
+        use crate::folder::FolderError as E;
+        let code = match &err {
+            E::Missing | E::NotAbsolute(_) => "bad_request",
+            E::NotFound(_) => "folder_not_found",
+            E::NotADirectory(_) => "not_a_directory",
+        };
+        Self::new(StatusCode::BAD_REQUEST, code, err.to_string())
+    }
+}
+
+impl From<crate::agents::ChoiceError> for ApiError {
+    fn from(err: crate::agents::ChoiceError) -> Self {
+        use crate::agents::ChoiceError as E;
+        let (status, code) = match &err {
+            E::Unknown { .. } => (StatusCode::BAD_REQUEST, "unknown_agent"),
+            E::Unavailable { .. } => (StatusCode::CONFLICT, "agent_unavailable"),
+        };
+        Self::new(status, code, err.to_string())
+    }
+}

@@ -3,40 +3,47 @@
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use axum::http::StatusCode;
-
-use crate::error::ApiError;
+/// Why a `folderPath` cannot key a session; nothing was opened.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FolderError {
+    #[error("folderPath is required.")]
+    Missing,
+    #[error("folderPath must be an absolute path; got '{0}'.")]
+    NotAbsolute(String),
+    /// It does not exist or cannot be reached; the message says which.
+    #[error("{0}")]
+    NotFound(String),
+    #[error("'{0}' is a file, not a folder.")]
+    NotADirectory(String),
+}
 
 /// Checks that `raw` names an existing directory by an absolute path and returns its
 /// canonical form (symlinks and `..` resolved), the form sessions are keyed by.
-pub fn canonical_folder(raw: &str) -> Result<PathBuf, ApiError> {
+pub fn canonical_folder(raw: &str) -> Result<PathBuf, FolderError> {
     if raw.trim().is_empty() {
-        return Err(ApiError::bad_request("folderPath is required."));
+        return Err(FolderError::Missing);
     }
     let path = Path::new(raw);
     if !path.is_absolute() {
-        return Err(ApiError::bad_request(format!("folderPath must be an absolute path; got '{raw}'.")));
+        return Err(FolderError::NotAbsolute(raw.to_string()));
     }
-    let canonical = path.canonicalize().map_err(|err| match err.kind() {
-        ErrorKind::NotFound => folder_error("folder_not_found", format!("Folder '{raw}' does not exist.")),
-        ErrorKind::PermissionDenied => {
-            folder_error("folder_not_found", format!("Folder '{raw}' cannot be accessed: permission denied."))
-        }
-        _ => folder_error("folder_not_found", format!("Folder '{raw}' cannot be opened: {err}.")),
+    let canonical = path.canonicalize().map_err(|err| {
+        FolderError::NotFound(match err.kind() {
+            ErrorKind::NotFound => format!("Folder '{raw}' does not exist."),
+            ErrorKind::PermissionDenied => format!("Folder '{raw}' cannot be accessed: permission denied."),
+            _ => format!("Folder '{raw}' cannot be opened: {err}."),
+        })
     })?;
     if !canonical.is_dir() {
-        return Err(folder_error("not_a_directory", format!("'{raw}' is a file, not a folder.")));
+        return Err(FolderError::NotADirectory(raw.to_string()));
     }
     Ok(canonical)
-}
-
-fn folder_error(code: &'static str, message: String) -> ApiError {
-    ApiError::new(StatusCode::BAD_REQUEST, code, message)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::StatusCode;
 
     #[test]
     fn accepts_an_existing_directory_and_canonicalizes_it() {
@@ -62,14 +69,21 @@ mod tests {
 
     #[test]
     fn rejects_relative_empty_missing_and_file_paths() {
-        assert_eq!(canonical_folder("").unwrap_err().code, "bad_request");
-        assert_eq!(canonical_folder("relative/dir").unwrap_err().code, "bad_request");
+        let answer = |raw: &str| {
+            let err = crate::error::ApiError::from(canonical_folder(raw).unwrap_err());
+            (err.status, err.code)
+        };
+        assert_eq!(answer(""), (StatusCode::BAD_REQUEST, "bad_request"));
+        assert_eq!(answer("relative/dir"), (StatusCode::BAD_REQUEST, "bad_request"));
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("missing");
-        assert_eq!(canonical_folder(missing.to_str().unwrap()).unwrap_err().code, "folder_not_found");
+        assert_eq!(answer(missing.to_str().unwrap()), (StatusCode::BAD_REQUEST, "folder_not_found"));
         let file = dir.path().join("file.txt");
         std::fs::write(&file, "x").unwrap();
-        let err = canonical_folder(file.to_str().unwrap()).unwrap_err();
-        assert_eq!((err.code, err.status), ("not_a_directory", StatusCode::BAD_REQUEST));
+        assert_eq!(answer(file.to_str().unwrap()), (StatusCode::BAD_REQUEST, "not_a_directory"));
+        assert_eq!(
+            canonical_folder(file.to_str().unwrap()).unwrap_err().to_string(),
+            format!("'{}' is a file, not a folder.", file.display())
+        );
     }
 }

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::acp::AcpAgent;
 use crate::agent::model::ModelConfig;
 use crate::agent::port::HubPort;
-use crate::agent::SessionRuntime;
+use crate::agent::{AgentError, SessionRuntime};
 use crate::agents::{AgentEntry, Catalog};
 use crate::error::{ApiError, ApiResult};
 use crate::folder::canonical_folder;
@@ -205,18 +205,10 @@ impl Hub {
 
     /// The agent the session works with; 409 `agent_unavailable` when the hub
     /// no longer lists it (the agents file changed since the session began).
-    pub fn agent_of(&self, session_id: &str) -> ApiResult<Arc<AgentEntry>> {
+    pub fn agent_of(&self, session_id: &str) -> Result<Arc<AgentEntry>, AgentError> {
         let id = self.registry().get(session_id).map(|session| session.agent.clone());
-        let Some(id) = id else { return Err(ApiError::not_found(format!("No session with id '{session_id}'."))) };
-        self.agents.get(&id).cloned().ok_or_else(|| {
-            ApiError::new(
-                StatusCode::CONFLICT,
-                "agent_unavailable",
-                format!(
-                    "This session's agent '{id}' is no longer in the hub's agents (GET /api/agents): start a new session."
-                ),
-            )
-        })
+        let Some(id) = id else { return Err(AgentError::NoSession(session_id.to_string())) };
+        self.agents.get(&id).cloned().ok_or(AgentError::AgentGone(id))
     }
 
     /// An agent as a session names it; one no longer listed by its id.
@@ -603,7 +595,7 @@ impl HubPort for Hub {
         Hub::policy_set(self, folder)
     }
 
-    fn agent_of(&self, session_id: &str) -> ApiResult<Arc<AgentEntry>> {
+    fn agent_of(&self, session_id: &str) -> Result<Arc<AgentEntry>, AgentError> {
         Hub::agent_of(self, session_id)
     }
 

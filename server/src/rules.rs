@@ -81,7 +81,7 @@ impl Hub {
         prefix: Option<String>,
     ) -> ApiResult<SavedRule> {
         let Some((name, args)) = runtime.waiting_call(tool_id) else {
-            return Err(crate::agent::not_pending(format!("Tool call '{tool_id}' is not waiting for a decision.")));
+            return Err(crate::agent::AgentError::call_not_pending(tool_id).into());
         };
         let command_prefix = rule_prefix(&name, &args, prefix)?;
         let store = self.store().ok_or_else(|| {

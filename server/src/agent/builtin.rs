@@ -14,12 +14,9 @@ use super::batch::{AlreadyLogged, Judge, Settled};
 use super::calls::{check, keep_within_review_budget, result_event, CallIds, Checked};
 use super::model::{ModelClient, ToolCallRequest};
 use super::question::{self, Answer};
-use super::{
-    audit, busy, gate, not_pending, not_running, AgentState, PausedTurn, PlannedCall, SessionRuntime, Start, TurnEnd,
-};
+use super::{audit, gate, AgentError, AgentState, PausedTurn, PlannedCall, SessionRuntime, Start, TurnEnd};
 use crate::agent::port::HubPort;
 use crate::approval::{ApprovalBatch, BatchError, Decision, DecisionError, Initial, NewCall};
-use crate::error::ApiError;
 use crate::policy;
 use crate::store::StoreError;
 use crate::tools::{self, Tool, ToolFailure, Workspace};
@@ -57,15 +54,15 @@ pub fn begin(
     runtime: &Arc<SessionRuntime>,
     model: Option<Arc<ModelClient>>,
     start: Start,
-) -> Result<u64, ApiError> {
+) -> Result<u64, AgentError> {
     let (after, stop, number) = {
         let mut guard = runtime.state();
         let state = &mut *guard;
         if state.deleted {
-            return Err(super::deleted(&runtime.id));
+            return Err(AgentError::Deleted(runtime.id.clone()));
         }
         if state.running {
-            return Err(busy("A turn is already running in this session; wait for it to finish."));
+            return Err(AgentError::busy("A turn is already running in this session; wait for it to finish."));
         }
         let after = runtime.log.last_seq();
         match start {
@@ -75,21 +72,22 @@ pub fn begin(
             }
             Start::Answer { request_id, response } => apply_answer(state, &request_id, &response)?,
             Start::AgentOption { .. } => {
-                return Err(ApiError::bad_request(
+                return Err(AgentError::Invalid(
                     "decision agent_option answers an ACP agent's own option; the built-in agent has none: use \
-                     approve, reject, approve_session, approve_always or edit.",
+                     approve, reject, approve_session, approve_always or edit."
+                        .into(),
                 ))
             }
             Start::Prompt(text) => match &state.paused {
                 Some(paused) if paused.batch.asked().is_some() => {
-                    return Err(busy(
+                    return Err(AgentError::busy(
                         "The agent is waiting for your answer to its question (POST /api/sessions/{id}/input) \
                          before a new prompt.",
                     ));
                 }
                 Some(paused) => {
                     let Some(decision) = decision_word(&text) else {
-                        return Err(busy(
+                        return Err(AgentError::busy(
                             "The agent is waiting for your decision on a tool call: approve or reject it \
                              (or answer yes, no or approve all) before sending a new prompt.",
                         ));
@@ -135,7 +133,7 @@ pub const STOPPED_RESULT: &str = "The user stopped the turn; this call was not e
 
 /// Stops the running turn (its task ends it `cancelled`), or ends a turn that
 /// waits for a decision or an answer as if every waiting call was turned down.
-pub async fn cancel(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) -> Result<u64, ApiError> {
+pub async fn cancel(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) -> Result<u64, AgentError> {
     {
         let mut state = runtime.state();
         let after = runtime.log.last_seq();
@@ -146,7 +144,7 @@ pub async fn cancel(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) -> Re
             return Ok(after);
         }
         if state.paused.is_none() {
-            return Err(not_running());
+            return Err(AgentError::NotRunning);
         }
         state.running = true;
         hub.set_status(&runtime.id, SessionStatus::Running, 0);
@@ -193,8 +191,8 @@ pub(crate) fn apply_decision(
     state: &mut AgentState,
     tool_id: &str,
     decision: Decision,
-) -> Result<(), ApiError> {
-    let not_pending = || not_pending(format!("Tool call '{tool_id}' is not waiting for a decision."));
+) -> Result<(), AgentError> {
+    let not_pending = || AgentError::call_not_pending(tool_id);
     let paused = state.paused.as_mut().ok_or_else(not_pending)?;
     let waiting = paused.batch.pending();
     match paused.batch.decide(tool_id, decision.clone()) {
@@ -217,20 +215,20 @@ pub(crate) fn apply_decision(
             Ok(())
         }
         Err(DecisionError::NotPending(_)) => Err(not_pending()),
-        Err(err) => Err(ApiError::bad_request(err.to_string())),
+        Err(err) => Err(AgentError::Invalid(err.to_string())),
     }
 }
 
 /// Checks the answer against the question being asked; nothing changes unless it fits.
-fn apply_answer(state: &mut AgentState, request_id: &str, response: &Value) -> Result<(), ApiError> {
-    let not_pending = || not_pending(format!("Question '{request_id}' is not waiting for an answer."));
+fn apply_answer(state: &mut AgentState, request_id: &str, response: &Value) -> Result<(), AgentError> {
+    let not_pending = || AgentError::question_not_pending(request_id);
     let paused = state.paused.as_mut().ok_or_else(not_pending)?;
     if paused.batch.asked() != Some(request_id) {
         return Err(not_pending());
     }
     let asked = paused.calls.get(request_id).map(|call| question::parse(&call.args));
     let Some(Ok(Ok(question))) = asked else { return Err(not_pending()) };
-    let answer = question.answer(response).map_err(ApiError::bad_request)?;
+    let answer = question.answer(response).map_err(AgentError::Invalid)?;
     let text = match answer {
         Answer::Given(text) => Some(text),
         Answer::Rejected => None,

@@ -7,6 +7,7 @@ pub(crate) mod audit;
 mod batch;
 pub mod builtin;
 mod calls;
+pub mod error;
 pub(crate) mod gate;
 pub mod log;
 pub mod model;
@@ -15,7 +16,9 @@ pub mod protected;
 pub mod question;
 mod sse;
 mod unreadable;
+pub use unreadable::STATE_UNREADABLE;
 
+pub use error::AgentError;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,7 +32,6 @@ use serde_json::Value;
 use crate::agent::port::HubPort;
 use crate::agents::Runner;
 use crate::approval::ApprovalBatch;
-use crate::error::ApiError;
 use crate::store::{Store, StoreError};
 use crate::tools::{Tool, ToolFailure};
 use log::EventLog;
@@ -139,9 +141,9 @@ pub enum Start {
 
 /// Starts or resumes a turn with the session's agent. Returns the last seq before
 /// the turn's first event (the reader starts after it).
-pub fn begin(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>, start: Start) -> Result<u64, ApiError> {
+pub fn begin(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>, start: Start) -> Result<u64, AgentError> {
     if let Some(why) = &runtime.unreadable {
-        return Err(unreadable::refused(why));
+        return Err(AgentError::StateUnreadable(why.clone()));
     }
     match &hub.agent_of(&runtime.id)?.runner {
         Runner::Acp(agent) => agent.begin(hub, runtime, start),
@@ -151,7 +153,7 @@ pub fn begin(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>, start: Start
 
 /// Stops the running or waiting turn (the Stop button). Returns the last seq
 /// before the turn's last events.
-pub async fn cancel(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) -> Result<u64, ApiError> {
+pub async fn cancel(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) -> Result<u64, AgentError> {
     match &hub.agent_of(&runtime.id)?.runner {
         Runner::Acp(agent) => agent.cancel(hub, runtime),
         Runner::Builtin(_) => builtin::cancel(hub, runtime).await,
@@ -167,7 +169,7 @@ pub fn stop_running(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) {
         // An ACP agent's request dies with its process anyway.
         Runner::Acp(agent) => {
             if let Err(err) = agent.cancel(hub, runtime) {
-                tracing::debug!(session = %runtime.id, "not stopped: {}", err.message);
+                tracing::debug!(session = %runtime.id, "not stopped: {err}");
             }
         }
         Runner::Builtin(_) => {
@@ -211,26 +213,6 @@ pub(crate) fn spawn_turn(
         };
         runtime.turn_failed(&hub, &why).await;
     });
-}
-
-/// 409 `session_busy`: the session cannot take this now.
-pub(crate) fn busy(message: &str) -> ApiError {
-    ApiError::new(axum::http::StatusCode::CONFLICT, "session_busy", message)
-}
-
-/// 404: the session was deleted while this request held it.
-pub(crate) fn deleted(id: &str) -> ApiError {
-    ApiError::not_found(format!("No session with id '{id}': it was deleted."))
-}
-
-/// 409 `not_running`: Stop, with nothing to stop.
-pub(crate) fn not_running() -> ApiError {
-    ApiError::new(axum::http::StatusCode::CONFLICT, "not_running", "No turn is running in this session.")
-}
-
-/// 409 `not_pending`: nothing with that id waits for the user.
-pub(crate) fn not_pending(message: String) -> ApiError {
-    ApiError::new(axum::http::StatusCode::CONFLICT, "not_pending", message)
 }
 
 /// The ids of the calls waiting for the user's decision, first shown first.

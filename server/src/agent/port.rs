@@ -10,7 +10,6 @@ use protocol::api::SessionStatus;
 use tokio_util::sync::CancellationToken;
 
 use crate::agents::AgentEntry;
-use crate::error::ApiResult;
 use crate::policy::PolicySet;
 use crate::registry::Session;
 
@@ -20,7 +19,7 @@ pub trait HubPort: Send + Sync + 'static {
     /// The rules that apply in the folder now (under its trust).
     fn policy_set(&self, folder: &Path) -> PolicySet;
     /// The agent the session works with.
-    fn agent_of(&self, session_id: &str) -> ApiResult<Arc<AgentEntry>>;
+    fn agent_of(&self, session_id: &str) -> Result<Arc<AgentEntry>, super::AgentError>;
     /// How long a command may run.
     fn shell_timeout(&self) -> Duration;
     /// Cancelled when the hub shuts down.
@@ -46,7 +45,7 @@ impl<T: HubPort + ?Sized> HubPort for Arc<T> {
         (**self).policy_set(folder)
     }
 
-    fn agent_of(&self, session_id: &str) -> ApiResult<Arc<AgentEntry>> {
+    fn agent_of(&self, session_id: &str) -> Result<Arc<AgentEntry>, super::AgentError> {
         (**self).agent_of(session_id)
     }
 

@@ -4,13 +4,11 @@
 //! an error, takes no turn, and its stored state is kept as it was for a
 //! version that reads it (or for whoever looks into the database).
 
-use axum::http::StatusCode;
 use protocol::api::SessionStatus;
 use protocol::events::{AgentEvent, ResultStatus, Severity};
 
 use super::log::EventLog;
 use super::AgentState;
-use crate::error::ApiError;
 
 /// The code of the `error` event and of the 409 a turn gets.
 pub const STATE_UNREADABLE: &str = "state_unreadable";
@@ -32,15 +30,6 @@ pub(super) fn report(log: &EventLog, why: &str) -> (SessionStatus, usize) {
     });
     log.push(AgentEvent::Result { status: ResultStatus::Error, pending: None });
     (SessionStatus::Error, 0)
-}
-
-/// 409 `state_unreadable`: a turn in such a session.
-pub(super) fn refused(why: &str) -> ApiError {
-    ApiError::new(
-        StatusCode::CONFLICT,
-        STATE_UNREADABLE,
-        format!("{why} It is kept as it was; this session takes no new turn. Start a new session to go on."),
-    )
 }
 
 #[cfg(test)]

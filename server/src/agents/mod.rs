@@ -8,12 +8,10 @@ pub mod file;
 use std::path::Path;
 use std::sync::Arc;
 
-use axum::http::StatusCode;
 use protocol::api::{AgentInfo, AgentKind, AgentRef, AgentSource};
 
 use crate::agent::acp::AcpAgent;
 use crate::agent::model::{ModelClient, ModelConfig};
-use crate::error::ApiError;
 pub use file::{AgentsFile, AgentsFileError};
 
 /// The built-in agent's id.
@@ -254,15 +252,18 @@ impl Catalog {
     /// The agent a new session gets: the one asked for (which must be listed
     /// and available), else the folder's last choice while it is available,
     /// else the hub's default. Looks at the disk (`PATH`): not under a lock.
-    pub fn for_new_session(&self, asked: Option<&str>, folder_choice: Option<&str>) -> Result<String, ApiError> {
+    pub fn for_new_session(&self, asked: Option<&str>, folder_choice: Option<&str>) -> Result<String, ChoiceError> {
         let Some(id) = asked else {
             let usable = |id: &&str| self.get(id).is_some_and(|entry| entry.unavailable().is_none());
             let id = folder_choice.filter(usable).unwrap_or(&self.default);
             return Ok(id.to_string());
         };
-        let entry = self.get(id).ok_or_else(|| unknown_agent(self, id))?;
+        let entry = self.get(id).ok_or_else(|| ChoiceError::Unknown {
+            id: id.to_string(),
+            known: self.entries.iter().map(|entry| entry.id.clone()).collect(),
+        })?;
         if let Some(reason) = entry.unavailable() {
-            return Err(unavailable(entry, &reason));
+            return Err(ChoiceError::Unavailable { name: entry.name.clone(), reason });
         }
         Ok(entry.id.clone())
     }
@@ -299,18 +300,14 @@ fn replace_or_push(entries: &mut Vec<AgentEntry>, entry: AgentEntry) {
     }
 }
 
-pub fn unknown_agent(catalog: &Catalog, id: &str) -> ApiError {
-    let known: Vec<&str> = catalog.entries.iter().map(|entry| entry.id.as_str()).collect();
-    ApiError::new(
-        StatusCode::BAD_REQUEST,
-        "unknown_agent",
-        format!("No agent '{id}': GET /api/agents lists them ({}).", known.join(", ")),
-    )
-}
-
-/// 409 `agent_unavailable`: the agent cannot start a session now.
-pub fn unavailable(entry: &AgentEntry, reason: &str) -> ApiError {
-    ApiError::new(StatusCode::CONFLICT, "agent_unavailable", format!("{} is not available: {reason}", entry.name))
+/// Why a new session cannot have the agent asked for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChoiceError {
+    #[error("No agent '{id}': GET /api/agents lists them ({}).", known.join(", "))]
+    Unknown { id: String, known: Vec<String> },
+    /// Listed, but it cannot start a session now (its command is not installed, no model…).
+    #[error("{name} is not available: {reason}")]
+    Unavailable { name: String, reason: String },
 }
 
 /// Where `program` would be run from: a path as it is, a bare name on `path`.

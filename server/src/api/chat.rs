@@ -105,7 +105,7 @@ async fn approve_always(
         Ok(after) => Ok(after),
         Err(err) => {
             hub.forget_rule(saved.id).await;
-            Err(err)
+            Err(err.into())
         }
     }
 }

@@ -158,7 +158,7 @@ impl Hub {
             }
             Ok(_) => {}
             // It ended meanwhile: nothing to stop.
-            Err(err) => tracing::debug!(session = %runtime.id, "not stopped before deleting: {}", err.message),
+            Err(err) => tracing::debug!(session = %runtime.id, "not stopped before deleting: {err}"),
         }
     }
 

@@ -24,10 +24,9 @@ use tokio::sync::mpsc;
 use super::audit::Authority;
 use super::builtin::decision_word;
 use super::builtin::STOPPED_RESULT;
-use super::{busy, not_pending, not_running, AgentState, SessionRuntime, Start};
+use super::{AgentError, AgentState, SessionRuntime, Start};
 use crate::agent::port::HubPort;
 use crate::approval::{ApprovalBatch, Decision, DecisionError, Initial, NewCall, SkipReason, Step};
-use crate::error::ApiError;
 use process::Launch;
 use protocol::audit::{AuditDecision, Outcome};
 use rule_call::RuleCall;
@@ -181,19 +180,24 @@ impl AcpAgent {
     /// agent process (started here when none runs). Everything happens under
     /// the session's lock, so a process that dies meanwhile is seen either by
     /// this (a new one starts) or by its own end (which reports the turn).
-    pub fn begin(&self, hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>, start: Start) -> Result<u64, ApiError> {
+    pub fn begin(
+        &self,
+        hub: &Arc<dyn HubPort>,
+        runtime: &Arc<SessionRuntime>,
+        start: Start,
+    ) -> Result<u64, AgentError> {
         let mut state = runtime.state();
         if state.deleted {
-            return Err(super::deleted(&runtime.id));
+            return Err(AgentError::Deleted(runtime.id.clone()));
         }
         if state.running {
-            return Err(busy("A turn is already running in this session; wait for it to finish or stop it."));
+            return Err(AgentError::busy(
+                "A turn is already running in this session; wait for it to finish or stop it.",
+            ));
         }
         let after = runtime.log.last_seq();
         let command = match start {
-            Start::Answer { request_id, .. } => {
-                return Err(not_pending(format!("Question '{request_id}' is not waiting for an answer.")))
-            }
+            Start::Answer { request_id, .. } => return Err(AgentError::question_not_pending(&request_id)),
             Start::Decide { tool_id, decision } => decide(runtime, &mut state, &tool_id, decision, None)?,
             Start::AgentOption { tool_id, option_id } => {
                 let waiting = state.acp.waiting.as_ref().filter(|waiting| waiting.tool_id == tool_id);
@@ -201,10 +205,10 @@ impl AcpAgent {
                     waiting.and_then(|waiting| waiting.options.iter().find(|o| *o.option_id.0 == *option_id))
                 else {
                     return Err(match waiting {
-                        Some(_) => ApiError::bad_request(format!(
+                        Some(_) => AgentError::Invalid(format!(
                             "The agent offers no option '{option_id}' for tool call '{tool_id}'."
                         )),
-                        None => not_pending(format!("Tool call '{tool_id}' is not waiting for a decision.")),
+                        None => AgentError::call_not_pending(&tool_id),
                     });
                 };
                 let chosen = mapping::choice(option);
@@ -214,7 +218,7 @@ impl AcpAgent {
             Start::Prompt(text) => match state.acp.waiting.clone() {
                 Some(waiting) => {
                     let Some(decision) = decision_word(&text) else {
-                        return Err(busy(
+                        return Err(AgentError::busy(
                             "The agent is waiting for your decision on a tool call: approve or reject it \
                              (or answer yes, no or approve all) before sending a new prompt.",
                         ));
@@ -247,11 +251,11 @@ impl AcpAgent {
     }
 
     /// Stops the running turn (`session/cancel`); a waiting permission request is answered `cancelled`.
-    pub fn cancel(&self, hub: &dyn HubPort, runtime: &SessionRuntime) -> Result<u64, ApiError> {
+    pub fn cancel(&self, hub: &dyn HubPort, runtime: &SessionRuntime) -> Result<u64, AgentError> {
         let mut state = runtime.state();
         let link = state.acp.link.clone().filter(|link| !link.is_closed());
         let (true, Some(link)) = (state.running || state.acp.waiting.is_some(), link) else {
-            return Err(not_running());
+            return Err(AgentError::NotRunning);
         };
         let after = runtime.log.last_seq();
         if let Some(waiting) = state.acp.waiting.take() {
@@ -269,27 +273,16 @@ impl AcpAgent {
 
 impl AcpAgent {
     /// Puts the session's agent in the user's mode; answers the modes as they now are.
-    pub async fn set_mode(&self, runtime: &SessionRuntime, mode_id: String) -> Result<AgentModes, ApiError> {
+    pub async fn set_mode(&self, runtime: &SessionRuntime, mode_id: String) -> Result<AgentModes, AgentError> {
         let link = runtime.state().acp.link.clone().filter(|link| !link.is_closed());
-        let not_started = || {
-            ApiError::new(
-                axum::http::StatusCode::CONFLICT,
-                "agent_not_started",
-                "The agent has not said its modes yet: send a prompt to start it, then pick a mode.",
-            )
-        };
-        let (Some(link), Some(_)) = (link, runtime.agent_modes()) else { return Err(not_started()) };
+        let (Some(link), Some(_)) = (link, runtime.agent_modes()) else { return Err(AgentError::NotStarted) };
         let (done, answer) = tokio::sync::oneshot::channel();
-        link.send(Command::SetMode { mode_id, done }).map_err(|_| not_started())?;
+        link.send(Command::SetMode { mode_id, done }).map_err(|_| AgentError::NotStarted)?;
         match tokio::time::timeout(std::time::Duration::from_secs(15), answer).await {
             Ok(Ok(Ok(modes))) => Ok(modes),
-            Ok(Ok(Err(message))) => Err(ApiError::bad_request(message)),
-            Ok(Err(_)) => Err(not_started()),
-            Err(_) => Err(ApiError::new(
-                axum::http::StatusCode::GATEWAY_TIMEOUT,
-                "agent_timeout",
-                "The agent did not answer session/set_mode within 15 s.",
-            )),
+            Ok(Ok(Err(message))) => Err(AgentError::Invalid(message)),
+            Ok(Err(_)) => Err(AgentError::NotStarted),
+            Err(_) => Err(AgentError::ModeTimeout),
         }
     }
 }
@@ -312,14 +305,14 @@ fn decide(
     tool_id: &str,
     decision: Decision,
     option: Option<AgentChoice>,
-) -> Result<Command, ApiError> {
+) -> Result<Command, AgentError> {
     if state.acp.link.as_ref().is_none_or(|link| link.is_closed()) {
         // Its end is being recorded; the request died with the process.
-        return Err(not_pending(format!(
+        return Err(AgentError::NotPending(format!(
             "Tool call '{tool_id}' is gone: the agent's process has ended. Send a new prompt."
         )));
     }
-    let not_waiting = || not_pending(format!("Tool call '{tool_id}' is not waiting for a decision."));
+    let not_waiting = || AgentError::call_not_pending(tool_id);
     let waiting = state.acp.waiting.as_ref().filter(|waiting| waiting.tool_id == tool_id).ok_or_else(not_waiting)?;
     let allows = match (&decision, &option) {
         (_, Some(option)) => option.kind.allows(),
@@ -327,7 +320,7 @@ fn decide(
         (Decision::Reject | Decision::Edit { .. }, None) => false,
     };
     if let (true, Some(message)) = (allows, &waiting.denied) {
-        return Err(ApiError::bad_request(format!(
+        return Err(AgentError::Invalid(format!(
             "The agent changed this call after asking, and a rule denies it as it now reads ({message}): reject it."
         )));
     }
@@ -335,15 +328,16 @@ fn decide(
     let mut batch = waiting.batch.clone();
     batch.decide(tool_id, decision.clone()).map_err(|err| match err {
         DecisionError::NotPending(_) => not_waiting(),
-        DecisionError::ContentNotEditable(_) => ApiError::bad_request(
+        DecisionError::ContentNotEditable(_) => AgentError::Invalid(
             "This agent applies its own edits, so a changed version cannot be applied; reject it, or say \
-             what to do instead (decision edit with editInstruction).",
+             what to do instead (decision edit with editInstruction)."
+                .into(),
         ),
-        DecisionError::BlankInstruction => ApiError::bad_request(err.to_string()),
+        DecisionError::BlankInstruction => AgentError::Invalid(err.to_string()),
     })?;
     let answer = match &option {
         Some(option) => mapping::selected(PermissionOptionId::new(option.id.clone())),
-        None => mapping::answer(&decision, &waiting.options).map_err(ApiError::bad_request)?,
+        None => mapping::answer(&decision, &waiting.options).map_err(AgentError::Invalid)?,
     };
     let then = match batch.step() {
         Ok(Step::Run { .. }) => Then::GoOn,

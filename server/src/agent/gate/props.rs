@@ -193,7 +193,7 @@ impl Session {
             let world = &self.world;
             let judge = |call: &PlannedCall, grants: &HashSet<String>| world.judge(call, grants);
             let mut state = self.runtime.state();
-            apply_decision(&judge, &self.runtime, &mut state, &id, decision).map_err(|err| fail(err.message))?;
+            apply_decision(&judge, &self.runtime, &mut state, &id, decision).map_err(|err| fail(err.to_string()))?;
         }
         if approves {
             self.approved.insert(id);

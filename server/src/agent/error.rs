@@ -1,0 +1,49 @@
+//! Why an agent cannot take a request now. Plain domain words: the HTTP layer
+//! (`crate::error`) gives each its status and code.
+
+/// A request the session's agent refused, and nothing changed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AgentError {
+    /// The session cannot take this now (a turn runs, a call or question waits).
+    #[error("{0}")]
+    Busy(String),
+    #[error("No session with id '{0}'.")]
+    NoSession(String),
+    /// The session was deleted while this request held it.
+    #[error("No session with id '{0}': it was deleted.")]
+    Deleted(String),
+    /// Stop, with nothing to stop.
+    #[error("No turn is running in this session.")]
+    NotRunning,
+    /// Nothing with that id waits for the user.
+    #[error("{0}")]
+    NotPending(String),
+    /// The request does not fit what waits (a blank instruction, an option the agent does not offer…).
+    #[error("{0}")]
+    Invalid(String),
+    /// The session's saved state could not be read; it takes no new turn.
+    #[error("{0} It is kept as it was; this session takes no new turn. Start a new session to go on.")]
+    StateUnreadable(String),
+    /// The session's agent is no longer among the hub's agents.
+    #[error("This session's agent '{0}' is no longer in the hub's agents (GET /api/agents): start a new session.")]
+    AgentGone(String),
+    /// An ACP agent's process has not started, or has not said its modes.
+    #[error("The agent has not said its modes yet: send a prompt to start it, then pick a mode.")]
+    NotStarted,
+    #[error("The agent did not answer session/set_mode within 15 s.")]
+    ModeTimeout,
+}
+
+impl AgentError {
+    pub(crate) fn busy(message: &str) -> Self {
+        Self::Busy(message.to_string())
+    }
+
+    pub(crate) fn call_not_pending(tool_id: &str) -> Self {
+        Self::NotPending(format!("Tool call '{tool_id}' is not waiting for a decision."))
+    }
+
+    pub(crate) fn question_not_pending(request_id: &str) -> Self {
+        Self::NotPending(format!("Question '{request_id}' is not waiting for an answer."))
+    }
+}
