@@ -113,3 +113,36 @@ impl From<crate::agents::ChoiceError> for ApiError {
         Self::new(status, code, err.to_string())
     }
 }
+
+/// The hub's refusals, in the contract's statuses and codes.
+impl From<crate::hub::HubError> for ApiError {
+    fn from(err: crate::hub::HubError) -> Self {
+        use crate::hub::HubError as E;
+        use crate::policy::SavedRuleError;
+        use crate::registry::RegistryError;
+        let (status, code) = match err {
+            E::Folder(err) => return err.into(),
+            E::Agent(err) => return err.into(),
+            E::AgentChoice(err) => return err.into(),
+            E::Registry(RegistryError::Deleted(_)) => (StatusCode::NOT_FOUND, "not_found"),
+            E::Registry(_) | E::Title(_) | E::Invalid(_) => (StatusCode::BAD_REQUEST, "bad_request"),
+            E::SavedRule(ref saved) => {
+                let code = match saved {
+                    SavedRuleError::TooBroad(_) => "prefix_too_broad",
+                    _ => "bad_request",
+                };
+                // The rule's own words start lower-case, mid-sentence elsewhere.
+                let mut message = saved.to_string();
+                message[..1].make_ascii_uppercase();
+                return Self::new(StatusCode::BAD_REQUEST, code, format!("{message}."));
+            }
+            E::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+            E::Occupied(_) => (StatusCode::CONFLICT, "session_busy"),
+            E::YoloLocked => (StatusCode::FORBIDDEN, "yolo_locked"),
+            E::FolderTrustOff => (StatusCode::CONFLICT, "folder_trust_off"),
+            E::StoreFailed(_) => (StatusCode::SERVICE_UNAVAILABLE, crate::agent::STORE_FAILED),
+            E::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        };
+        Self::new(status, code, err.to_string())
+    }
+}

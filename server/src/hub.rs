@@ -7,7 +7,6 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use axum::http::StatusCode;
 use protocol::api::{ChatConfig, HubUpdate, ProjectsResponse, SessionStatus, YoloSource};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
@@ -17,15 +16,17 @@ use crate::agent::model::ModelConfig;
 use crate::agent::port::HubPort;
 use crate::agent::{AgentError, SessionRuntime};
 use crate::agents::{AgentEntry, Catalog};
-use crate::error::{ApiError, ApiResult};
 use crate::folder::canonical_folder;
 use crate::policy::{PolicyDirs, PolicyFiles};
-use crate::registry::{Registry, RegistryError, Session, YoloLocked, YoloState};
+use crate::registry::{Registry, Session, YoloLocked, YoloState};
 use crate::store::{SessionRow, Store, StoreError};
 use crate::trust::FolderTrust;
 use crate::watcher::SettingsWatcher;
 
+mod error;
 mod sessions;
+
+pub use error::{HubError, HubResult};
 
 /// How the hub's agents work.
 #[derive(Debug, Clone)]
@@ -375,7 +376,7 @@ impl Hub {
     }
 
     /// Validates the folder and opens (creating on first use) the session.
-    pub fn open_session(&self, folder_path: &str, session_id: Option<&str>) -> ApiResult<ChatConfig> {
+    pub fn open_session(&self, folder_path: &str, session_id: Option<&str>) -> HubResult<ChatConfig> {
         self.with_session(folder_path, session_id, None, |session| Ok(self.config_of(session)))
     }
 
@@ -386,19 +387,13 @@ impl Hub {
         folder_path: &str,
         session_id: Option<&str>,
         agent: Option<&str>,
-    ) -> ApiResult<ChatConfig> {
+    ) -> HubResult<ChatConfig> {
         self.with_session(folder_path, session_id, agent, |session| Ok(self.config_of(session)))
     }
 
-    pub fn set_yolo(&self, folder_path: &str, session_id: Option<&str>, enabled: bool) -> ApiResult<ChatConfig> {
+    pub fn set_yolo(&self, folder_path: &str, session_id: Option<&str>, enabled: bool) -> HubResult<ChatConfig> {
         let config = self.with_session(folder_path, session_id, None, |session| {
-            session.yolo.set_by_user(enabled).map_err(|YoloLocked| {
-                ApiError::new(
-                    StatusCode::FORBIDDEN,
-                    "yolo_locked",
-                    "YOLO mode is locked off for this folder by security.disableYoloMode in .gemini/settings.json.",
-                )
-            })?;
+            session.yolo.set_by_user(enabled).map_err(|YoloLocked| HubError::YoloLocked)?;
             session.updated_at_ms = now_ms();
             self.persist(session);
             Ok(self.config_of(session))
@@ -415,8 +410,8 @@ impl Hub {
         folder_path: &str,
         session_id: Option<&str>,
         agent: Option<&str>,
-        act: impl FnOnce(&mut Session) -> ApiResult<T>,
-    ) -> ApiResult<T> {
+        act: impl FnOnce(&mut Session) -> HubResult<T>,
+    ) -> HubResult<T> {
         self.with_session_tries(folder_path, session_id, agent, act, 1)
     }
 
@@ -427,9 +422,9 @@ impl Hub {
         folder_path: &str,
         session_id: Option<&str>,
         agent: Option<&str>,
-        act: impl FnOnce(&mut Session) -> ApiResult<T>,
+        act: impl FnOnce(&mut Session) -> HubResult<T>,
         retries: u8,
-    ) -> ApiResult<T> {
+    ) -> HubResult<T> {
         let folder = canonical_folder(folder_path)?;
         // The agent of a session this would make, chosen before the registry's
         // lock is taken (it looks for programs on PATH), and only then.
@@ -447,11 +442,10 @@ impl Hub {
                 drop(registry);
                 return self.with_session_tries(folder_path, session_id, agent, act, retries - 1);
             }
-            let (session, created) = registry
-                .open(&folder, session_id, now_ms(), &new_agent, || self.folder_settings(&folder))
-                .map_err(registry_error)?;
+            let (session, created) =
+                registry.open(&folder, session_id, now_ms(), &new_agent, || self.folder_settings(&folder))?;
             if let Some(asked) = agent.filter(|asked| !created && *asked != session.agent) {
-                return Err(ApiError::bad_request(format!(
+                return Err(HubError::Invalid(format!(
                     "Session '{}' works with {}; `agent` ('{asked}') picks the agent of a new session only.",
                     session.id,
                     self.agent_ref(&session.agent).name
@@ -544,13 +538,6 @@ impl Hub {
             tracing::info!(folder = %folder.display(), yolo = config.yolo_mode, "settings changed on disk");
             self.publish(HubUpdate::Config(Box::new(config)));
         }
-    }
-}
-
-fn registry_error(err: RegistryError) -> ApiError {
-    match err {
-        RegistryError::Deleted(_) => ApiError::not_found(err.to_string()),
-        _ => ApiError::bad_request(err.to_string()),
     }
 }
 

@@ -115,7 +115,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         let absolute = std::path::absolute(folder).map_err(|err| format!("cannot open {}: {err}", folder.display()))?;
         let config = hub
             .open_session(&absolute.display().to_string(), None)
-            .map_err(|err| format!("cannot open {}: {}", folder.display(), err.message))?;
+            .map_err(|err| format!("cannot open {}: {}", folder.display(), err))?;
         tracing::info!(folder = %config.folder_path, yolo = config.yolo_mode, "opened folder");
     }
     let options = leptos_options(&cli);

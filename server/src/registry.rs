@@ -116,6 +116,8 @@ pub enum RegistryError {
     },
 }
 
+impl std::error::Error for RegistryError {}
+
 impl std::fmt::Display for RegistryError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

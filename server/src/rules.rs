@@ -6,14 +6,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use axum::http::StatusCode;
 use protocol::api::{PolicyDecision, RulesResponse, SessionGrant};
 use serde_json::Value;
 
 use crate::agent::SessionRuntime;
-use crate::error::{ApiError, ApiResult};
 use crate::folder::canonical_folder;
-use crate::hub::{now_ms, Hub};
+use crate::hub::{now_ms, Hub, HubError, HubResult};
 use crate::policy::{self, Mode, PolicySet, Rule};
 use crate::store::{NewSavedRule, SavedRule, StoreError};
 
@@ -41,7 +39,7 @@ impl Hub {
 
     /// `GET /api/rules`: the folder's rules (highest first), the problems of its
     /// policy files, and the session grants of its sessions. Changes nothing.
-    pub fn rules_of(&self, folder_path: &str) -> ApiResult<RulesResponse> {
+    pub fn rules_of(&self, folder_path: &str) -> HubResult<RulesResponse> {
         let folder = canonical_folder(folder_path)?;
         // The folder's default session's mode; a folder never opened has its settings' default
         // (looking at its rules opens no session).
@@ -79,17 +77,13 @@ impl Hub {
         runtime: &SessionRuntime,
         tool_id: &str,
         prefix: Option<String>,
-    ) -> ApiResult<SavedRule> {
+    ) -> HubResult<SavedRule> {
         let Some((name, args)) = runtime.waiting_call(tool_id) else {
             return Err(crate::agent::AgentError::call_not_pending(tool_id).into());
         };
         let command_prefix = rule_prefix(&name, &args, prefix)?;
         let store = self.store().ok_or_else(|| {
-            ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "store_failed",
-                "Rules are saved in the hub's database, and this hub runs without one.",
-            )
+            HubError::StoreFailed("Rules are saved in the hub's database, and this hub runs without one.".into())
         })?;
         let rule = NewSavedRule {
             folder: runtime.folder.to_string_lossy().into_owned(),
@@ -112,52 +106,40 @@ impl Hub {
     }
 
     /// `DELETE /api/rules/{id}`: only rules saved in the hub; the others live in files the user edits.
-    pub async fn delete_rule(&self, id: &str) -> ApiResult<SavedRule> {
+    pub async fn delete_rule(&self, id: &str) -> HubResult<SavedRule> {
         let Some(number) = id.strip_prefix("hub-").and_then(|number| number.parse::<i64>().ok()) else {
-            return Err(ApiError::bad_request(format!(
+            return Err(HubError::Invalid(format!(
                 "Rule '{id}' is not saved in the hub: edit or delete it in its policy file (or, for a built-in \
                  guard rail, override it with a rule of your own)."
             )));
         };
-        let store = self.store().ok_or_else(|| ApiError::not_found(format!("No rule '{id}'.")))?;
+        let store = self.store().ok_or_else(|| HubError::NotFound(format!("No rule '{id}'.")))?;
         match store.delete_rule(number).await {
             Ok(Some(rule)) => Ok(rule),
-            Ok(None) => Err(ApiError::not_found(format!("No rule '{id}'."))),
+            Ok(None) => Err(HubError::NotFound(format!("No rule '{id}'."))),
             Err(err) => Err(store_failed("The rule could not be deleted", &err)),
         }
     }
 
     /// `GET /api/rules/export`: the folder's saved rules as a policy file Gemini CLI loads.
-    pub fn export_rules(&self, folder_path: &str) -> ApiResult<String> {
+    pub fn export_rules(&self, folder_path: &str) -> HubResult<String> {
         let folder = canonical_folder(folder_path)?;
         Ok(policy::export_toml(&self.saved_rules(&folder)))
     }
 
     /// `DELETE /api/sessions/{id}/grants/{tool}`: withdraws "Yes, for this session".
-    pub fn withdraw_grant(&self, runtime: &Arc<SessionRuntime>, tool_name: &str) -> ApiResult<()> {
+    pub fn withdraw_grant(&self, runtime: &Arc<SessionRuntime>, tool_name: &str) -> HubResult<()> {
         let mut state = runtime.state();
         if !state.allowed_tools.remove(tool_name) {
-            return Err(ApiError::not_found(format!("Session '{}' has no grant for '{tool_name}'.", runtime.id)));
+            return Err(HubError::NotFound(format!("Session '{}' has no grant for '{tool_name}'.", runtime.id)));
         }
         runtime.save(&state);
         Ok(())
     }
 }
 
-fn store_failed(what: &str, err: &StoreError) -> ApiError {
-    ApiError::new(StatusCode::SERVICE_UNAVAILABLE, crate::agent::STORE_FAILED, format!("{what}: {err}."))
-}
-
-impl From<policy::SavedRuleError> for ApiError {
-    fn from(err: policy::SavedRuleError) -> Self {
-        let code = match err {
-            policy::SavedRuleError::TooBroad(_) => "prefix_too_broad",
-            _ => "bad_request",
-        };
-        let mut message = err.to_string();
-        message[..1].make_ascii_uppercase();
-        ApiError::new(StatusCode::BAD_REQUEST, code, format!("{message}."))
-    }
+fn store_failed(what: &str, err: &StoreError) -> HubError {
+    HubError::StoreFailed(format!("{what}: {err}."))
 }
 
 fn as_rule(row: &SavedRule) -> Option<Rule> {
@@ -172,11 +154,11 @@ fn as_rule(row: &SavedRule) -> Option<Rule> {
 /// The prefix a saved rule allows: for a command, the user's (checked to
 /// start the command, at a word's end) or the command's first words; other
 /// tools take none (the rule allows the tool).
-fn rule_prefix(name: &str, args: &Value, prefix: Option<String>) -> ApiResult<Option<String>> {
+fn rule_prefix(name: &str, args: &Value, prefix: Option<String>) -> HubResult<Option<String>> {
     let command = args.get("command").and_then(Value::as_str).filter(|_| name == "run_shell_command");
     let Some(command) = command else {
         return match prefix {
-            Some(_) => Err(ApiError::bad_request("commandPrefix applies to shell commands only.")),
+            Some(_) => Err(HubError::Invalid("commandPrefix applies to shell commands only.".into())),
             None => Ok(None),
         };
     };
@@ -185,7 +167,7 @@ fn rule_prefix(name: &str, args: &Value, prefix: Option<String>) -> ApiResult<Op
         None => policy::default_prefix(command),
     };
     if prefix.is_empty() || prefix.len() > MAX_PREFIX || prefix.chars().any(char::is_control) {
-        return Err(ApiError::bad_request(format!(
+        return Err(HubError::Invalid(format!(
             "commandPrefix must be 1–{MAX_PREFIX} characters of one line, e.g. \"git status\"."
         )));
     }
@@ -194,7 +176,7 @@ fn rule_prefix(name: &str, args: &Value, prefix: Option<String>) -> ApiResult<Op
         .strip_prefix(prefix.as_str())
         .is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace) || prefix.ends_with(' '));
     if !at_word_end {
-        return Err(ApiError::bad_request(format!(
+        return Err(HubError::Invalid(format!(
             "commandPrefix \"{prefix}\" does not begin the command \"{command}\" (at a word's end): the rule would \
              not allow what the card shows."
         )));
@@ -206,6 +188,8 @@ fn rule_prefix(name: &str, args: &Value, prefix: Option<String>) -> ApiResult<Op
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ApiError;
+    use axum::http::StatusCode;
     use serde_json::json;
 
     #[test]
@@ -238,7 +222,8 @@ mod tests {
             ("env FOO=1 ls", "env FOO=1"),
             ("npx prettier .", "npx"),
         ] {
-            let err = rule_prefix("run_shell_command", &shell(command), Some(prefix.into())).unwrap_err();
+            let err =
+                ApiError::from(rule_prefix("run_shell_command", &shell(command), Some(prefix.into())).unwrap_err());
             assert_eq!((err.status, err.code), (StatusCode::BAD_REQUEST, "prefix_too_broad"), "{prefix}");
             assert!(err.message.contains(&format!("\"{prefix}\" would allow running anything")), "{}", err.message);
             let proposed = rule_prefix("run_shell_command", &shell(command), None).unwrap().unwrap();

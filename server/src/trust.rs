@@ -11,12 +11,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use axum::http::StatusCode;
 use protocol::api::{FolderTrust as TrustAnswer, HubUpdate, PolicyDecision, TrustNeeded};
 
-use crate::error::{ApiError, ApiResult};
 use crate::folder::canonical_folder;
-use crate::hub::{now_ms, Hub};
+use crate::hub::{now_ms, Hub, HubError, HubResult};
 use crate::policy::Rule;
 use crate::settings::{read_settings, SettingsDefault};
 use crate::store::Store;
@@ -85,21 +83,13 @@ impl Hub {
     /// `POST /api/folders/trust` (`trusted`) and `DELETE /api/folders/trust`:
     /// kept in the store before it applies; the folder's sessions take the new
     /// word at once (YOLO re-derived, rules judged with it from the next call).
-    pub async fn set_trust(&self, folder_path: &str, trusted: bool) -> ApiResult<TrustAnswer> {
+    pub async fn set_trust(&self, folder_path: &str, trusted: bool) -> HubResult<TrustAnswer> {
         let folder = canonical_folder(folder_path)?;
         if !self.trust.enforced {
-            return Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "folder_trust_off",
-                "Folder trust is off (--no-folder-trust): every folder's own files apply.",
-            ));
+            return Err(HubError::FolderTrustOff);
         }
         let failed = |err: crate::store::StoreError| {
-            ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                crate::agent::STORE_FAILED,
-                format!("The folder's trust could not be saved: {err}."),
-            )
+            HubError::StoreFailed(format!("The folder's trust could not be saved: {err}."))
         };
         let trusted_at = match (trusted, self.store()) {
             (true, Some(store)) => Some(store.trust_folder(&folder, now_ms()).await.map_err(failed)?.trusted_at_ms),
@@ -132,7 +122,7 @@ impl Hub {
     }
 
     /// The folder's trust as it is.
-    pub fn trust_of(&self, folder_path: &str) -> ApiResult<TrustAnswer> {
+    pub fn trust_of(&self, folder_path: &str) -> HubResult<TrustAnswer> {
         let folder = canonical_folder(folder_path)?;
         let trusted_at = self.trust.trusted().get(&folder).copied();
         Ok(TrustAnswer { folder_path: folder.display().to_string(), trusted: self.trusted(&folder), trusted_at })

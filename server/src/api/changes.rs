@@ -15,7 +15,7 @@ pub async fn changes(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> Api
     // What clients may see: an event not yet on disk is not shown.
     // Events no longer in memory are read back from the database: off the async workers.
     let reader = runtime.clone();
-    let events = super::blocking(move || Ok(reader.log.all())).await?;
+    let events = super::blocking(move || Ok::<_, ApiError>(reader.log.all())).await?;
     crate::changes::collect(runtime.folder.clone(), events)
         .await
         .map(Json)

@@ -41,13 +41,13 @@ pub async fn trust_of(
     State(hub): State<Arc<Hub>>,
     ApiQuery(query): ApiQuery<RulesQuery>,
 ) -> ApiResult<Json<FolderTrust>> {
-    hub.trust_of(&query.folder_path).map(Json)
+    Ok(Json(hub.trust_of(&query.folder_path)?))
 }
 
 /// `POST /api/folders/trust {folderPath}`: the folder's own files may loosen
 /// what the hub does (allow rules, `disableYoloMode: false`).
 pub async fn trust(State(hub): State<Arc<Hub>>, ApiJson(body): ApiJson<RulesQuery>) -> ApiResult<Json<FolderTrust>> {
-    hub.set_trust(&body.folder_path, true).await.map(Json)
+    Ok(Json(hub.set_trust(&body.folder_path, true).await?))
 }
 
 /// `DELETE /api/folders/trust?folderPath=`: trust withdrawn; the folder's files may only tighten again.
@@ -55,5 +55,5 @@ pub async fn distrust(
     State(hub): State<Arc<Hub>>,
     ApiQuery(query): ApiQuery<RulesQuery>,
 ) -> ApiResult<Json<FolderTrust>> {
-    hub.set_trust(&query.folder_path, false).await.map(Json)
+    Ok(Json(hub.set_trust(&query.folder_path, false).await?))
 }

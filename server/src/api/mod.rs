@@ -82,10 +82,15 @@ async fn open_config(State(hub): State<Arc<Hub>>, ApiJson(body): ApiJson<ConfigQ
 }
 
 /// Runs blocking work (files, SQLite, PATH lookups) off the async workers.
-pub(crate) async fn blocking<T: Send + 'static>(work: impl FnOnce() -> ApiResult<T> + Send + 'static) -> ApiResult<T> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .unwrap_or_else(|err| Err(ApiError::internal(format!("The request's work failed: {err}."))))
+pub(crate) async fn blocking<T, E>(work: impl FnOnce() -> Result<T, E> + Send + 'static) -> ApiResult<T>
+where
+    T: Send + 'static,
+    E: Into<ApiError> + Send + 'static,
+{
+    match tokio::task::spawn_blocking(work).await {
+        Ok(answer) => answer.map_err(Into::into),
+        Err(err) => Err(ApiError::internal(format!("The request's work failed: {err}."))),
+    }
 }
 
 async fn set_config(

@@ -25,7 +25,7 @@ pub async fn rename(
     Path(id): Path<String>,
     ApiJson(request): ApiJson<RenameSessionRequest>,
 ) -> ApiResult<Json<SessionSummary>> {
-    hub.rename_session(&id, &request.title).map(Json)
+    Ok(Json(hub.rename_session(&id, &request.title)?))
 }
 
 #[derive(Deserialize)]

@@ -5,39 +5,29 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::StatusCode;
 use futures::StreamExt;
 use protocol::api::{ChatConfig, SessionStatus, SessionSummary};
 use protocol::events::{AgentEvent, ResultStatus};
 
-use super::{now_ms, registry_error, Hub};
+use super::{now_ms, Hub, HubError, HubResult};
 use crate::agent::log::until_turn_pauses;
 use crate::agent::{Occupied, SessionRuntime};
-use crate::error::{ApiError, ApiResult};
 use crate::folder::canonical_folder;
-use crate::registry::{checked_title, Session, TitleError, YoloState};
+use crate::registry::{checked_title, Session, YoloState};
 
 /// How long a forced delete waits for a stopped turn to end (its running
 /// command killed) before the session goes regardless.
 const STOP_WAIT: Duration = Duration::from_secs(5);
 
-fn title_error(err: TitleError) -> ApiError {
-    ApiError::bad_request(err.to_string())
-}
-
-/// 409 `session_busy`, naming what deleting would cut short.
-fn occupied(occupied: Occupied) -> ApiError {
-    ApiError::new(
-        StatusCode::CONFLICT,
-        "session_busy",
-        format!("The session was not deleted: {}.", occupied.describe()),
-    )
+/// Deleting would cut short what the session does.
+fn occupied(occupied: Occupied) -> HubError {
+    HubError::Occupied(occupied.describe().to_string())
 }
 
 /// A session id nobody chose: 128 random bits in hex.
-fn random_session_id() -> ApiResult<String> {
+fn random_session_id() -> HubResult<String> {
     let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|err| ApiError::internal(format!("No random id for the session: {err}.")))?;
+    getrandom::fill(&mut bytes).map_err(|err| HubError::Internal(format!("No random id for the session: {err}.")))?;
     Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
 }
 
@@ -45,9 +35,9 @@ impl Hub {
     /// `GET /api/chat/config`: the session's config, read only. A session that
     /// does not exist yet is answered with what it would start with (the
     /// folder's settings, its next agent), and is not made: a GET changes nothing.
-    pub fn peek_config(&self, folder_path: &str, session_id: Option<&str>) -> ApiResult<ChatConfig> {
+    pub fn peek_config(&self, folder_path: &str, session_id: Option<&str>) -> HubResult<ChatConfig> {
         let folder = canonical_folder(folder_path)?;
-        let new_id = match self.registry().peek(&folder, session_id).map_err(registry_error)? {
+        let new_id = match self.registry().peek(&folder, session_id)? {
             Ok(session) => return Ok(self.config_of(session)),
             Err(id) => id,
         };
@@ -76,8 +66,8 @@ impl Hub {
         folder_path: &str,
         title: Option<&str>,
         agent: Option<&str>,
-    ) -> ApiResult<SessionSummary> {
-        let title = title.map(checked_title).transpose().map_err(title_error)?;
+    ) -> HubResult<SessionSummary> {
+        let title = title.map(checked_title).transpose()?;
         let mut id = random_session_id()?;
         while self.registry().get(&id).is_some() {
             id = random_session_id()?;
@@ -92,12 +82,12 @@ impl Hub {
     }
 
     /// `PATCH /api/sessions/{id}`: the user's title for the session.
-    pub fn rename_session(&self, id: &str, title: &str) -> ApiResult<SessionSummary> {
-        let title = checked_title(title).map_err(title_error)?;
+    pub fn rename_session(&self, id: &str, title: &str) -> HubResult<SessionSummary> {
+        let title = checked_title(title)?;
         let summary = {
             let mut registry = self.registry();
             let session =
-                registry.rename(id, title).ok_or_else(|| ApiError::not_found(format!("No session with id '{id}'.")))?;
+                registry.rename(id, title).ok_or_else(|| HubError::NotFound(format!("No session with id '{id}'.")))?;
             self.persist(session);
             self.summary_of(session)
         };
@@ -125,7 +115,7 @@ impl Hub {
     /// stay). A running turn or a waiting card refuses it (409 `session_busy`)
     /// unless `force`, which stops the turn as Stop does first. An ACP agent's
     /// process ends with its whole group.
-    pub async fn delete_session(self: &Arc<Self>, runtime: Arc<SessionRuntime>, force: bool) -> ApiResult<()> {
+    pub async fn delete_session(self: &Arc<Self>, runtime: Arc<SessionRuntime>, force: bool) -> HubResult<()> {
         let why = Occupied::of(&runtime.state());
         if let Some(why) = why {
             if !force {
@@ -137,11 +127,9 @@ impl Hub {
         self.projects_changed();
         let Some(store) = &self.store else { return Ok(()) };
         store.flush_session(&runtime.id).await.map_err(|err| {
-            ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                crate::agent::STORE_FAILED,
-                format!("The session is gone from the hub, but the database could not record it ({err}): it may come back after a restart."),
-            )
+            HubError::StoreFailed(format!(
+                "The session is gone from the hub, but the database could not record it ({err}): it may come back after a restart."
+            ))
         })
     }
 
@@ -165,7 +153,7 @@ impl Hub {
     /// Takes the session out of the hub: nothing more of it is saved or
     /// started, then it leaves the registry and memory. Under the session's
     /// lock, so a turn cannot slip in between the check and the removal.
-    fn forget(&self, runtime: &SessionRuntime, force: bool) -> ApiResult<()> {
+    fn forget(&self, runtime: &SessionRuntime, force: bool) -> HubResult<()> {
         let mut state = runtime.state();
         if let (false, Some(why)) = (force, Occupied::of(&state)) {
             return Err(occupied(why));

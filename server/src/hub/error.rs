@@ -1,0 +1,46 @@
+//! Why the hub refused a request about a folder, a session, a rule or a
+//! folder's trust; nothing changed. Domain words only: `crate::error` gives
+//! each its HTTP status and code.
+
+use crate::agent::AgentError;
+use crate::agents::ChoiceError;
+use crate::folder::FolderError;
+use crate::policy::SavedRuleError;
+use crate::registry::{RegistryError, TitleError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum HubError {
+    #[error(transparent)]
+    Folder(#[from] FolderError),
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    #[error(transparent)]
+    AgentChoice(#[from] ChoiceError),
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    #[error(transparent)]
+    Title(#[from] TitleError),
+    /// A rule "Always in this folder" would save is refused (too broad, malformed).
+    #[error(transparent)]
+    SavedRule(#[from] SavedRuleError),
+    /// The request does not fit (a prefix that does not begin the command, another session's agent…).
+    #[error("{0}")]
+    Invalid(String),
+    /// No such session, rule or grant.
+    #[error("{0}")]
+    NotFound(String),
+    /// Deleting would cut short what the session does ("a turn is running"…).
+    #[error("The session was not deleted: {0}.")]
+    Occupied(String),
+    #[error("YOLO mode is locked off for this folder by security.disableYoloMode in .gemini/settings.json.")]
+    YoloLocked,
+    #[error("Folder trust is off (--no-folder-trust): every folder's own files apply.")]
+    FolderTrustOff,
+    /// The hub's database did not take the change (or the hub runs without one).
+    #[error("{0}")]
+    StoreFailed(String),
+    #[error("{0}")]
+    Internal(String),
+}
+
+pub type HubResult<T> = Result<T, HubError>;
