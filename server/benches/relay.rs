@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use agent_hub::agent::model::ModelConfig;
 use agent_hub::cli::Cli;
-use agent_hub::gates::Gate;
+use agent_hub::http::access::Access;
 use agent_hub::hub::{Hub, HubOptions};
 use agent_hub::store::Store;
 use clap::Parser;
@@ -186,7 +186,7 @@ async fn start_hub(model: &FakeModel, store: Option<Arc<Store>>) -> String {
         store,
         ..HubOptions::default()
     });
-    let gate = Arc::new(Gate::new(TOKEN.into(), addr.port(), &[]));
+    let gate = Arc::new(Access::new(TOKEN.into(), addr.port(), &[]));
     let router = agent_hub::app(hub, gate, agent_hub::leptos_options(&Cli::parse_from(["agent-hub"])));
     tokio::spawn(async move { axum::serve(agent_hub::without_delay(listener), router).await.unwrap() });
     format!("http://{addr}")

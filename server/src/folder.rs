@@ -70,7 +70,7 @@ mod tests {
     #[test]
     fn rejects_relative_empty_missing_and_file_paths() {
         let answer = |raw: &str| {
-            let err = crate::error::ApiError::from(canonical_folder(raw).unwrap_err());
+            let err = crate::http::error::ApiError::from(canonical_folder(raw).unwrap_err());
             (err.status, err.code)
         };
         assert_eq!(answer(""), (StatusCode::BAD_REQUEST, "bad_request"));

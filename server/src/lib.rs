@@ -3,14 +3,12 @@
 
 pub mod agent;
 pub mod agents;
-pub mod api;
 pub mod approval;
 pub mod audit;
 pub mod changes;
 pub mod cli;
-pub mod error;
 pub mod folder;
-pub mod gates;
+pub mod http;
 pub mod hub;
 pub mod policy;
 pub mod registry;
@@ -21,22 +19,21 @@ pub mod store;
 pub mod tools;
 pub mod trust;
 pub mod watcher;
-pub mod web;
 
 use std::sync::Arc;
 
 use axum::Router;
 use leptos::config::LeptosOptions;
 
-use crate::gates::Gate;
+use crate::http::access::Access;
 use crate::hub::Hub;
 
 /// The whole application behind its gates.
-pub fn app(hub: Arc<Hub>, gate: Arc<Gate>, leptos: LeptosOptions) -> Router {
+pub fn app(hub: Arc<Hub>, gate: Arc<Access>, leptos: LeptosOptions) -> Router {
     Router::new()
-        .nest("/api", api::router().with_state(hub))
-        .merge(web::router(leptos))
-        .layer(axum::middleware::from_fn_with_state(gate, gates::gate))
+        .nest("/api", http::api::router().with_state(hub))
+        .merge(http::web::router(leptos))
+        .layer(axum::middleware::from_fn_with_state(gate, http::access::check))
 }
 
 /// The hub's directory of one kind for this user: `$<xdg_var>/agent-hub`, else

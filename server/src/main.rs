@@ -6,11 +6,12 @@ use agent_hub::agent::acp::{groups, AcpAgent};
 use agent_hub::agent::model::ModelConfig;
 use agent_hub::agents::AgentsFile;
 use agent_hub::cli::{AgentKind, Cli};
-use agent_hub::gates::Gate;
+use agent_hub::http::access::Access;
+use agent_hub::http::web;
 use agent_hub::hub::{Hub, HubOptions};
 use agent_hub::shutdown::{self, Progress, Signals, Step};
 use agent_hub::store::Store;
-use agent_hub::{app, launch_url, leptos_options, random_token, web, without_delay};
+use agent_hub::{app, launch_url, leptos_options, random_token, without_delay};
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
@@ -120,7 +121,7 @@ async fn run(cli: Cli) -> Result<(), String> {
     }
     let options = leptos_options(&cli);
     web::check_bundle(&options);
-    let gate = Arc::new(Gate::new(token.clone(), addr.port(), &cli.allow_hosts));
+    let gate = Arc::new(Access::new(token.clone(), addr.port(), &cli.allow_hosts));
     // Before the launch line: from then on Ctrl-C and SIGTERM shut the hub down.
     let signals = Signals::listen().map_err(|err| format!("cannot listen for Ctrl-C and SIGTERM: {err}"))?;
     let progress = Progress::default();

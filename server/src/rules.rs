@@ -188,7 +188,7 @@ fn rule_prefix(name: &str, args: &Value, prefix: Option<String>) -> HubResult<Op
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ApiError;
+    use crate::http::error::ApiError;
     use axum::http::StatusCode;
     use serde_json::json;
 

@@ -74,7 +74,7 @@ fn a_missing_command_is_unavailable_with_the_reason() {
     assert!(!info.available);
     assert_eq!(info.reason.as_deref(), Some("`/nonexistent/agent-hub-agent` is not an executable file."));
     assert_eq!(info.source, AgentSource::File);
-    let err = crate::error::ApiError::from(catalog.for_new_session(Some("mine"), None).unwrap_err());
+    let err = crate::http::error::ApiError::from(catalog.for_new_session(Some("mine"), None).unwrap_err());
     assert_eq!((err.status, err.code), (StatusCode::CONFLICT, "agent_unavailable"));
 }
 
@@ -211,7 +211,7 @@ fn a_new_session_gets_the_asked_agent_else_the_folders_else_the_default() {
     assert_eq!(catalog.for_new_session(None, Some("missing")).unwrap(), "builtin", "a choice that cannot start now");
     assert_eq!(catalog.for_new_session(None, Some("gone")).unwrap(), "builtin", "a choice no longer listed");
     assert_eq!(catalog.for_new_session(Some("builtin"), Some("sh")).unwrap(), "builtin");
-    let err = crate::error::ApiError::from(catalog.for_new_session(Some("nope"), None).unwrap_err());
+    let err = crate::http::error::ApiError::from(catalog.for_new_session(Some("nope"), None).unwrap_err());
     assert_eq!((err.status, err.code), (StatusCode::BAD_REQUEST, "unknown_agent"));
     assert!(err.message.contains("builtin, gemini, claude-code, codex, missing, sh"), "{}", err.message);
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_hub::cli::Cli;
-use agent_hub::gates::Gate;
+use agent_hub::http::access::Access;
 use agent_hub::hub::{Hub, HubOptions};
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, Request, StatusCode};
@@ -50,7 +50,7 @@ impl TestHub {
     pub fn with_options(options: HubOptions) -> Self {
         let cli = Cli::parse_from(["agent-hub"]);
         let hub = Hub::new(options);
-        let gate = Arc::new(Gate::new(TOKEN.to_string(), PORT, &[]));
+        let gate = Arc::new(Access::new(TOKEN.to_string(), PORT, &[]));
         let router = agent_hub::app(hub.clone(), gate, agent_hub::leptos_options(&cli));
         Self { hub, router }
     }

@@ -22,7 +22,7 @@ use protocol::api::{ChatConfig, ConfigQuery, ProjectsResponse, SessionDetail, Se
 use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::StreamExt;
 
-use crate::error::{ApiError, ApiJson, ApiQuery, ApiResult};
+use crate::http::error::{ApiError, ApiJson, ApiQuery, ApiResult};
 use crate::hub::Hub;
 
 /// Request bodies are prompts and file contents: generous, but bounded.

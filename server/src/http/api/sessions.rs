@@ -9,7 +9,7 @@ use axum::Json;
 use protocol::api::{CreateSessionRequest, RenameSessionRequest, SessionSummary};
 use serde::Deserialize;
 
-use crate::error::{ApiJson, ApiQuery, ApiResult};
+use crate::http::error::{ApiJson, ApiQuery, ApiResult};
 use crate::hub::Hub;
 
 pub async fn create(

@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use crate::agent::log::{events_of, until_turn_pauses, Logged};
 use crate::agent::{begin, pending_calls, SessionRuntime, Start};
 use crate::approval::Decision;
-use crate::error::{ApiError, ApiJson, ApiQuery, ApiResult};
+use crate::http::error::{ApiError, ApiJson, ApiQuery, ApiResult};
 use crate::hub::Hub;
 
 pub async fn prompt(State(hub): State<Arc<Hub>>, ApiJson(request): ApiJson<PromptRequest>) -> ApiResult<Response> {

@@ -8,8 +8,8 @@ use axum::Json;
 use protocol::api::AgentsResponse;
 use serde::Deserialize;
 
-use crate::error::{ApiQuery, ApiResult};
 use crate::folder::canonical_folder;
+use crate::http::error::{ApiQuery, ApiResult};
 use crate::hub::Hub;
 
 #[derive(Deserialize)]
@@ -31,6 +31,6 @@ pub async fn list(
         (agents, folder.map(|folder| listing.folder_agent(&folder)))
     })
     .await
-    .map_err(|err| crate::error::ApiError::internal(format!("Listing the agents failed: {err}.")))?;
+    .map_err(|err| crate::http::error::ApiError::internal(format!("Listing the agents failed: {err}.")))?;
     Ok(Json(AgentsResponse { agents, default: hub.agents().default_id().to_string(), folder_default }))
 }

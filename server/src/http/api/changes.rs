@@ -7,7 +7,7 @@ use axum::extract::{Path, State};
 use axum::Json;
 use protocol::changes::ChangesResponse;
 
-use crate::error::{ApiError, ApiResult};
+use crate::http::error::{ApiError, ApiResult};
 use crate::hub::Hub;
 
 pub async fn changes(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> ApiResult<Json<ChangesResponse>> {

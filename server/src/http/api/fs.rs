@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use axum::Json;
 use protocol::api::{DirListing, DirsQuery};
 
-use crate::error::{ApiError, ApiQuery, ApiResult};
+use crate::http::error::{ApiError, ApiQuery, ApiResult};
 
 /// At most this many names in one answer (the first in sorted order): enough to
 /// complete from, small enough for a directory of a million entries.

@@ -13,8 +13,8 @@ use protocol::audit::AuditQuery;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::error::{ApiError, ApiQuery, ApiResult};
 use crate::folder::canonical_folder;
+use crate::http::error::{ApiError, ApiQuery, ApiResult};
 use crate::hub::Hub;
 use crate::store::AuditFilter;
 

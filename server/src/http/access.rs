@@ -12,18 +12,18 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::error::ApiError;
+use crate::http::error::ApiError;
 
 const LOOPBACK_HOSTS: [&str; 3] = ["127.0.0.1", "localhost", "[::1]"];
 
-pub struct Gate {
+pub struct Access {
     token: String,
     /// Per port, so two hubs on one machine do not overwrite each other's cookie.
     cookie_name: String,
     allowed_hosts: Vec<String>,
 }
 
-impl Gate {
+impl Access {
     pub fn new(token: String, port: u16, extra_hosts: &[String]) -> Self {
         let allowed_hosts = LOOPBACK_HOSTS
             .iter()
@@ -80,7 +80,7 @@ fn is_api(path: &str) -> bool {
     path == "/api" || path.starts_with("/api/")
 }
 
-pub async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
+pub async fn check(State(gate): State<Arc<Access>>, request: Request, next: Next) -> Response {
     let headers = request.headers();
     let host = headers
         .get(HOST)
@@ -126,7 +126,7 @@ pub async fn gate(State(gate): State<Arc<Gate>>, request: Request, next: Next) -
 }
 
 /// `?token=T` on a page: set the cookie and reload the page without the token.
-fn exchange_token(gate: &Gate, path: &str, query: &str) -> Option<Response> {
+fn exchange_token(gate: &Access, path: &str, query: &str) -> Option<Response> {
     let mut token = None;
     let rest: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
         .filter_map(|(key, value)| {
@@ -177,7 +177,7 @@ mod tests {
 
     #[test]
     fn only_loopback_and_allowed_hosts_pass() {
-        let gate = Gate::new("t0ken-value".into(), 1, &["Hub.Local".into()]);
+        let gate = Access::new("t0ken-value".into(), 1, &["Hub.Local".into()]);
         for ok in ["127.0.0.1:1", "localhost:1", "LOCALHOST", "[::1]:1", "hub.local:1"] {
             assert!(gate.host_allowed(ok), "{ok}");
         }
@@ -188,7 +188,7 @@ mod tests {
 
     #[test]
     fn token_from_bearer_or_own_cookie_only() {
-        let gate = Gate::new("t0ken-value".into(), 7, &[]);
+        let gate = Access::new("t0ken-value".into(), 7, &[]);
         let with = |name: axum::http::HeaderName, value: &str| {
             let mut headers = HeaderMap::new();
             headers.insert(name, HeaderValue::from_str(value).unwrap());
@@ -205,7 +205,7 @@ mod tests {
 
     #[test]
     fn cookie_is_http_only_and_strict() {
-        let cookie = Gate::new("t0ken-value".into(), 7, &[]).session_cookie();
+        let cookie = Access::new("t0ken-value".into(), 7, &[]).session_cookie();
         assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"));
     }
 }

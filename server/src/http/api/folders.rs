@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use axum::Json;
 use protocol::api::{FolderTrust, RecentFolder, RecentFolders, RulesQuery};
 
-use crate::error::{ApiError, ApiJson, ApiQuery, ApiResult};
+use crate::http::error::{ApiError, ApiJson, ApiQuery, ApiResult};
 use crate::hub::Hub;
 
 /// Newest first; a folder that is no longer a directory on disk is left out.
