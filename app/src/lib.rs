@@ -17,6 +17,7 @@ pub mod location;
 pub mod markdown;
 pub mod parts;
 pub mod policy;
+pub mod state;
 pub mod transcript;
 
 use leptos::prelude::*;

@@ -582,8 +582,8 @@ impl HubPort for Hub {
         Hub::policy_set(self, folder)
     }
 
-    fn agent_of(&self, session_id: &str) -> Result<Arc<AgentEntry>, AgentError> {
-        Hub::agent_of(self, session_id)
+    fn agent_of(&self, session_id: &str) -> Result<Arc<dyn crate::agent::Agent>, AgentError> {
+        Hub::agent_of(self, session_id).map(|entry| entry.agent())
     }
 
     fn shell_timeout(&self) -> Duration {

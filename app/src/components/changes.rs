@@ -9,9 +9,10 @@ use std::collections::HashSet;
 use leptos::prelude::*;
 
 use crate::client;
+use crate::components::alert::Alert;
 use crate::components::diff_view::diff_view;
-use crate::components::hub_page::{Alert, HubState};
 use crate::parts::deferred;
+use crate::state::HubState;
 use protocol::changes::{ChangeKind, ChangesResponse, GitChanges, GitStatus, Omitted};
 use protocol::events::{AgentEvent, FileDiff, SeqEvent};
 

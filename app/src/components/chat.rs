@@ -7,16 +7,17 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::client;
+use crate::components::alert::Alert;
 use crate::components::approval_card::approval_card_view;
 use crate::components::changes::SessionActivity;
 use crate::components::copy_button::{copy_code_block, keep_copy_keys};
-use crate::components::hub_page::{Alert, HubState};
 use crate::components::inbox::notify;
 use crate::components::question_card::question_card_view;
 use crate::components::tool_call::{QuestionEntry, ToolEntry};
 use crate::highlight::code_blocks_when_seen;
 use crate::markdown;
 use crate::parts::{deferred, when_loaded, PartMissing};
+use crate::state::HubState;
 use crate::transcript::{Entry, Item, Transcript};
 use protocol::api::{ApproveRequest, InputAnswer, PromptRequest};
 use protocol::events::SeqEvent;

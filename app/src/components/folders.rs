@@ -8,12 +8,12 @@ use crate::components::changes::SessionActivity;
 use crate::components::chat::ChatPanel;
 use crate::components::folder_completion::Combo;
 use crate::components::folder_tools::{FolderTools, ToolButtons, ToolPanel};
-use crate::components::hub_page::{folder_href, session_href, HubState};
 use crate::components::inbox::Inbox;
 use crate::components::sessions::SessionList;
 use crate::components::trust_banner::TrustBanner;
 use crate::location::use_location;
 use crate::parts::{deferred, wasm_split, PartMissing};
+use crate::state::{folder_href, session_href, HubState};
 use protocol::api::{ChatConfig, SessionStatus, SessionSummary};
 
 #[component]

@@ -3,8 +3,8 @@
 
 use leptos::prelude::*;
 
-use crate::components::hub_page::HubState;
 use crate::parts::{deferred, wasm_split, PartMissing};
+use crate::state::HubState;
 use protocol::api::{AgentMode, AgentModes, YoloSource};
 
 /// What still asks in YOLO, for the switch's tooltip and its description.

@@ -5,8 +5,9 @@
 use leptos::prelude::*;
 
 use crate::components::folders::{folder_name, StatusBadge};
-use crate::components::hub_page::{session_href, HubState, HUB_TITLE};
+use crate::components::hub_page::HUB_TITLE;
 use crate::components::shortcuts::NEXT_WAITING_KEYS;
+use crate::state::{session_href, HubState};
 use protocol::api::{ProjectSummary, SessionStatus};
 
 #[derive(Debug, Clone, PartialEq, Eq)]

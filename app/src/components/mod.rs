@@ -1,4 +1,5 @@
 pub mod agent_picker;
+pub mod alert;
 pub mod always_step;
 pub mod approval_card;
 pub mod card_choices;

@@ -7,9 +7,10 @@
 use leptos::prelude::*;
 
 use crate::client::{self, HubError};
-use crate::components::hub_page::{Alert, HubState};
+use crate::components::alert::Alert;
 use crate::parts::{wasm_split, PartMissing};
 use crate::policy::{inactive_reason, mode_label, rule_matches, short_id, tier_label, time_label};
+use crate::state::HubState;
 use protocol::api::{PolicyDecision, PolicyProblem, RuleOrigin, RuleView, RulesResponse, SessionGrant};
 
 /// Patterns longer than this are folded (the guard rails' regexes run to hundreds of characters).

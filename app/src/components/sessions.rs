@@ -8,9 +8,9 @@ use leptos::prelude::*;
 use crate::client::{self, HubError};
 use crate::components::agent_picker::AgentPicker;
 use crate::components::folders::StatusBadge;
-use crate::components::hub_page::HubState;
 use crate::components::shortcuts::NEW_SESSION_KEYS;
 use crate::policy::now_ms;
+use crate::state::HubState;
 use protocol::api::{ProjectSummary, SessionStatus, SessionSummary};
 
 /// What a session without a title is called.

@@ -7,12 +7,12 @@
 use leptos::prelude::*;
 
 #[cfg(feature = "hydrate")]
-use crate::components::hub_page::session_href;
-use crate::components::hub_page::HubState;
-#[cfg(feature = "hydrate")]
 use crate::components::inbox::waiting_sessions;
 use crate::components::inbox::Waiting;
 use crate::location::Location;
+#[cfg(feature = "hydrate")]
+use crate::state::session_href;
+use crate::state::HubState;
 
 /// For `aria-keyshortcuts` and the hints beside the controls.
 pub const NEW_SESSION_KEYS: &str = "Alt+N";

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::client;
-use crate::components::hub_page::HubState;
+use crate::state::HubState;
 
 #[component]
 pub fn TrustBanner(folder_path: String) -> impl IntoView {

@@ -5,7 +5,8 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use protocol::api::SessionStatus;
+use futures::future::BoxFuture;
+use protocol::api::{AgentModes, SessionStatus};
 use protocol::events::{AgentEvent, ResultStatus, Role, ToolKind};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
@@ -26,6 +27,51 @@ pub const MAX_COMPLETIONS_PER_TURN: usize = 50;
 
 pub const NO_MODEL_MESSAGE: &str = "No model is configured for the built-in agent. Start the hub with \
      OPENAI_BASE_URL and HUB_MODEL (or --model-url and --model), e.g. an Ollama or llama.cpp server.";
+
+/// The built-in agent of the catalog: the hub's own tool loop over a model
+/// endpoint (`None`: no model is configured, so it takes no turn).
+pub struct BuiltinAgent {
+    model: Option<Arc<ModelClient>>,
+}
+
+impl BuiltinAgent {
+    pub fn new(model: Option<Arc<ModelClient>>) -> Self {
+        Self { model }
+    }
+
+    pub fn model(&self) -> Option<&Arc<ModelClient>> {
+        self.model.as_ref()
+    }
+}
+
+impl super::Agent for BuiltinAgent {
+    fn begin(&self, hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>, start: Start) -> Result<u64, AgentError> {
+        begin(hub, runtime, self.model.clone(), start)
+    }
+
+    fn cancel<'a>(
+        &'a self,
+        hub: &'a Arc<dyn HubPort>,
+        runtime: &'a Arc<SessionRuntime>,
+    ) -> BoxFuture<'a, Result<u64, AgentError>> {
+        Box::pin(cancel(hub, runtime))
+    }
+
+    /// A waiting card is kept, to be decided after the restart. Checked and
+    /// stopped under the session's lock, so a turn that pauses meanwhile keeps it.
+    fn stop_running(&self, _hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) {
+        let state = runtime.state();
+        if let (true, Some(stop)) = (state.running, &state.stop) {
+            stop.cancel();
+        }
+    }
+
+    fn set_mode<'a>(&'a self, _: &'a SessionRuntime, _: String) -> BoxFuture<'a, Result<AgentModes, AgentError>> {
+        Box::pin(std::future::ready(Err(AgentError::Invalid(
+            "The built-in agent has no modes: YOLO is its only switch.".into(),
+        ))))
+    }
+}
 
 /// Words that, as a whole prompt while a call waits, decide the first waiting call.
 pub fn decision_word(text: &str) -> Option<Decision> {

@@ -9,6 +9,7 @@ pub mod builtin;
 mod calls;
 pub mod error;
 pub(crate) mod gate;
+mod interface;
 pub mod log;
 pub mod model;
 pub mod port;
@@ -19,6 +20,7 @@ mod unreadable;
 pub use unreadable::STATE_UNREADABLE;
 
 pub use error::AgentError;
+pub use interface::Agent;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,7 +32,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::agent::port::HubPort;
-use crate::agents::Runner;
 use crate::approval::ApprovalBatch;
 use crate::store::{Store, StoreError};
 use crate::tools::{Tool, ToolFailure};
@@ -145,39 +146,21 @@ pub fn begin(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>, start: Start
     if let Some(why) = &runtime.unreadable {
         return Err(AgentError::StateUnreadable(why.clone()));
     }
-    match &hub.agent_of(&runtime.id)?.runner {
-        Runner::Acp(agent) => agent.begin(hub, runtime, start),
-        Runner::Builtin(model) => builtin::begin(hub, runtime, model.clone(), start),
-    }
+    hub.agent_of(&runtime.id)?.begin(hub, runtime, start)
 }
 
 /// Stops the running or waiting turn (the Stop button). Returns the last seq
 /// before the turn's last events.
 pub async fn cancel(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) -> Result<u64, AgentError> {
-    match &hub.agent_of(&runtime.id)?.runner {
-        Runner::Acp(agent) => agent.cancel(hub, runtime),
-        Runner::Builtin(_) => builtin::cancel(hub, runtime).await,
-    }
+    hub.agent_of(&runtime.id)?.cancel(hub, runtime).await
 }
 
 /// Stops the session's turn only if one is running (shutdown): a built-in
 /// agent's waiting card is kept, to be decided after the restart. Checked and
 /// stopped under the session's lock, so a turn that pauses meanwhile keeps it.
 pub fn stop_running(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) {
-    let Ok(agent) = hub.agent_of(&runtime.id) else { return };
-    match &agent.runner {
-        // An ACP agent's request dies with its process anyway.
-        Runner::Acp(agent) => {
-            if let Err(err) = agent.cancel(hub, runtime) {
-                tracing::debug!(session = %runtime.id, "not stopped: {err}");
-            }
-        }
-        Runner::Builtin(_) => {
-            let state = runtime.state();
-            if let (true, Some(stop)) = (state.running, &state.stop) {
-                stop.cancel();
-            }
-        }
+    if let Ok(agent) = hub.agent_of(&runtime.id) {
+        agent.stop_running(hub, runtime);
     }
 }
 

@@ -9,7 +9,6 @@ use std::time::Duration;
 use protocol::api::SessionStatus;
 use tokio_util::sync::CancellationToken;
 
-use crate::agents::AgentEntry;
 use crate::policy::PolicySet;
 use crate::registry::Session;
 
@@ -19,7 +18,8 @@ pub trait HubPort: Send + Sync + 'static {
     /// The rules that apply in the folder now (under its trust).
     fn policy_set(&self, folder: &Path) -> PolicySet;
     /// The agent the session works with.
-    fn agent_of(&self, session_id: &str) -> Result<Arc<AgentEntry>, super::AgentError>;
+    /// The session's agent, whichever kind it is.
+    fn agent_of(&self, session_id: &str) -> Result<Arc<dyn super::Agent>, super::AgentError>;
     /// How long a command may run.
     fn shell_timeout(&self) -> Duration;
     /// Cancelled when the hub shuts down.
@@ -45,7 +45,7 @@ impl<T: HubPort + ?Sized> HubPort for Arc<T> {
         (**self).policy_set(folder)
     }
 
-    fn agent_of(&self, session_id: &str) -> Result<Arc<AgentEntry>, super::AgentError> {
+    fn agent_of(&self, session_id: &str) -> Result<Arc<dyn super::Agent>, super::AgentError> {
         (**self).agent_of(session_id)
     }
 

@@ -11,7 +11,9 @@ use std::sync::Arc;
 use protocol::api::{AgentInfo, AgentKind, AgentRef, AgentSource};
 
 use crate::agent::acp::AcpAgent;
+use crate::agent::builtin::BuiltinAgent;
 use crate::agent::model::{ModelClient, ModelConfig};
+use crate::agent::Agent;
 pub use file::{AgentsFile, AgentsFileError};
 
 /// The built-in agent's id.
@@ -45,8 +47,8 @@ const READY: &[Ready] = &[
 
 /// How an agent runs.
 pub enum Runner {
-    /// The hub's own tool loop; `None`: no model is configured.
-    Builtin(Option<Arc<ModelClient>>),
+    /// The hub's own tool loop.
+    Builtin(Arc<BuiltinAgent>),
     Acp(Arc<AcpAgent>),
 }
 
@@ -64,8 +66,8 @@ impl AgentEntry {
     /// installed while the hub runs becomes available).
     pub fn unavailable(&self) -> Option<String> {
         match &self.runner {
-            Runner::Builtin(Some(_)) => None,
-            Runner::Builtin(None) => Some(
+            Runner::Builtin(agent) if agent.model().is_some() => None,
+            Runner::Builtin(_) => Some(
                 "No model is configured: start the hub with --model-url and --model (OPENAI_BASE_URL and \
                  HUB_MODEL), or set \"builtin\" in the agents file."
                     .into(),
@@ -84,6 +86,14 @@ impl AgentEntry {
         }
     }
 
+    /// The agent itself, as the sessions drive it.
+    pub fn agent(&self) -> Arc<dyn Agent> {
+        match &self.runner {
+            Runner::Builtin(agent) => agent.clone(),
+            Runner::Acp(agent) => agent.clone(),
+        }
+    }
+
     pub fn is_builtin(&self) -> bool {
         matches!(self.runner, Runner::Builtin(_))
     }
@@ -95,7 +105,7 @@ impl AgentEntry {
     pub fn info(&self) -> AgentInfo {
         let reason = self.unavailable();
         let (kind, command, model) = match &self.runner {
-            Runner::Builtin(model) => (AgentKind::Builtin, None, model.as_ref().map(|model| model.model().to_string())),
+            Runner::Builtin(agent) => (AgentKind::Builtin, None, agent.model().map(|model| model.model().to_string())),
             Runner::Acp(agent) => (AgentKind::Acp, Some(agent.command_line().to_string()), None),
         };
         AgentInfo {
@@ -169,7 +179,9 @@ impl Catalog {
             id: BUILTIN_ID.into(),
             name: "Built-in agent".into(),
             source: if model_from_flags || file.builtin.is_none() { AgentSource::Ready } else { AgentSource::File },
-            runner: Runner::Builtin(model.as_ref().map(|config| Arc::new(ModelClient::new(config)))),
+            runner: Runner::Builtin(Arc::new(BuiltinAgent::new(
+                model.as_ref().map(|config| Arc::new(ModelClient::new(config))),
+            ))),
             install: None,
         }];
         for ready in READY {

@@ -16,6 +16,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{PermissionOption, PermissionOptionId};
+use futures::future::BoxFuture;
 use protocol::api::{AgentModes, SessionStatus};
 use protocol::events::{AgentChoice, AgentEvent, ChoiceKind, Role};
 use serde::{Deserialize, Serialize};
@@ -284,6 +285,35 @@ impl AcpAgent {
             Ok(Err(_)) => Err(AgentError::NotStarted),
             Err(_) => Err(AgentError::ModeTimeout),
         }
+    }
+}
+
+impl crate::agent::Agent for AcpAgent {
+    fn begin(&self, hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>, start: Start) -> Result<u64, AgentError> {
+        AcpAgent::begin(self, hub, runtime, start)
+    }
+
+    fn cancel<'a>(
+        &'a self,
+        hub: &'a Arc<dyn HubPort>,
+        runtime: &'a Arc<SessionRuntime>,
+    ) -> BoxFuture<'a, Result<u64, AgentError>> {
+        Box::pin(std::future::ready(AcpAgent::cancel(self, &**hub, runtime)))
+    }
+
+    /// A waiting permission request dies with the agent's process anyway.
+    fn stop_running(&self, hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) {
+        if let Err(err) = AcpAgent::cancel(self, &**hub, runtime) {
+            tracing::debug!(session = %runtime.id, "not stopped: {err}");
+        }
+    }
+
+    fn set_mode<'a>(
+        &'a self,
+        runtime: &'a SessionRuntime,
+        mode_id: String,
+    ) -> BoxFuture<'a, Result<AgentModes, AgentError>> {
+        Box::pin(AcpAgent::set_mode(self, runtime, mode_id))
     }
 }
 

@@ -206,9 +206,7 @@ pub async fn set_mode(
     ApiJson(request): ApiJson<protocol::api::SetModeRequest>,
 ) -> ApiResult<Json<protocol::api::ChatConfig>> {
     let runtime = runtime_off_thread(&hub, &id).await?;
-    let crate::agents::Runner::Acp(agent) = &hub.agent_of(&id)?.runner else {
-        return Err(ApiError::bad_request("The built-in agent has no modes: YOLO is its only switch."));
-    };
+    let agent = hub.agent_of(&id)?.agent();
     if request.mode_id.trim().is_empty() {
         return Err(ApiError::bad_request("modeId must name one of the agent's modes."));
     }
