@@ -20,11 +20,13 @@ use crate::folder::canonical_folder;
 use crate::policy::{PolicyDirs, PolicyFiles};
 use crate::registry::{Registry, Session, YoloLocked, YoloState};
 use crate::store::{SessionRow, Store, StoreError};
-use crate::trust::FolderTrust;
 use crate::watcher::SettingsWatcher;
+use trust::FolderTrust;
 
 mod error;
+mod rules;
 mod sessions;
+mod trust;
 
 pub use error::{HubError, HubResult};
 

@@ -12,12 +12,10 @@ pub mod http;
 pub mod hub;
 pub mod policy;
 pub mod registry;
-pub mod rules;
 pub mod settings;
 pub mod shutdown;
 pub mod store;
 pub mod tools;
-pub mod trust;
 pub mod watcher;
 
 use std::sync::Arc;

@@ -13,8 +13,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use protocol::api::{FolderTrust as TrustAnswer, HubUpdate, PolicyDecision, TrustNeeded};
 
+use super::{now_ms, Hub, HubError, HubResult};
 use crate::folder::canonical_folder;
-use crate::hub::{now_ms, Hub, HubError, HubResult};
 use crate::policy::Rule;
 use crate::settings::{read_settings, SettingsDefault};
 use crate::store::Store;

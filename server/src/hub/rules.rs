@@ -9,9 +9,9 @@ use std::sync::Arc;
 use protocol::api::{PolicyDecision, RulesResponse, SessionGrant};
 use serde_json::Value;
 
+use super::{now_ms, Hub, HubError, HubResult};
 use crate::agent::SessionRuntime;
 use crate::folder::canonical_folder;
-use crate::hub::{now_ms, Hub, HubError, HubResult};
 use crate::policy::{self, Mode, PolicySet, Rule};
 use crate::store::{NewSavedRule, SavedRule, StoreError};
 
