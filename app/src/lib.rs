@@ -19,12 +19,14 @@ pub mod parts;
 pub mod policy;
 pub mod state;
 pub mod transcript;
+pub mod waiting;
 
 use leptos::prelude::*;
 
 use crate::components::decisions::{DecisionsPage, DECISIONS_TITLE};
-use crate::components::hub_page::{HubPage, HUB_TITLE};
+use crate::components::hub_page::HubPage;
 use crate::location::{provide_location, Url};
+use crate::waiting::HUB_TITLE;
 
 /// The paths of the hub's pages; the server serves these and nothing else as HTML.
 pub const PAGES: [&str; 2] = ["/", DECISIONS_PATH];

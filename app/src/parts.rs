@@ -84,19 +84,3 @@ pub fn after_hydration(view: impl Fn() -> AnyView + Send + Sync + 'static) -> im
     Effect::new(move |_| hydrated.set(true));
     move || hydrated.get().then(&view)
 }
-
-/// Fetches every part in the background, once the page is hydrated: first
-/// (together, as they share chunks) what a folder's page shows, then the rest.
-/// They start at once, beside the page's own requests: letting those go first
-/// (a task later) measured no faster on loopback, within this machine's drift.
-pub fn prefetch() {
-    #[cfg(feature = "hydrate")]
-    leptos::task::spawn_local(async {
-        // A failure is not kept: the part's first use tries again and says so.
-        let session = crate::components::folders::preload_session();
-        let cards = crate::components::approval_card::preload_cards();
-        let markdown = crate::markdown::preload_markdown();
-        let _ = futures::future::join3(session, cards, markdown).await;
-        let _ = crate::components::rules_panel::preload_policy().await;
-    });
-}

@@ -3,7 +3,6 @@
 
 use serde_json::Value;
 
-use crate::components::tool_call::command_text;
 use crate::transcript::ToolCall;
 use protocol::api::{PolicyDecision, RuleTier, RuleView};
 use protocol::audit::{AuditDecision, Decider, Outcome};
@@ -294,6 +293,40 @@ pub fn now_ms() -> u64 {
 pub fn time_label(ms: u64) -> (String, String) {
     let at = local_clock(ms);
     (when_text(at, local_clock(now_ms())), clock_text(at))
+}
+
+/// A command as the line it runs: a string as it is; words (codex sends
+/// `["bash", "-lc", "echo hi"]`) joined as a shell reads them, a shell's
+/// `-c` script as the script.
+pub fn command_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(words) => {
+            let words = words.iter().map(Value::as_str).collect::<Option<Vec<&str>>>()?;
+            Some(match words.as_slice() {
+                [shell, "-c" | "-lc", script] if is_shell(shell) => script.to_string(),
+                words => shell_join(words),
+            })
+        }
+        _ => None,
+    }
+}
+
+fn is_shell(program: &str) -> bool {
+    matches!(program.rsplit('/').next(), Some("bash" | "sh" | "zsh" | "dash"))
+}
+
+/// Words as a POSIX shell line: plain words as they are, others single-quoted.
+pub fn shell_join(words: &[&str]) -> String {
+    let quote = |word: &&str| {
+        let plain = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c));
+        if plain {
+            word.to_string()
+        } else {
+            format!("'{}'", word.replace('\'', r"'\''"))
+        }
+    };
+    words.iter().map(quote).collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]

@@ -158,3 +158,20 @@ pub fn folder_href(folder_path: &str) -> String {
 pub fn session_href(folder_path: &str, session_id: &str) -> String {
     format!("{}&session={}", folder_href(folder_path), urlencoding::encode(session_id))
 }
+
+/// The last component of a path, for compact lists (the full path is the title).
+pub fn folder_name(path: &str) -> String {
+    path.trim_end_matches('/').rsplit('/').next().filter(|name| !name.is_empty()).unwrap_or(path).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::folder_name;
+
+    #[test]
+    fn folder_names_are_the_last_component() {
+        assert_eq!(folder_name("/home/me/project"), "project");
+        assert_eq!(folder_name("/home/me/project/"), "project");
+        assert_eq!(folder_name("/"), "/");
+    }
+}

@@ -8,7 +8,6 @@ use leptos::prelude::*;
 use crate::client::policy::{audit_url, AuditFilter};
 use crate::client::{self};
 use crate::components::alert::Alert;
-use crate::components::folders::folder_name;
 use crate::components::updates;
 use crate::location::use_location;
 use crate::parts::{after_hydration, deferred, wasm_split, PartMissing};
@@ -16,6 +15,7 @@ use crate::policy::{
     audit_decision_label, decided_by_label, decision_tone, outcome_label, outcome_tone, short_id, short_source,
     time_label, Tone,
 };
+use crate::state::folder_name;
 use crate::state::{mark_hydrated, HubState};
 use protocol::api::HubUpdate;
 use protocol::audit::AuditEntry;

@@ -10,11 +10,13 @@ use crate::components::folder_completion::Combo;
 use crate::components::folder_tools::{FolderTools, ToolButtons, ToolPanel};
 use crate::components::inbox::Inbox;
 use crate::components::sessions::SessionList;
+use crate::components::status_badge::StatusBadge;
 use crate::components::trust_banner::TrustBanner;
 use crate::location::use_location;
 use crate::parts::{deferred, wasm_split, PartMissing};
+use crate::state::folder_name;
 use crate::state::{folder_href, session_href, HubState};
-use protocol::api::{ChatConfig, SessionStatus, SessionSummary};
+use protocol::api::{ChatConfig, SessionSummary};
 
 #[component]
 pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {
@@ -133,11 +135,6 @@ pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {
     }
 }
 
-/// The last component of a path, for compact lists (the full path is the title).
-pub fn folder_name(path: &str) -> String {
-    path.trim_end_matches('/').rsplit('/').next().filter(|name| !name.is_empty()).unwrap_or(path).to_string()
-}
-
 #[component]
 pub fn FolderPanel() -> impl IntoView {
     let state = expect_context::<HubState>();
@@ -245,36 +242,5 @@ fn FolderHeading(folder_path: String, session_id: String, tools: FolderTools) ->
             <p data-testid="yolo-note" class="text-sm text-slate-600 dark:text-slate-400">{yolo_note}</p>
             <TrustBanner folder_path />
         </div>
-    }
-}
-
-#[component]
-pub fn StatusBadge(status: SessionStatus) -> impl IntoView {
-    let class = match status {
-        SessionStatus::Idle => {
-            "rounded-full bg-slate-100 px-2 py-0.5 text-xs text-slate-700 dark:bg-slate-800 dark:text-slate-300"
-        }
-        SessionStatus::Running => {
-            "rounded-full bg-sky-100 px-2 py-0.5 text-xs text-sky-800 dark:bg-sky-900 dark:text-sky-200"
-        }
-        SessionStatus::WaitingApproval | SessionStatus::WaitingInput => {
-            "rounded-full bg-amber-100 px-2 py-0.5 text-xs text-amber-800 dark:bg-amber-900 dark:text-amber-200"
-        }
-        SessionStatus::Error => {
-            "rounded-full bg-red-100 px-2 py-0.5 text-xs text-red-800 dark:bg-red-900 dark:text-red-200"
-        }
-    };
-    view! { <span class=class data-testid="status-badge">{status.label()}</span> }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::folder_name;
-
-    #[test]
-    fn folder_names_are_the_last_component() {
-        assert_eq!(folder_name("/home/me/project"), "project");
-        assert_eq!(folder_name("/home/me/project/"), "project");
-        assert_eq!(folder_name("/"), "/");
     }
 }

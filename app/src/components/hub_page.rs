@@ -5,15 +5,11 @@ use leptos::prelude::*;
 use crate::components::alert::Alert;
 use crate::components::folders::{FolderPanel, FolderSidebar};
 use crate::components::header::Header;
-use crate::components::inbox::{page_title, waiting_sessions};
 use crate::components::{shortcuts, updates};
 use crate::location::{set_title, use_location};
-use crate::parts;
 use crate::state::{folder_href, mark_hydrated, HubState};
+use crate::waiting::{page_title, waiting_sessions};
 use protocol::api::ChatConfig;
-
-/// The hub page's title with nothing waiting (the server's, before the page knows).
-pub const HUB_TITLE: &str = "Agent Hub";
 
 #[component]
 pub fn HubPage() -> impl IntoView {
@@ -34,7 +30,7 @@ pub fn HubPage() -> impl IntoView {
     // Effects run in the browser only, after hydration.
     Effect::new(move |_| {
         mark_hydrated();
-        parts::prefetch();
+        prefetch();
         updates::subscribe(
             move |update| state.apply_update(update),
             move || {
@@ -77,4 +73,20 @@ fn ErrorBanner() -> impl IntoView {
             }
         })
     }
+}
+
+/// Fetches every part in the background, once the page is hydrated: first
+/// (together, as they share chunks) what a folder's page shows, then the rest.
+/// They start at once, beside the page's own requests: letting those go first
+/// (a task later) measured no faster on loopback, within this machine's drift.
+fn prefetch() {
+    #[cfg(feature = "hydrate")]
+    leptos::task::spawn_local(async {
+        // A failure is not kept: the part's first use tries again and says so.
+        let session = crate::components::folders::preload_session();
+        let cards = crate::components::approval_card::preload_cards();
+        let markdown = crate::markdown::preload_markdown();
+        let _ = futures::future::join3(session, cards, markdown).await;
+        let _ = crate::components::rules_panel::preload_policy().await;
+    });
 }

@@ -18,6 +18,7 @@ pub mod question_card;
 pub mod rules_panel;
 pub mod sessions;
 pub mod shortcuts;
+pub mod status_badge;
 pub mod tool_call;
 pub mod trust_banner;
 pub mod updates;

@@ -7,8 +7,8 @@ use leptos::prelude::*;
 
 use crate::client::{self, HubError};
 use crate::components::agent_picker::AgentPicker;
-use crate::components::folders::StatusBadge;
 use crate::components::shortcuts::NEW_SESSION_KEYS;
+use crate::components::status_badge::StatusBadge;
 use crate::policy::now_ms;
 use crate::state::HubState;
 use protocol::api::{ProjectSummary, SessionStatus, SessionSummary};

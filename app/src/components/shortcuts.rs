@@ -6,13 +6,13 @@
 #[cfg(feature = "hydrate")]
 use leptos::prelude::*;
 
-#[cfg(feature = "hydrate")]
-use crate::components::inbox::waiting_sessions;
-use crate::components::inbox::Waiting;
 use crate::location::Location;
 #[cfg(feature = "hydrate")]
 use crate::state::session_href;
 use crate::state::HubState;
+#[cfg(feature = "hydrate")]
+use crate::waiting::waiting_sessions;
+use crate::waiting::Waiting;
 
 /// For `aria-keyshortcuts` and the hints beside the controls.
 pub const NEW_SESSION_KEYS: &str = "Alt+N";

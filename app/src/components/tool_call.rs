@@ -7,6 +7,7 @@ use serde_json::Value;
 use crate::components::copy_button::{CopyButton, COPY_COMMAND};
 use crate::components::diff_view::diff_view;
 use crate::parts::deferred;
+use crate::policy::command_text;
 use crate::policy::{note_line, DENIED_BY_POLICY};
 use crate::transcript::{Question, ToolCall};
 use protocol::api::PolicyDecision;
@@ -89,40 +90,6 @@ pub fn parameter_rows(parameters: &Value) -> ParameterRows {
         rows.push(row(key, value));
     }
     rows
-}
-
-/// A command as the line it runs: a string as it is; words (codex sends
-/// `["bash", "-lc", "echo hi"]`) joined as a shell reads them, a shell's
-/// `-c` script as the script.
-pub fn command_text(value: &Value) -> Option<String> {
-    match value {
-        Value::String(text) => Some(text.clone()),
-        Value::Array(words) => {
-            let words = words.iter().map(Value::as_str).collect::<Option<Vec<&str>>>()?;
-            Some(match words.as_slice() {
-                [shell, "-c" | "-lc", script] if is_shell(shell) => script.to_string(),
-                words => shell_join(words),
-            })
-        }
-        _ => None,
-    }
-}
-
-fn is_shell(program: &str) -> bool {
-    matches!(program.rsplit('/').next(), Some("bash" | "sh" | "zsh" | "dash"))
-}
-
-/// Words as a POSIX shell line: plain words as they are, others single-quoted.
-pub fn shell_join(words: &[&str]) -> String {
-    let quote = |word: &&str| {
-        let plain = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c));
-        if plain {
-            word.to_string()
-        } else {
-            format!("'{}'", word.replace('\'', r"'\''"))
-        }
-    };
-    words.iter().map(quote).collect::<Vec<_>>().join(" ")
 }
 
 /// Whether the call says what it does: its diff, or an argument other than

@@ -1,20 +1,24 @@
-//! The server's module graph, read from its sources: no two top-level modules
-//! import each other, however far round; the hub owns its agents, never the
-//! other way round. `agent/` reaches the hub only through its narrow
-//! port (`agent::port::HubPort`), and the settings watcher only through a
-//! callback, so neither imports `hub` (tests inside them may).
+//! The module graphs of the server and the UI, read from their sources: no
+//! two modules import each other, however far round (in the UI each component
+//! counts as a module of its own). The hub owns its agents, never the other
+//! way round: `agent/` reaches the hub only through its narrow port
+//! (`agent::port::HubPort`), and the settings watcher only through a callback,
+//! so neither imports `hub` (tests inside them may).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Every `.rs` file of a top-level module (`src/x.rs` and `src/x/**`).
-fn files_of(src: &Path, module: &str) -> Vec<PathBuf> {
+type Graph = BTreeMap<String, BTreeSet<String>>;
+
+/// The server's top-level modules.
+const SERVER: (&str, &[&str]) = ("src", &[]);
+/// The UI's top-level modules, each component apart.
+const UI: (&str, &[&str]) = ("../app/src", &["components"]);
+
+/// Every `.rs` file under `dir`.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
-    let single = src.join(format!("{module}.rs"));
-    if single.is_file() {
-        files.push(single);
-    }
-    let mut dirs = vec![src.join(module)];
+    let mut dirs = vec![dir.to_path_buf()];
     while let Some(dir) = dirs.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         for entry in entries.flatten() {
@@ -29,27 +33,63 @@ fn files_of(src: &Path, module: &str) -> Vec<PathBuf> {
     files
 }
 
-/// The top-level modules a file's code names as `crate::<module>`: comments
-/// are left out, and so is the test module at a file's end.
-fn imports(text: &str) -> BTreeSet<String> {
-    let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or_default();
-    let mut found = BTreeSet::new();
-    for line in code.lines().filter(|line| !line.trim_start().starts_with("//")) {
-        for (at, _) in line.match_indices("crate::") {
-            let name: String =
-                line[at + "crate::".len()..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
-            if !name.is_empty() {
-                found.insert(name);
+/// The module a path of names belongs to: its first name, or its first two
+/// where the first is a folder whose children count apart (`split`).
+fn module_of(names: &[String], split: &[&str]) -> Option<String> {
+    let first = names.first()?;
+    match names.get(1) {
+        Some(second) if split.contains(&first.as_str()) => Some(format!("{first}::{second}")),
+        _ => Some(first.clone()),
+    }
+}
+
+/// The paths a `use` tree names, `{…}` groups expanded: `a::{b::C, d}` is `a::b::C` and `a::d`.
+fn paths(tree: &str) -> Vec<Vec<String>> {
+    let tree = tree.trim();
+    let Some(open) = tree.find('{') else {
+        return vec![tree.split("::").map(|name| name.trim().to_string()).filter(|name| !name.is_empty()).collect()];
+    };
+    let prefix: Vec<String> =
+        tree[..open].split("::").map(|name| name.trim().to_string()).filter(|name| !name.is_empty()).collect();
+    let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+    let (mut items, mut depth, mut start) = (Vec::new(), 0, 0);
+    for (at, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&inner[start..at]);
+                start = at + 1;
             }
+            _ => {}
         }
-        // `use crate::{a::X, b};`
-        if let Some(group) = line.split("crate::{").nth(1) {
-            for item in group.split(',') {
-                let name: String = item.trim().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
-                if !name.is_empty() {
-                    found.insert(name);
-                }
+    }
+    items.push(&inner[start..]);
+    items.into_iter().flat_map(paths).map(|rest| prefix.iter().cloned().chain(rest).collect()).collect()
+}
+
+/// The modules a file's code names through `crate::`: comments are left out,
+/// and so is the test module at a file's end.
+fn imports(text: &str, split: &[&str]) -> BTreeSet<String> {
+    let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or_default();
+    let code: String = code.lines().filter(|line| !line.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+    let mut found = BTreeSet::new();
+    for (at, _) in code.match_indices("crate::") {
+        let rest = &code[at + "crate::".len()..];
+        // The path as far as it goes: names, `::`, and a brace group with what it holds.
+        let (mut end, mut depth) = (0, 0);
+        for (i, c) in rest.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => break,
+                '}' => depth -= 1,
+                c if depth > 0 || c.is_ascii_alphanumeric() || c == '_' || c == ':' => {}
+                _ => break,
             }
+            end = i + c.len_utf8();
+        }
+        for path in paths(&rest[..end]) {
+            found.extend(module_of(&path, split));
         }
     }
     found
@@ -79,40 +119,39 @@ fn test_only(files: &[PathBuf]) -> Vec<PathBuf> {
     found
 }
 
-fn graph() -> BTreeMap<String, BTreeSet<String>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut modules: BTreeSet<String> = BTreeSet::new();
-    for entry in std::fs::read_dir(&src).unwrap().flatten() {
-        let name = entry.file_name().to_string_lossy().trim_end_matches(".rs").to_string();
-        if name != "lib" && name != "main" {
-            modules.insert(name);
+/// Which modules each module of a crate imports.
+fn graph((src, split): (&str, &[&str])) -> Graph {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(src);
+    let files = files_under(&src);
+    let tests = test_only(&files);
+    let mut graph = Graph::new();
+    for file in files.iter().filter(|file| !tests.iter().any(|test| file.starts_with(test))) {
+        let names: Vec<String> = file
+            .strip_prefix(&src)
+            .unwrap()
+            .with_extension("")
+            .iter()
+            .map(|name| name.to_string_lossy().into_owned())
+            .filter(|name| name != "mod")
+            .collect();
+        if names == ["lib"] || names == ["main"] {
+            continue;
         }
+        let Some(module) = module_of(&names, split) else { continue };
+        let text = std::fs::read_to_string(file).unwrap();
+        graph.entry(module).or_default().extend(imports(&text, split));
     }
-    let every_file: Vec<PathBuf> = modules.iter().flat_map(|module| files_of(&src, module)).collect();
-    let tests = test_only(&every_file);
-    modules
-        .iter()
-        .map(|module| {
-            let mut deps: BTreeSet<String> = files_of(&src, module)
-                .iter()
-                .filter(|file| !tests.iter().any(|test| file.starts_with(test)))
-                .flat_map(|file| imports(&std::fs::read_to_string(file).unwrap()))
-                .collect();
-            deps.remove(module);
-            deps.retain(|dep| modules.contains(dep));
-            (module.clone(), deps)
-        })
-        .collect()
+    let modules: BTreeSet<String> = graph.keys().cloned().collect();
+    for (module, deps) in graph.iter_mut() {
+        deps.remove(module);
+        deps.retain(|dep| modules.contains(dep));
+    }
+    graph
 }
 
 /// The import circles of `graph`: each a list of modules, each importing the next.
-fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
-    fn walk(
-        graph: &BTreeMap<String, BTreeSet<String>>,
-        path: &mut Vec<String>,
-        done: &mut BTreeSet<String>,
-        found: &mut Vec<Vec<String>>,
-    ) {
+fn circles(graph: &Graph) -> Vec<Vec<String>> {
+    fn walk(graph: &Graph, path: &mut Vec<String>, done: &mut BTreeSet<String>, found: &mut Vec<Vec<String>>) {
         let here = path.last().unwrap().clone();
         for next in &graph[&here] {
             if let Some(at) = path.iter().position(|module| module == next) {
@@ -136,14 +175,22 @@ fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
 
 #[test]
 fn the_servers_modules_import_each_other_in_no_circle() {
-    let graph = graph();
+    let graph = graph(SERVER);
     assert!(graph["http"].contains("hub") && graph["hub"].contains("agent"), "the scan sees imports: {graph:?}");
     assert_eq!(circles(&graph), Vec::<Vec<String>>::new(), "import circles in server/src: {graph:#?}");
 }
 
 #[test]
+fn the_uis_modules_and_components_import_each_other_in_no_circle() {
+    let graph = graph(UI);
+    assert!(graph["components::hub_page"].contains("components::folders"), "the scan sees imports: {graph:?}");
+    assert!(graph["components::inbox"].contains("state"), "the scan sees imports: {graph:?}");
+    assert_eq!(circles(&graph), Vec::<Vec<String>>::new(), "import circles in app/src: {graph:#?}");
+}
+
+#[test]
 fn a_circle_is_found() {
-    let edges = |pairs: &[(&str, &[&str])]| -> BTreeMap<String, BTreeSet<String>> {
+    let edges = |pairs: &[(&str, &[&str])]| -> Graph {
         pairs.iter().map(|(from, to)| (from.to_string(), to.iter().map(|m| m.to_string()).collect())).collect()
     };
     let line = edges(&[("a", &["b"]), ("b", &["c"]), ("c", &[])]);
@@ -154,7 +201,7 @@ fn a_circle_is_found() {
 
 #[test]
 fn the_agents_and_the_watcher_never_import_the_hub() {
-    let graph = graph();
+    let graph = graph(SERVER);
     assert!(graph["hub"].contains("agent"), "the scan sees the hub's own imports: {graph:?}");
     for module in ["agent", "watcher"] {
         assert!(!graph[module].contains("hub"), "{module} imports the hub: {:?}", graph[module]);
@@ -166,5 +213,9 @@ fn the_scan_finds_an_import_and_leaves_tests_out() {
     let text = "use crate::policy::Rule;\nuse crate::{store::Store, audit};\n/// See [`crate::registry`].\n\
                 fn f() { crate::tools::x(); }\n#[cfg(test)]\nmod tests { use crate::hub::Hub; }";
     let expected: BTreeSet<String> = ["audit", "policy", "store", "tools"].into_iter().map(String::from).collect();
-    assert_eq!(imports(text), expected);
+    assert_eq!(imports(text, &[]), expected);
+    let ui = "use crate::components::{alert::Alert, folders::{a, b}};\nuse crate::state::HubState;";
+    let expected: BTreeSet<String> =
+        ["components::alert", "components::folders", "state"].into_iter().map(String::from).collect();
+    assert_eq!(imports(ui, &["components"]), expected);
 }
