@@ -1,4 +1,4 @@
-//! Shapes of the HTTP contract (`shared/API.md`) shared by the server and the UI.
+//! Shapes of the HTTP contract (`docs/API.md`) shared by the server and the UI.
 //! Request and response bodies are camelCase.
 
 use serde::{Deserialize, Serialize};

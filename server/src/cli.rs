@@ -1,4 +1,4 @@
-//! Command line and environment (`shared/API.md`, "Launch, auth, origin").
+//! Command line and environment (`docs/API.md`, "Launch, auth, origin").
 
 use std::net::IpAddr;
 use std::path::PathBuf;
