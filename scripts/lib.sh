@@ -73,8 +73,8 @@ ensure_wasm_toolchain() {
 
 # `erase_components` makes every Leptos component return a type-erased view:
 # one copy of the rendering code instead of one per component tree (-22 % gzip,
-# README "Weight"). Server and client must agree or the server's HTML does not
-# hydrate; .cargo/config.toml sets it, but RUSTFLAGS from the environment
+# docs/measurements.md "Weight"). Server and client must agree or the server's
+# HTML does not hydrate; .cargo/config.toml sets it, but RUSTFLAGS from the environment
 # replaces that setting, so it is added there too.
 # (app fails to compile without it, so a mismatch cannot go unnoticed.)
 for flags in RUSTFLAGS RUSTDOCFLAGS; do
@@ -266,7 +266,7 @@ name_parts_by_content() {
 
 # wasm-bindgen's glue and the parts' loader are written to be read; every page
 # loads them before it is interactive, and terser takes a quarter off their gzip
-# (README "Weight"). Property names stay: the wasm imports the glue's by name.
+# (docs/measurements.md "Weight"). Property names stay: the wasm imports the glue's by name.
 minify_js() {
   local file
   for file in "$@"; do
