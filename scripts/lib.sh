@@ -6,12 +6,35 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}"
 export PATH="$CARGO_HOME/bin:$ROOT/node_modules/.bin:$PATH"
-SITE="$ROOT/target/site"
-OUTPUT_NAME=agent_hub
 WASM_TARGET=wasm32-unknown-unknown
 
 step() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# One setting of Leptos.toml, the one place for the site's names and places
+# (docs/settings.md). Every setting there is one `key = value` line
+# (server/tests/leptos_toml.rs keeps it so); quotes are dropped.
+leptos_setting() { # key
+  local value
+  value="$(sed -n -E "s/^[[:space:]]*$1[[:space:]]*=[[:space:]]*\"?([^\"]*)\"?[[:space:]]*\$/\1/p" "$ROOT/Leptos.toml")"
+  [ -n "$value" ] && [ "$(printf '%s\n' "$value" | wc -l)" -eq 1 ] \
+    || die "Leptos.toml has no single \`$1 = ...\` line"
+  printf '%s' "$value"
+}
+OUTPUT_NAME="$(leptos_setting output-name)"
+SITE="$(leptos_setting site-root)"
+[[ "$SITE" = /* ]] || SITE="$ROOT/$SITE"
+PKG_DIR="$(leptos_setting site-pkg-dir)"
+STYLE_FILE="$(leptos_setting tailwind-input-file)"
+ASSETS_DIR="$(leptos_setting assets-dir)"
+CLIENT_PACKAGE="$(leptos_setting lib-package)"
+CLIENT_PROFILE="$(leptos_setting lib-profile-release)"
+SERVER_PACKAGE="$(leptos_setting bin-package)"
+SERVER_BIN="$(leptos_setting bin-target)"
+# Where cargo builds: CARGO_TARGET_DIR when set (a target dir shared between
+# checkouts), else target/. The site stays where Leptos.toml puts it.
+TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+[[ "$TARGET_DIR" = /* ]] || TARGET_DIR="$ROOT/$TARGET_DIR" # cargo runs from $ROOT too
 
 # Runs apt-get as root (directly, or via sudo) where this is a Debian-like machine.
 apt_install() {
@@ -50,8 +73,8 @@ ensure_wasm_toolchain() {
 
 # `erase_components` makes every Leptos component return a type-erased view:
 # one copy of the rendering code instead of one per component tree (-22 % gzip,
-# README "Weight"). Server and client must agree or the server's HTML does not
-# hydrate; .cargo/config.toml sets it, but RUSTFLAGS from the environment
+# docs/measurements.md "Weight"). Server and client must agree or the server's
+# HTML does not hydrate; .cargo/config.toml sets it, but RUSTFLAGS from the environment
 # replaces that setting, so it is added there too.
 # (app fails to compile without it, so a mismatch cannot go unnoticed.)
 for flags in RUSTFLAGS RUSTDOCFLAGS; do
@@ -78,12 +101,12 @@ wasm_cargo() {
     # Debian's cargo and rustc both; a target dir of its own so the two
     # toolchains never invalidate each other's artifacts.
     env -u RUSTC -u RUSTDOC -u RUSTUP_TOOLCHAIN -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS PATH="/usr/bin:$PATH" RUSTC_BOOTSTRAP=1 \
-      CARGO_TARGET_DIR="$ROOT/target/debian-wasm" /usr/bin/cargo "$@" -Zbuild-std=std,panic_abort
+      CARGO_TARGET_DIR="$TARGET_DIR/debian-wasm" /usr/bin/cargo "$@" -Zbuild-std=std,panic_abort
   fi
 }
 
 wasm_target_dir() {
-  if [ "$WASM_MODE" = rustup ]; then echo "$ROOT/target"; else echo "$ROOT/target/debian-wasm"; fi
+  if [ "$WASM_MODE" = rustup ]; then echo "$TARGET_DIR"; else echo "$TARGET_DIR/debian-wasm"; fi
 }
 
 # wasm-bindgen-cli must match the wasm-bindgen version in Cargo.lock exactly.
@@ -151,9 +174,9 @@ build_client() {
   ensure_wasm_split
   ensure_node_modules
   step "building the client (wasm, $WASM_MODE toolchain)"
-  wasm_cargo build --lib -p agent-hub-web --target "$WASM_TARGET" --profile wasm-release
-  local wasm split="$ROOT/target/wasm-split" pkg="$SITE/pkg.new"
-  wasm="$(wasm_target_dir)/$WASM_TARGET/wasm-release/agent_hub_web.wasm"
+  wasm_cargo build --lib -p "$CLIENT_PACKAGE" --target "$WASM_TARGET" --profile "$CLIENT_PROFILE"
+  local wasm split="$TARGET_DIR/wasm-split" pkg="$SITE/$PKG_DIR.new"
+  wasm="$(wasm_target_dir)/$WASM_TARGET/$CLIENT_PROFILE/${CLIENT_PACKAGE//-/_}.wasm"
   # The functions marked #[wasm_split] go to wasm files of their own, fetched on
   # first use (or prefetched after hydration); the rest is the main module.
   # Built aside and moved in at the end: a failed build leaves the last one.
@@ -171,13 +194,13 @@ build_client() {
   step "bundling the syntax highlighter (esbuild)"
   bundle_highlighter "$pkg/highlighter.js"
   step "building the stylesheet (Tailwind)"
-  tailwindcss -i style/main.css -o "$pkg/$OUTPUT_NAME.css" --minify 2>/dev/null
-  cp -R public/. "$SITE/"
+  tailwindcss -i "$STYLE_FILE" -o "$pkg/$OUTPUT_NAME.css" --minify 2>/dev/null
+  cp -R "$ASSETS_DIR/." "$SITE/"
   compress_assets "$pkg"/*.js "$pkg"/*.wasm "$pkg/$OUTPUT_NAME.css"
-  rm -rf "$SITE/pkg.old"
-  [ ! -d "$SITE/pkg" ] || mv "$SITE/pkg" "$SITE/pkg.old"
-  mv "$pkg" "$SITE/pkg"
-  rm -rf "$SITE/pkg.old"
+  rm -rf "$SITE/$PKG_DIR.old"
+  [ ! -d "$SITE/$PKG_DIR" ] || mv "$SITE/$PKG_DIR" "$SITE/$PKG_DIR.old"
+  mv "$pkg" "$SITE/$PKG_DIR"
+  rm -rf "$SITE/$PKG_DIR.old"
 }
 
 # Drops the "name" and "producers" sections of wasm files (what wasm-bindgen's
@@ -243,7 +266,7 @@ name_parts_by_content() {
 
 # wasm-bindgen's glue and the parts' loader are written to be read; every page
 # loads them before it is interactive, and terser takes a quarter off their gzip
-# (README "Weight"). Property names stay: the wasm imports the glue's by name.
+# (docs/measurements.md "Weight"). Property names stay: the wasm imports the glue's by name.
 minify_js() {
   local file
   for file in "$@"; do
@@ -283,7 +306,7 @@ compress_assets() {
 # fetched after hydration) is over the budget in bench/first-load-budget:
 # size cannot drift silently.
 check_first_load_size() {
-  local budget total pkg="$SITE/pkg"
+  local budget total pkg="$SITE/$PKG_DIR"
   budget=$(grep -v '^#' "$ROOT/bench/first-load-budget" | tr -d '[:space:]')
   # Without its parts the main module would hold everything again.
   local part

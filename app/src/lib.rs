@@ -36,6 +36,8 @@ const DECISIONS_PATH: &str = "/decisions";
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     // The first title; the page keeps it current from then on (`location::set_title`).
     let title = if Url::current().path == DECISIONS_PATH { DECISIONS_TITLE } else { HUB_TITLE };
+    // Named as HydrationScripts names the js and wasm (Leptos.toml's output-name and site-pkg-dir).
+    let stylesheet = format!("/{}/{}.css", options.site_pkg_dir, options.output_name);
     view! {
         <!DOCTYPE html>
         <html lang="en">
@@ -46,7 +48,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <link rel="icon" type="image/svg+xml" href="/favicon.svg" />
                 // inner_html: a text child would carry a hydration marker, which a title shows as text.
                 <title inner_html=title></title>
-                <link rel="stylesheet" href="/pkg/agent_hub.css" />
+                <link rel="stylesheet" href=stylesheet />
                 <HydrationScripts options />
             </head>
             <body class="bg-slate-50 text-slate-900 dark:bg-slate-950 dark:text-slate-100">

@@ -3,7 +3,7 @@
 //! the browser's back and forward buttons move.
 //!
 //! The hub has two pages and names what it shows in the query (`?folder=…`), so
-//! leptos_router and leptos_meta did not earn their bytes in the first load (README
+//! leptos_router and leptos_meta did not earn their bytes in the first load (docs/measurements.md,
 //! "Weight"). What they did for us is here: the page chosen by path, the query as a
 //! signal, links that change only the query followed without a reload, and the
 //! document title.

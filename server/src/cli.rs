@@ -1,4 +1,4 @@
-//! Command line and environment (`shared/API.md`, "Launch, auth, origin").
+//! Command line and environment (`docs/API.md`, "Launch, auth, origin").
 
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -20,12 +20,13 @@ pub struct Cli {
     /// Project folders to open at start.
     pub folders: Vec<PathBuf>,
 
-    /// Port to listen on (0 picks a free one).
-    #[arg(long, env = "HUB_PORT", default_value_t = 7744)]
+    /// Port to listen on (0 picks a free one). Default: Leptos.toml's `site-addr`.
+    #[arg(long, env = "HUB_PORT", default_value_t = crate::site::default_addr().port())]
     pub port: u16,
 
     /// Address to bind. Anything but loopback exposes the hub to the network.
-    #[arg(long, env = "HUB_HOST", default_value = "127.0.0.1")]
+    /// Default: Leptos.toml's `site-addr`.
+    #[arg(long, env = "HUB_HOST", default_value_t = crate::site::default_addr().ip())]
     pub host: IpAddr,
 
     /// Launch token required by every request (random per launch when absent).
@@ -113,9 +114,10 @@ pub struct Cli {
     #[arg(long)]
     pub open: bool,
 
-    /// Folder holding the built client (pkg/, CSS, icons).
-    #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
-    pub site_root: PathBuf,
+    /// Folder holding the built client (pkg/, CSS, icons). Default: Leptos.toml's
+    /// `site-root`, relative to the directory the hub runs in.
+    #[arg(long, env = "LEPTOS_SITE_ROOT")]
+    pub site_root: Option<PathBuf>,
 }
 
 impl Cli {
@@ -182,6 +184,7 @@ mod tests {
     fn defaults_bind_loopback_with_a_generated_token() {
         let cli = Cli::try_parse_from(["agent-hub"]).unwrap();
         assert_eq!(cli.host.to_string(), "127.0.0.1");
+        assert_eq!(cli.port, 7744, "Leptos.toml's site-addr");
         assert_eq!(cli.token, None);
         assert_eq!(cli.agent, AgentKind::Builtin);
         assert!(cli.validate().is_ok());

@@ -14,6 +14,7 @@ pub mod policy;
 pub mod registry;
 pub mod settings;
 pub mod shutdown;
+pub mod site;
 pub mod store;
 pub mod tools;
 pub mod watcher;
@@ -45,12 +46,19 @@ pub fn user_dir(xdg_var: &str, home_dir: &str) -> Option<std::path::PathBuf> {
     Some(base.join("agent-hub"))
 }
 
+/// What the pages and assets are served from: Leptos.toml, then `LEPTOS_*`
+/// variables, then `--site-root` ([`site`]).
+pub fn try_leptos_options(cli: &cli::Cli) -> Result<LeptosOptions, String> {
+    let mut options = site::options_from_file_and_env()?;
+    if let Some(site_root) = &cli.site_root {
+        options.site_root = site_root.display().to_string().into();
+    }
+    Ok(options)
+}
+
+/// [`try_leptos_options`] for tests and benches, where a bad setting is a bug.
 pub fn leptos_options(cli: &cli::Cli) -> LeptosOptions {
-    LeptosOptions::builder()
-        .output_name(env!("LEPTOS_OUTPUT_NAME"))
-        .site_root(cli.site_root.display().to_string())
-        .site_pkg_dir("pkg")
-        .build()
+    try_leptos_options(cli).unwrap_or_else(|err| panic!("{err}"))
 }
 
 /// Accepted connections send small writes at once (TCP_NODELAY): a streamed

@@ -11,7 +11,7 @@ use agent_hub::http::web;
 use agent_hub::hub::{Hub, HubOptions};
 use agent_hub::shutdown::{self, Progress, Signals, Step};
 use agent_hub::store::Store;
-use agent_hub::{app, launch_url, leptos_options, random_token, without_delay};
+use agent_hub::{app, launch_url, random_token, try_leptos_options, without_delay};
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
@@ -51,6 +51,8 @@ fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> Result<(), String> {
     cli.validate()?;
+    // Before anything starts: a bad LEPTOS_* variable stops the hub at once.
+    let options = try_leptos_options(&cli)?;
     let acp = match cli.agent {
         AgentKind::Acp => Some(Arc::new(AcpAgent::new(&cli.acp_command)?.with_env(&cli.acp_env))),
         AgentKind::Builtin => None,
@@ -119,7 +121,6 @@ async fn run(cli: Cli) -> Result<(), String> {
             .map_err(|err| format!("cannot open {}: {}", folder.display(), err))?;
         tracing::info!(folder = %config.folder_path, yolo = config.yolo_mode, "opened folder");
     }
-    let options = leptos_options(&cli);
     web::check_bundle(&options);
     let gate = Arc::new(Access::new(token.clone(), addr.port(), &cli.allow_hosts));
     // Before the launch line: from then on Ctrl-C and SIGTERM shut the hub down.

@@ -200,7 +200,7 @@ async fn a_rejected_turn_that_does_not_end_is_cancelled_after_the_grace() {
 
 /// 1c. The hub's own `session/cancel` after the grace is not the user's first
 /// Stop: the user's Stop asks again, and only a second Stop ends the process
-/// (README: "An ACP agent that does not stop when asked is ended by a second Stop").
+/// (docs/working.md: "An ACP agent that does not stop when asked is ended by a second Stop").
 #[tokio::test]
 async fn the_users_first_stop_after_the_grace_asks_again_and_does_not_kill() {
     let agent = Scripted::start("reject-slow");
