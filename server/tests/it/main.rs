@@ -1,4 +1,4 @@
-//! Every integration test in one binary: one link instead of twenty-one.
+//! Every integration test in one binary: one link instead of twenty-three.
 //! The fault-injection run (`tests/faults/`) stays a binary of its own: it is
 //! long, and it is run on its own with its own settings.
 
@@ -14,8 +14,10 @@ mod audit_store;
 mod binary;
 mod changes_api;
 mod config_api;
+mod docs_links;
 mod folder_browser;
 mod gates;
+mod leptos_toml;
 mod module_graph;
 mod residency;
 mod restart;
