@@ -8,6 +8,8 @@ use std::collections::HashSet;
 
 use leptos::prelude::*;
 
+use crate::components::panel::Panel;
+
 use crate::client;
 use crate::components::alert::Alert;
 use crate::components::diff_view::diff_view;
@@ -140,55 +142,28 @@ pub fn ChangesPanel(session_id: String, on_close: Callback<()>) -> impl IntoView
     });
     let expanded = RwSignal::new(HashSet::<String>::new());
 
-    let panel_ref = NodeRef::<leptos::html::Section>::new();
-    Effect::new(move |_| {
-        if let Some(panel) = panel_ref.get() {
-            let _ = panel.focus();
-        }
-    });
-
     let body = move || {
         changes.get().map(|result| match result {
             Err(error) => view! { <Alert message=error.message testid="changes-error" /> }.into_any(),
             Ok(response) => view! { <ChangesBody response expanded /> }.into_any(),
         })
     };
+    let tools = move || {
+        view! {
+            <span class="flex-1"></span>
+            <button
+                type="button"
+                data-testid="changes-refresh"
+                title="Read the changes and the working tree again"
+                on:click=move |_| changes.refetch()
+                class="rounded-md px-2 py-0.5 text-xs font-medium text-sky-700 hover:bg-sky-50 hover:underline dark:text-sky-400 dark:hover:bg-slate-800"
+            >
+                "Refresh"
+            </button>
+        }
+    };
     view! {
-        <section
-            id="changes-panel"
-            data-testid="changes-panel"
-            node_ref=panel_ref
-            tabindex="-1"
-            aria-labelledby="changes-title"
-            class="flex flex-col gap-4 rounded-xl border border-slate-200 bg-white p-4 text-sm shadow-sm focus:outline-none focus-visible:ring-2 focus-visible:ring-sky-500 dark:border-slate-800 dark:bg-slate-900"
-            on:keydown=move |event| {
-                if event.key() == "Escape" {
-                    event.prevent_default();
-                    on_close.run(());
-                }
-            }
-        >
-            <header class="flex flex-wrap items-center gap-3">
-                <h2 id="changes-title" class="text-base font-semibold">"Changes"</h2>
-                <span class="flex-1"></span>
-                <button
-                    type="button"
-                    data-testid="changes-refresh"
-                    title="Read the changes and the working tree again"
-                    on:click=move |_| changes.refetch()
-                    class="rounded-md px-2 py-0.5 text-xs font-medium text-sky-700 hover:bg-sky-50 hover:underline dark:text-sky-400 dark:hover:bg-slate-800"
-                >
-                    "Refresh"
-                </button>
-                <button
-                    type="button"
-                    data-testid="changes-close"
-                    on:click=move |_| on_close.run(())
-                    class="rounded-md border border-slate-300 px-2 py-0.5 text-xs font-medium text-slate-700 hover:bg-slate-100 dark:border-slate-700 dark:text-slate-300 dark:hover:bg-slate-800"
-                >
-                    "Close"
-                </button>
-            </header>
+        <Panel id="changes-panel" testid="changes-panel" name="changes" title=|| "Changes" tools on_close=Some(on_close)>
             {move || {
                 body()
                     .unwrap_or_else(|| {
@@ -196,7 +171,7 @@ pub fn ChangesPanel(session_id: String, on_close: Callback<()>) -> impl IntoView
                             .into_any()
                     })
             }}
-        </section>
+        </Panel>
     }
 }
 

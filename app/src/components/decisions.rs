@@ -8,6 +8,7 @@ use leptos::prelude::*;
 use crate::client::policy::{audit_url, AuditFilter};
 use crate::client::{self};
 use crate::components::alert::Alert;
+use crate::components::panel::Panel;
 use crate::components::updates;
 use crate::location::use_location;
 use crate::parts::{after_hydration, deferred, wasm_split, PartMissing};
@@ -82,102 +83,67 @@ pub fn DecisionsView(
     let rows = Memo::new(move |_| newest_first(&loaded(), session.get().as_deref()));
     let hidden = move || rows.with(|rows| rows.len().saturating_sub(shown.get()));
 
-    let view_ref = NodeRef::<leptos::html::Section>::new();
-    if on_close.is_some() {
-        Effect::new(move |_| {
-            if let Some(section) = view_ref.get() {
-                let _ = section.focus();
-            }
-        });
-    }
-    let on_key = move |event: leptos::ev::KeyboardEvent| {
-        if let (Some(close), "Escape") = (on_close, event.key().as_str()) {
-            event.prevent_default();
-            close.run(());
-        }
-    };
     let select_session = move |event: leptos::ev::Event| {
         let value = event_target_value(&event);
         session.set((!value.is_empty()).then_some(value));
         shown.set(FIRST_ROWS);
     };
 
-    view! {
-        <section
-            id="decisions-view"
-            data-testid="decisions-view"
-            node_ref=view_ref
-            tabindex="-1"
-            aria-labelledby="decisions-title"
-            on:keydown=on_key
-            class="flex flex-col gap-3 rounded-xl border border-slate-200 bg-white p-4 text-sm shadow-sm focus:outline-none focus-visible:ring-2 focus-visible:ring-sky-500 dark:border-slate-800 dark:bg-slate-900"
-        >
-            <header class="flex flex-wrap items-center gap-3">
-                <h2 id="decisions-title" class="text-base font-semibold">
-                    {if across { "Decisions in every folder" } else { "Decisions" }}
-                </h2>
-                <label for="decisions-session" class="text-xs text-slate-500 dark:text-slate-400">
-                    "Session"
-                </label>
-                <select
-                    id="decisions-session"
-                    data-testid="decisions-session"
-                    on:change=select_session
-                    class="rounded-md border border-slate-300 bg-white px-2 py-1 font-mono text-xs dark:border-slate-700 dark:bg-slate-950"
-                >
-                    <option value="" selected=move || session.with(Option::is_none)>
-                        "All sessions"
-                    </option>
-                    <For each=move || sessions.get() key=|(id, _)| id.clone() let:((id, folder_path))>
-                        {
-                            let label = if across {
-                                format!("{} · {}", short_id(&id), folder_name(&folder_path))
-                            } else {
-                                short_id(&id).to_string()
-                            };
-                            let selected = {
-                                let id = id.clone();
-                                move || session.with(|session| session.as_deref() == Some(id.as_str()))
-                            };
-                            view! {
-                                <option value=id selected=selected>
-                                    {label}
-                                </option>
-                            }
-                        }
-                    </For>
-                </select>
-                <span class="flex-1"></span>
-                <button
-                    type="button"
-                    data-testid="decisions-refresh"
-                    on:click=move |_| entries.refetch()
-                    class="rounded-md px-2 py-1 text-sky-700 hover:bg-sky-50 dark:text-sky-400 dark:hover:bg-slate-800"
-                >
-                    "Refresh"
-                </button>
-                <a
-                    href=csv
-                    download="agent-hub-decisions.csv"
-                    data-testid="decisions-csv"
-                    class="rounded-md px-2 py-1 text-sky-700 hover:bg-sky-50 hover:underline dark:text-sky-400 dark:hover:bg-slate-800"
-                >
-                    "Download CSV"
-                </a>
-                {on_close
-                    .map(|close| {
+    let title = move || if across { "Decisions in every folder" } else { "Decisions" };
+    let tools = move || {
+        view! {
+            <label for="decisions-session" class="text-xs text-slate-500 dark:text-slate-400">
+                "Session"
+            </label>
+            <select
+                id="decisions-session"
+                data-testid="decisions-session"
+                on:change=select_session
+                class="rounded-md border border-slate-300 bg-white px-2 py-1 font-mono text-xs dark:border-slate-700 dark:bg-slate-950"
+            >
+                <option value="" selected=move || session.with(Option::is_none)>
+                    "All sessions"
+                </option>
+                <For each=move || sessions.get() key=|(id, _)| id.clone() let:((id, folder_path))>
+                    {
+                        let label = if across {
+                            format!("{} · {}", short_id(&id), folder_name(&folder_path))
+                        } else {
+                            short_id(&id).to_string()
+                        };
+                        let selected = {
+                            let id = id.clone();
+                            move || session.with(|session| session.as_deref() == Some(id.as_str()))
+                        };
                         view! {
-                            <button
-                                type="button"
-                                data-testid="decisions-close"
-                                on:click=move |_| close.run(())
-                                class="rounded-md border border-slate-300 px-2 py-0.5 text-xs font-medium text-slate-700 hover:bg-slate-100 dark:border-slate-700 dark:text-slate-300 dark:hover:bg-slate-800"
-                            >
-                                "Close"
-                            </button>
+                            <option value=id selected=selected>
+                                {label}
+                            </option>
                         }
-                    })}
-            </header>
+                    }
+                </For>
+            </select>
+            <span class="flex-1"></span>
+            <button
+                type="button"
+                data-testid="decisions-refresh"
+                on:click=move |_| entries.refetch()
+                class="rounded-md px-2 py-1 text-sky-700 hover:bg-sky-50 dark:text-sky-400 dark:hover:bg-slate-800"
+            >
+                "Refresh"
+            </button>
+            <a
+                href=csv
+                download="agent-hub-decisions.csv"
+                data-testid="decisions-csv"
+                class="rounded-md px-2 py-1 text-sky-700 hover:bg-sky-50 hover:underline dark:text-sky-400 dark:hover:bg-slate-800"
+            >
+                "Download CSV"
+            </a>
+        }
+    };
+    view! {
+        <Panel id="decisions-view" testid="decisions-view" name="decisions" title tools on_close>
             {move || match entries.get() {
                 None => view! { <p role="status" class="text-slate-500 dark:text-slate-400">"Loading the decisions…"</p> }.into_any(),
                 Some(Err(error)) => view! { <Alert message=error.message testid="decisions-error" /> }.into_any(),
@@ -196,7 +162,7 @@ pub fn DecisionsView(
                     {move || format!("Show older ({} more)", hidden())}
                 </button>
             </Show>
-        </section>
+        </Panel>
     }
 }
 

@@ -14,6 +14,7 @@ pub mod folders;
 pub mod header;
 pub mod hub_page;
 pub mod inbox;
+pub mod panel;
 pub mod question_card;
 pub mod rules_panel;
 pub mod sessions;

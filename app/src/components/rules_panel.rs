@@ -6,6 +6,8 @@
 
 use leptos::prelude::*;
 
+use crate::components::panel::Panel;
+
 use crate::client::{self, HubError};
 use crate::components::alert::Alert;
 use crate::parts::{wasm_split, PartMissing};
@@ -69,13 +71,6 @@ pub fn RulesPanel(folder_path: String, session_id: String, on_close: Callback<()
     });
     let pending = Signal::derive(move || change.pending().get());
 
-    let panel_ref = NodeRef::<leptos::html::Section>::new();
-    Effect::new(move |_| {
-        if let Some(panel) = panel_ref.get() {
-            let _ = panel.focus();
-        }
-    });
-
     let body = move || {
         rules.get().map(|result| match result {
             Err(error) => view! { <Alert message=error.message testid="rules-error" /> }.into_any(),
@@ -97,45 +92,25 @@ pub fn RulesPanel(folder_path: String, session_id: String, on_close: Callback<()
         })
     };
 
+    let tools = move || {
+        view! {
+            <span class="text-xs text-slate-500 dark:text-slate-400">
+                {move || rules.get().and_then(Result::ok).map(|response| mode_line(&response))}
+            </span>
+            <span class="flex-1"></span>
+            <a
+                href=client::policy::export_url(&folder_path)
+                download="agent-hub-rules.toml"
+                data-testid="rules-export"
+                title="The rules saved in the hub for this folder, as a policy file Gemini CLI loads"
+                class="rounded-md px-2 py-1 text-sky-700 hover:bg-sky-50 hover:underline dark:text-sky-400 dark:hover:bg-slate-800"
+            >
+                "Export as TOML"
+            </a>
+        }
+    };
     view! {
-        <section
-            id="rules-panel"
-            data-testid="rules-panel"
-            node_ref=panel_ref
-            tabindex="-1"
-            aria-labelledby="rules-title"
-            class="flex flex-col gap-4 rounded-xl border border-slate-200 bg-white p-4 text-sm shadow-sm focus:outline-none focus-visible:ring-2 focus-visible:ring-sky-500 dark:border-slate-800 dark:bg-slate-900"
-            on:keydown=move |event| {
-                if event.key() == "Escape" {
-                    event.prevent_default();
-                    on_close.run(());
-                }
-            }
-        >
-            <header class="flex flex-wrap items-center gap-3">
-                <h2 id="rules-title" class="text-base font-semibold">"Rules"</h2>
-                <span class="text-xs text-slate-500 dark:text-slate-400">
-                    {move || rules.get().and_then(Result::ok).map(|response| mode_line(&response))}
-                </span>
-                <span class="flex-1"></span>
-                <a
-                    href=client::policy::export_url(&folder_path)
-                    download="agent-hub-rules.toml"
-                    data-testid="rules-export"
-                    title="The rules saved in the hub for this folder, as a policy file Gemini CLI loads"
-                    class="rounded-md px-2 py-1 text-sky-700 hover:bg-sky-50 hover:underline dark:text-sky-400 dark:hover:bg-slate-800"
-                >
-                    "Export as TOML"
-                </a>
-                <button
-                    type="button"
-                    data-testid="rules-close"
-                    on:click=move |_| on_close.run(())
-                    class="rounded-md border border-slate-300 px-2 py-0.5 text-xs font-medium text-slate-700 hover:bg-slate-100 dark:border-slate-700 dark:text-slate-300 dark:hover:bg-slate-800"
-                >
-                    "Close"
-                </button>
-            </header>
+        <Panel id="rules-panel" testid="rules-panel" name="rules" title=|| "Rules" tools on_close=Some(on_close)>
             <p class="text-slate-600 dark:text-slate-400">
                 "The highest rule that matches a call decides (at equal priority, deny beats ask beats allow). "
                 "A call no rule matches asks, unless YOLO is on."
@@ -152,7 +127,7 @@ pub fn RulesPanel(folder_path: String, session_id: String, on_close: Callback<()
                             .into_any()
                     })
             }}
-        </section>
+        </Panel>
     }
 }
 
