@@ -106,7 +106,7 @@ impl Hub {
     /// folder would write over a stored one's history.
     pub fn try_new(options: HubOptions) -> Result<Arc<Self>, StoreError> {
         let agents = options.agents.unwrap_or_else(|| {
-            Catalog::new(crate::agents::Launch {
+            Catalog::new(crate::agents::AgentFlags {
                 model: options.model.clone(),
                 acp: options.acp.clone(),
                 ..Default::default()

@@ -9,7 +9,7 @@ use agent_hub::cli::{AgentKind, Cli};
 use agent_hub::http::access::Access;
 use agent_hub::http::web;
 use agent_hub::hub::{Hub, HubOptions};
-use agent_hub::shutdown::{self, Progress, Signals, Step};
+use agent_hub::shutdown::{self, Progress, ShutdownStep, Signals};
 use agent_hub::store::Store;
 use agent_hub::{app, launch_url, random_token, try_leptos_options, without_delay};
 use tracing_subscriber::EnvFilter;
@@ -138,14 +138,14 @@ async fn run(cli: Cli) -> Result<(), String> {
         .with_graceful_shutdown(hub.shutdown_token().cancelled_owned())
         .await
         .map_err(|err| err.to_string())?;
-    progress.set(Step::Turns);
+    progress.set(ShutdownStep::Turns);
     shutdown::settle_turns(&hub, shutdown::TURNS_SETTLE).await;
-    progress.set(Step::Store);
+    progress.set(ShutdownStep::Store);
     // The writer gathers for a few milliseconds: what it holds goes to disk before the exit.
     if let Err(err) = store.flush().await {
         tracing::error!("the last writes were not saved: {err}");
     }
-    progress.set(Step::Done);
+    progress.set(ShutdownStep::Done);
     tracing::info!("shut down");
     Ok(())
 }
@@ -164,7 +164,7 @@ fn agents(
         Some(path) => AgentsFile::read(&path, required).map_err(|err| err.to_string())?,
         None => None,
     };
-    Ok(agent_hub::agents::Catalog::new(agent_hub::agents::Launch {
+    Ok(agent_hub::agents::Catalog::new(agent_hub::agents::AgentFlags {
         model,
         acp,
         file,

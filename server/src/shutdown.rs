@@ -45,7 +45,7 @@ impl Signals {
 
 /// A step of the graceful part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
+pub enum ShutdownStep {
     Running,
     /// Streams were told to end; the server waits for its connections.
     Connections,
@@ -55,34 +55,36 @@ pub enum Step {
     Done,
 }
 
-impl fmt::Display for Step {
+impl fmt::Display for ShutdownStep {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Step::Running => "nothing (the shutdown had not begun)",
-            Step::Connections => "waiting for open connections to close (a request still in progress)",
-            Step::Turns => "waiting for stopped turns to write their end (they show as interrupted after a restart)",
-            Step::Store => "flushing the store (the last events may not be on disk)",
-            Step::Done => "nothing (the shutdown had finished)",
+            ShutdownStep::Running => "nothing (the shutdown had not begun)",
+            ShutdownStep::Connections => "waiting for open connections to close (a request still in progress)",
+            ShutdownStep::Turns => {
+                "waiting for stopped turns to write their end (they show as interrupted after a restart)"
+            }
+            ShutdownStep::Store => "flushing the store (the last events may not be on disk)",
+            ShutdownStep::Done => "nothing (the shutdown had finished)",
         })
     }
 }
 
 /// Where the graceful part is, shared with the task that may cut it short.
 #[derive(Clone)]
-pub struct Progress(Arc<Mutex<Step>>);
+pub struct Progress(Arc<Mutex<ShutdownStep>>);
 
 impl Default for Progress {
     fn default() -> Self {
-        Self(Arc::new(Mutex::new(Step::Running)))
+        Self(Arc::new(Mutex::new(ShutdownStep::Running)))
     }
 }
 
 impl Progress {
-    pub fn set(&self, step: Step) {
+    pub fn set(&self, step: ShutdownStep) {
         *self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = step;
     }
 
-    pub fn step(&self) -> Step {
+    pub fn step(&self) -> ShutdownStep {
         *self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
@@ -94,7 +96,7 @@ pub fn on_signals(hub: Arc<Hub>, mut signals: Signals, progress: Progress, grace
     tokio::spawn(async move {
         let (name, _) = signals.next().await;
         tracing::info!("{name}: shutting down (Ctrl-C again exits at once)");
-        progress.set(Step::Connections);
+        progress.set(ShutdownStep::Connections);
         hub.begin_shutdown();
         // The hub is gone with this task once the graceful part is done.
         drop(hub);

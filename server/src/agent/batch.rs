@@ -23,7 +23,7 @@ use protocol::audit::Outcome;
 
 /// The gate, asked about a call at the instant it starts, with the session's
 /// grants as they are then. Nothing of its answer is kept.
-pub(crate) type Judge<'a> = &'a (dyn Fn(&PlannedCall, &HashSet<String>) -> gate::Start + Sync);
+pub(crate) type Judge<'a> = &'a (dyn Fn(&PlannedCall, &HashSet<String>) -> gate::Ruling + Sync);
 
 /// Where working through a batch stopped: a call to run, or a pause or end.
 #[derive(Debug, PartialEq, Eq)]
@@ -136,7 +136,7 @@ impl SessionRuntime {
                     let call = paused.calls.get(&tool_id);
                     let start = match (judge, call) {
                         (Some(judge), Some(call)) => judge(call, &state.allowed_tools),
-                        _ => gate::Start::user_decides(),
+                        _ => gate::Ruling::user_decides(),
                     };
                     paused.batch.judged(&tool_id, start.judgement())?;
                     if let (Some((how, by)), Some(call)) = (&start.decided, call) {

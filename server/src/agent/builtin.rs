@@ -214,7 +214,7 @@ pub(crate) fn judge_now(
     runtime: &SessionRuntime,
     call: &PlannedCall,
     grants: &HashSet<String>,
-) -> gate::Start {
+) -> gate::Ruling {
     let yolo = hub.yolo(&runtime.id);
     let rules = hub.policy_set(&runtime.folder);
     let verdict =

@@ -34,13 +34,13 @@ pub struct Facts<'a> {
 /// Where a call starts, who decided that (for the audit trail; `None` while it
 /// waits for the user), and the rule to show on its line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Start {
+pub struct Ruling {
     pub initial: Initial,
     pub decided: Option<(AuditDecision, Authority)>,
     pub note: Option<PolicyNote>,
 }
 
-impl Start {
+impl Ruling {
     /// The gate's answer as the approval batch takes it at a call's start.
     pub fn judgement(&self) -> Judgement {
         match &self.initial {
@@ -52,15 +52,15 @@ impl Start {
 
     /// Nobody could judge the call (its plan is gone, or the hub is recovering):
     /// the user decides.
-    pub fn user_decides() -> Start {
-        Start { initial: Initial::Pending, decided: None, note: None }
+    pub fn user_decides() -> Ruling {
+        Ruling { initial: Initial::Pending, decided: None, note: None }
     }
 }
 
 /// After a decision that may loosen things (a grant, a saved rule), the
 /// waiting calls the gate would now let run stop waiting; they are judged
 /// again when they start. One the gate still stops keeps its card.
-pub fn reopen_allowed(batch: &mut ApprovalBatch, mut judge: impl FnMut(&str) -> Option<Start>) {
+pub fn reopen_allowed(batch: &mut ApprovalBatch, mut judge: impl FnMut(&str) -> Option<Ruling>) {
     for id in batch.pending() {
         if judge(&id).is_some_and(|start| start.judgement() == Judgement::Run) {
             batch.reopen(&id);
@@ -77,11 +77,11 @@ pub fn deny_result(message: Option<&str>, source: &str) -> String {
     }
 }
 
-pub fn start(facts: Facts) -> Start {
+pub fn start(facts: Facts) -> Ruling {
     let source = facts.verdict.source.clone().unwrap_or_else(|| "a policy rule".to_string());
     let note = |decision| PolicyNote { decision, source: source.clone(), message: facts.verdict.message.clone() };
     if facts.refused {
-        return Start {
+        return Ruling {
             initial: Initial::Cleared,
             decided: Some((AuditDecision::Refused, Authority::Hub)),
             note: None,
@@ -93,18 +93,18 @@ pub fn start(facts: Facts) -> Start {
             source: protected::PROTECTED_SOURCE.into(),
             message: Some(protected::PROTECTED_MESSAGE.into()),
         };
-        return Start { initial: Initial::Pending, decided: None, note: Some(note) };
+        return Ruling { initial: Initial::Pending, decided: None, note: Some(note) };
     }
     match facts.verdict.decision {
-        Some(PolicyDecision::Deny) => Start {
+        Some(PolicyDecision::Deny) => Ruling {
             initial: Initial::Denied(deny_result(facts.verdict.message.as_deref(), &source)),
             decided: Some((AuditDecision::Denied, Authority::Rule(source.clone()))),
             note: Some(note(PolicyDecision::Deny)),
         },
         Some(PolicyDecision::AskUser) => {
-            Start { initial: Initial::Pending, decided: None, note: Some(note(PolicyDecision::AskUser)) }
+            Ruling { initial: Initial::Pending, decided: None, note: Some(note(PolicyDecision::AskUser)) }
         }
-        Some(PolicyDecision::Allow) => Start {
+        Some(PolicyDecision::Allow) => Ruling {
             initial: Initial::Cleared,
             decided: Some((AuditDecision::Allowed, Authority::Rule(source.clone()))),
             note: Some(note(PolicyDecision::Allow)),
@@ -117,9 +117,9 @@ pub fn start(facts: Facts) -> Start {
             } else if facts.read_only {
                 Authority::ReadOnlyDefault
             } else {
-                return Start { initial: Initial::Pending, decided: None, note: None };
+                return Ruling { initial: Initial::Pending, decided: None, note: None };
             };
-            Start { initial: Initial::Cleared, decided: Some((AuditDecision::Allowed, by)), note: None }
+            Ruling { initial: Initial::Cleared, decided: Some((AuditDecision::Allowed, by)), note: None }
         }
     }
 }

@@ -123,7 +123,7 @@ impl AgentEntry {
 
 /// What the launch says about agents.
 #[derive(Default)]
-pub struct Launch {
+pub struct AgentFlags {
     /// `--model-url`/`--model`: the built-in agent's model (before the file's).
     pub model: Option<ModelConfig>,
     /// `--agent acp --acp-command …`.
@@ -159,7 +159,7 @@ impl Catalog {
     /// The agents in the order they are listed: the built-in agent, the ready
     /// ones, then the file's others by id. The launch flags' ACP agent takes
     /// the place of the ready entry for the same program, or comes as `acp`.
-    pub fn new(launch: Launch) -> Self {
+    pub fn new(launch: AgentFlags) -> Self {
         let file = launch.file.unwrap_or_default();
         let model_from_flags = launch.model.is_some();
         if let Some(name) = file.builtin.as_ref().and_then(|builtin| builtin.api_key_env.as_deref()) {

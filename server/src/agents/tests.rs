@@ -35,7 +35,7 @@ fn model() -> ModelConfig {
 
 #[test]
 fn the_built_in_agent_and_the_ready_ones_come_first() {
-    let catalog = Catalog::new(Launch { model: Some(model()), ..Launch::default() });
+    let catalog = Catalog::new(AgentFlags { model: Some(model()), ..AgentFlags::default() });
     assert_eq!(ids(&catalog), ["builtin", "gemini", "claude-code", "codex"]);
     assert_eq!(catalog.default_id(), "builtin");
     let builtin = catalog.get("builtin").unwrap().info();
@@ -46,7 +46,7 @@ fn the_built_in_agent_and_the_ready_ones_come_first() {
 
 #[test]
 fn without_a_model_the_built_in_agent_is_unavailable_and_says_how_to_set_one() {
-    let catalog = Catalog::new(Launch::default());
+    let catalog = Catalog::new(AgentFlags::default());
     let info = catalog.get("builtin").unwrap().info();
     assert!(!info.available);
     assert!(info.reason.unwrap().contains("--model-url"));
@@ -57,18 +57,18 @@ fn the_files_builtin_entry_gives_the_model_unless_the_flags_do() {
     let mut agents = file(&[], None);
     agents.builtin =
         Some(BuiltinEntry { base_url: "http://x/v1".into(), model: "from-file".into(), api_key_env: None });
-    let catalog = Catalog::new(Launch { file: Some(agents.clone()), ..Launch::default() });
+    let catalog = Catalog::new(AgentFlags { file: Some(agents.clone()), ..AgentFlags::default() });
     let info = catalog.get("builtin").unwrap().info();
     assert_eq!((info.model.as_deref(), info.source), (Some("from-file"), AgentSource::File));
-    let catalog = Catalog::new(Launch { file: Some(agents), model: Some(model()), ..Launch::default() });
+    let catalog = Catalog::new(AgentFlags { file: Some(agents), model: Some(model()), ..AgentFlags::default() });
     assert_eq!(catalog.get("builtin").unwrap().info().model.as_deref(), Some("m"));
 }
 
 #[test]
 fn a_missing_command_is_unavailable_with_the_reason() {
-    let catalog = Catalog::new(Launch {
+    let catalog = Catalog::new(AgentFlags {
         file: Some(file(&[("mine", server("/nonexistent/agent-hub-agent"))], None)),
-        ..Launch::default()
+        ..AgentFlags::default()
     });
     let info = catalog.get("mine").unwrap().info();
     assert!(!info.available);
@@ -97,9 +97,9 @@ fn a_file_entry_with_a_ready_id_takes_its_place_and_keeps_its_name() {
     let mut gemini = server("/opt/gemini");
     gemini.args = vec!["--acp".into()];
     gemini.env.insert("GEMINI_API_KEY".into(), "k".into());
-    let catalog = Catalog::new(Launch {
+    let catalog = Catalog::new(AgentFlags {
         file: Some(file(&[("gemini", gemini), ("zed", server("z"))], None)),
-        ..Launch::default()
+        ..AgentFlags::default()
     });
     assert_eq!(ids(&catalog), ["builtin", "gemini", "claude-code", "codex", "zed"]);
     let info = catalog.get("gemini").unwrap().info();
@@ -110,25 +110,25 @@ fn a_file_entry_with_a_ready_id_takes_its_place_and_keeps_its_name() {
 #[test]
 fn the_flags_agent_is_the_default_and_takes_the_ready_entry_of_its_program() {
     let acp = Arc::new(AcpAgent::new("/usr/local/bin/gemini --acp -m x").unwrap());
-    let catalog = Catalog::new(Launch { acp: Some(acp), agent_flag_given: true, ..Launch::default() });
+    let catalog = Catalog::new(AgentFlags { acp: Some(acp), agent_flag_given: true, ..AgentFlags::default() });
     assert_eq!(ids(&catalog), ["builtin", "gemini", "claude-code", "codex"]);
     assert_eq!(catalog.default_id(), "gemini");
     assert_eq!(catalog.get("gemini").unwrap().source, AgentSource::Flags);
 
     let acp = Arc::new(AcpAgent::new("qwen --acp").unwrap());
-    let catalog = Catalog::new(Launch {
+    let catalog = Catalog::new(AgentFlags {
         acp: Some(acp),
         file: Some(file(&[], Some("codex"))),
         agent_flag_given: true,
         acp_command_given: true,
-        ..Launch::default()
+        ..AgentFlags::default()
     });
     let id = catalog.default_id().to_string();
     assert!(id.starts_with("acp-") && id.len() == 12, "named after its command line: {id}");
     assert_eq!(catalog.get(&id).unwrap().name, "qwen (ACP)");
     let again = |command: &str| {
         let acp = Some(Arc::new(AcpAgent::new(command).unwrap()));
-        Catalog::new(Launch { acp, agent_flag_given: true, acp_command_given: true, ..Launch::default() })
+        Catalog::new(AgentFlags { acp, agent_flag_given: true, acp_command_given: true, ..AgentFlags::default() })
             .default_id()
             .to_string()
     };
@@ -143,8 +143,12 @@ fn a_defaulted_acp_command_leaves_the_files_entry_for_its_program_alone() {
     gemini.env.insert("GEMINI_API_KEY".into(), "k".into());
     let agents = file(&[("gemini", gemini)], None);
     let acp = || Some(Arc::new(AcpAgent::new("gemini --acp").unwrap()));
-    let catalog =
-        Catalog::new(Launch { acp: acp(), file: Some(agents.clone()), agent_flag_given: true, ..Launch::default() });
+    let catalog = Catalog::new(AgentFlags {
+        acp: acp(),
+        file: Some(agents.clone()),
+        agent_flag_given: true,
+        ..AgentFlags::default()
+    });
     assert_eq!(catalog.default_id(), "gemini");
     let info = catalog.get("gemini").unwrap().info();
     assert_eq!(
@@ -152,12 +156,12 @@ fn a_defaulted_acp_command_leaves_the_files_entry_for_its_program_alone() {
         (AgentSource::File, Some("/opt/gemini")),
         "the file's, with its env"
     );
-    let catalog = Catalog::new(Launch {
+    let catalog = Catalog::new(AgentFlags {
         acp: acp(),
         file: Some(agents),
         agent_flag_given: true,
         acp_command_given: true,
-        ..Launch::default()
+        ..AgentFlags::default()
     });
     assert_eq!(catalog.get("gemini").unwrap().source, AgentSource::Flags, "a given --acp-command wins");
 }
@@ -165,8 +169,9 @@ fn a_defaulted_acp_command_leaves_the_files_entry_for_its_program_alone() {
 #[test]
 fn a_session_stored_before_agents_gets_the_agent_its_state_shows() {
     let acp = Some(Arc::new(AcpAgent::new("qwen --acp").unwrap()));
-    let with_flags = Catalog::new(Launch { acp, model: Some(model()), ..Launch::default() });
-    let without = Catalog::new(Launch { file: Some(file(&[("zed", server("z"))], Some("zed"))), ..Launch::default() });
+    let with_flags = Catalog::new(AgentFlags { acp, model: Some(model()), ..AgentFlags::default() });
+    let without =
+        Catalog::new(AgentFlags { file: Some(file(&[("zed", server("z"))], Some("zed"))), ..AgentFlags::default() });
     let acp_state = r#"{"messages": [], "acp": {"session_id": "s1", "agent_name": "qwen"}}"#;
     let builtin_state = r#"{"messages": [{"role": "user", "content": "hi"}], "acp": {}}"#;
     assert_eq!(with_flags.agent_of_older_session(Some(acp_state)), with_flags.default_id());
@@ -185,19 +190,19 @@ fn an_agents_own_path_decides_whether_it_is_found() {
     std::fs::set_permissions(dir.path().join("my-agent"), std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut found = server("my-agent");
     found.env.insert("PATH".into(), dir.path().display().to_string());
-    let catalog = Catalog::new(Launch { file: Some(file(&[("found", found)], None)), ..Launch::default() });
+    let catalog = Catalog::new(AgentFlags { file: Some(file(&[("found", found)], None)), ..AgentFlags::default() });
     assert_eq!(catalog.get("found").unwrap().unavailable(), None);
 }
 
 #[test]
 fn the_files_default_counts_unless_the_agent_flag_was_given() {
     let agents = file(&[("zed", server("z"))], Some("zed"));
-    let catalog = Catalog::new(Launch { file: Some(agents.clone()), ..Launch::default() });
+    let catalog = Catalog::new(AgentFlags { file: Some(agents.clone()), ..AgentFlags::default() });
     assert_eq!(catalog.default_id(), "zed");
-    let catalog = Catalog::new(Launch { file: Some(agents), agent_flag_given: true, ..Launch::default() });
+    let catalog = Catalog::new(AgentFlags { file: Some(agents), agent_flag_given: true, ..AgentFlags::default() });
     assert_eq!(catalog.default_id(), "builtin");
     // `AgentsFile::read` refuses such a file; were one built by hand, the built-in agent stays the default.
-    let catalog = Catalog::new(Launch { file: Some(file(&[], Some("nope"))), ..Launch::default() });
+    let catalog = Catalog::new(AgentFlags { file: Some(file(&[], Some("nope"))), ..AgentFlags::default() });
     assert_eq!(catalog.default_id(), "builtin");
 }
 
@@ -205,7 +210,7 @@ fn the_files_default_counts_unless_the_agent_flag_was_given() {
 fn a_new_session_gets_the_asked_agent_else_the_folders_else_the_default() {
     let sh = server("/bin/sh");
     let agents = file(&[("sh", sh), ("missing", server("/nonexistent/agent-hub-agent"))], None);
-    let catalog = Catalog::new(Launch { model: Some(model()), file: Some(agents), ..Launch::default() });
+    let catalog = Catalog::new(AgentFlags { model: Some(model()), file: Some(agents), ..AgentFlags::default() });
     assert_eq!(catalog.for_new_session(None, None).unwrap(), "builtin");
     assert_eq!(catalog.for_new_session(None, Some("sh")).unwrap(), "sh", "the folder's last choice");
     assert_eq!(catalog.for_new_session(None, Some("missing")).unwrap(), "builtin", "a choice that cannot start now");
@@ -222,10 +227,10 @@ fn a_new_session_gets_the_asked_agent_else_the_folders_else_the_default() {
 fn every_acp_agent_gets_the_variables_acp_env_names() {
     let mut zed = server("z");
     zed.env.insert("Z_MODE".into(), "fast".into());
-    let catalog = Catalog::new(Launch {
+    let catalog = Catalog::new(AgentFlags {
         file: Some(file(&[("zed", zed)], None)),
         acp_env: vec!["GEMINI_API_KEY".into(), "ANTHROPIC_API_KEY".into()],
-        ..Launch::default()
+        ..AgentFlags::default()
     });
     for id in ["gemini", "claude-code", "codex", "zed"] {
         let Runner::Acp(agent) = &catalog.get(id).unwrap().runner else { panic!("{id} is an ACP agent") };

@@ -18,7 +18,7 @@ use protocol::api::PolicyDecision;
 use protocol::events::{AgentEvent, ToolStatus};
 use serde_json::json;
 
-use super::{start, Facts, Start};
+use super::{start, Facts, Ruling};
 use crate::agent::batch::{AlreadyLogged, Settled};
 use crate::agent::builtin::apply_decision;
 use crate::agent::{AgentState, PausedTurn, PlannedCall, SessionRuntime};
@@ -94,7 +94,7 @@ struct World {
 
 impl World {
     /// The gate as the hub would ask it (`builtin::judge_now`), with the session's `grants`.
-    fn judge(&self, call: &PlannedCall, grants: &HashSet<String>) -> Start {
+    fn judge(&self, call: &PlannedCall, grants: &HashSet<String>) -> Ruling {
         let kind = Kind::of(call);
         let decision = match kind {
             Kind::Denied => Some(PolicyDecision::Deny),
