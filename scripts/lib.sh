@@ -13,7 +13,7 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # One setting of Leptos.toml, the one place for the site's names and places
 # (docs/settings.md). Every setting there is one `key = value` line
-# (server/tests/leptos_toml.rs keeps it so); quotes are dropped.
+# (server/tests/it/leptos_toml.rs keeps it so); quotes are dropped.
 leptos_setting() { # key
   local value
   value="$(sed -n -E "s/^[[:space:]]*$1[[:space:]]*=[[:space:]]*\"?([^\"]*)\"?[[:space:]]*\$/\1/p" "$ROOT/Leptos.toml")"
@@ -23,8 +23,12 @@ leptos_setting() { # key
 }
 OUTPUT_NAME="$(leptos_setting output-name)"
 SITE="$(leptos_setting site-root)"
-[[ "$SITE" = /* ]] || SITE="$ROOT/$SITE"
 PKG_DIR="$(leptos_setting site-pkg-dir)"
+# The build moves and deletes under these: a relative place inside the repository, and a
+# plain folder name, nothing that climbs out (`..`) or names the site itself.
+[[ "$SITE" != /* && "/$SITE/" != */../* ]] || die "Leptos.toml's site-root must be a path inside the repository: $SITE"
+[[ "$PKG_DIR" =~ ^[A-Za-z0-9_][A-Za-z0-9._-]*$ ]] || die "Leptos.toml's site-pkg-dir must be a plain folder name: $PKG_DIR"
+SITE="$ROOT/$SITE"
 STYLE_FILE="$(leptos_setting tailwind-input-file)"
 ASSETS_DIR="$(leptos_setting assets-dir)"
 CLIENT_PACKAGE="$(leptos_setting lib-package)"

@@ -131,9 +131,10 @@ pub fn rule_matches(rule: &RuleView) -> Vec<(&'static str, String)> {
     matches
 }
 
-/// The decision an audit row records, in words.
-pub fn audit_decision_label(decision: AuditDecision) -> &'static str {
-    match decision {
+/// The decision an audit row records, in words. A word a newer hub wrote is
+/// shown as it is.
+pub fn audit_decision_label(decision: &AuditDecision) -> String {
+    let known = match decision {
         AuditDecision::Allowed => "allowed",
         AuditDecision::Approved => "approved",
         AuditDecision::ApprovedEdited => "approved · edited",
@@ -146,24 +147,37 @@ pub fn audit_decision_label(decision: AuditDecision) -> &'static str {
         AuditDecision::Stopped => "stopped",
         AuditDecision::ApprovedAgentAlways => "approved · agent's always",
         AuditDecision::RejectedAgentAlways => "rejected · agent's always",
-    }
+        AuditDecision::Other(word) => return unknown_word(word),
+    };
+    known.to_string()
 }
 
 /// Who made an audit row's decision, in words.
-pub fn decided_by_label(decided_by: Decider) -> &'static str {
-    match decided_by {
+pub fn decided_by_label(decided_by: &Decider) -> String {
+    let known = match decided_by {
         Decider::User => "you",
         Decider::Rule => "rule",
         Decider::Yolo => "YOLO",
         Decider::SessionGrant => "session grant",
         Decider::ReadOnlyDefault => "read-only default",
         Decider::Hub => "hub checks",
+        Decider::Other(word) => return unknown_word(word),
+    };
+    known.to_string()
+}
+
+/// How a call ended; `pending` while it waits or runs.
+pub fn outcome_label(outcome: Option<&Outcome>) -> String {
+    match outcome {
+        None => "pending".to_string(),
+        Some(Outcome::Other(word)) => unknown_word(word),
+        Some(outcome) => outcome.as_str().to_string(),
     }
 }
 
-/// How a call ended; `None` while it waits or runs.
-pub fn outcome_label(outcome: Option<Outcome>) -> &'static str {
-    outcome.map_or("pending", Outcome::as_str)
+/// A word this version of the page does not know, readable.
+fn unknown_word(word: &str) -> String {
+    word.replace('_', " ")
 }
 
 /// How an audit decision looks: allowed-like, refused-like, or neither.
@@ -174,7 +188,7 @@ pub enum Tone {
     Neutral,
 }
 
-pub fn decision_tone(decision: AuditDecision) -> Tone {
+pub fn decision_tone(decision: &AuditDecision) -> Tone {
     match decision {
         AuditDecision::Allowed
         | AuditDecision::Approved
@@ -187,17 +201,17 @@ pub fn decision_tone(decision: AuditDecision) -> Tone {
         | AuditDecision::Refused
         | AuditDecision::Stopped
         | AuditDecision::RejectedAgentAlways => Tone::Stop,
-        AuditDecision::Feedback => Tone::Neutral,
+        AuditDecision::Feedback | AuditDecision::Other(_) => Tone::Neutral,
     }
 }
 
-pub fn outcome_tone(outcome: Option<Outcome>) -> Tone {
+pub fn outcome_tone(outcome: Option<&Outcome>) -> Tone {
     match outcome {
         Some(Outcome::Ran) => Tone::Go,
         Some(Outcome::Failed | Outcome::Denied | Outcome::Rejected | Outcome::Interrupted | Outcome::Stopped) => {
             Tone::Stop
         }
-        Some(Outcome::Skipped) | None => Tone::Neutral,
+        Some(Outcome::Skipped | Outcome::Other(_)) | None => Tone::Neutral,
     }
 }
 
@@ -454,23 +468,26 @@ mod tests {
 
     #[test]
     fn audit_words() {
-        assert_eq!(audit_decision_label(AuditDecision::ApprovedAlways), "approved · always");
-        assert_eq!(audit_decision_label(AuditDecision::RejectedAgentAlways), "rejected · agent's always");
-        assert_eq!(decided_by_label(Decider::SessionGrant), "session grant");
-        assert_eq!(decided_by_label(Decider::User), "you");
+        assert_eq!(audit_decision_label(&AuditDecision::ApprovedAlways), "approved · always");
+        assert_eq!(audit_decision_label(&AuditDecision::RejectedAgentAlways), "rejected · agent's always");
+        assert_eq!(audit_decision_label(&AuditDecision::Other("approved_turn".into())), "approved turn");
+        assert_eq!(decided_by_label(&Decider::SessionGrant), "session grant");
+        assert_eq!(decided_by_label(&Decider::User), "you");
         assert_eq!(outcome_label(None), "pending");
-        assert_eq!(outcome_label(Some(Outcome::Ran)), "ran");
-        assert_eq!(decision_tone(AuditDecision::Denied), Tone::Stop);
-        assert_eq!(decision_tone(AuditDecision::Stopped), Tone::Stop, "Stop withdrew the card: nothing ran");
-        assert_eq!(decision_tone(AuditDecision::ApprovedAgentAlways), Tone::Go);
-        assert_eq!(decision_tone(AuditDecision::ApprovedSession), Tone::Go);
-        assert_eq!(outcome_tone(Some(Outcome::Interrupted)), Tone::Stop);
+        assert_eq!(outcome_label(Some(&Outcome::Ran)), "ran");
+        assert_eq!(outcome_label(Some(&Outcome::Other("timed_out".into()))), "timed out");
+        assert_eq!(decision_tone(&AuditDecision::Denied), Tone::Stop);
+        assert_eq!(decision_tone(&AuditDecision::Stopped), Tone::Stop, "Stop withdrew the card: nothing ran");
+        assert_eq!(decision_tone(&AuditDecision::ApprovedAgentAlways), Tone::Go);
+        assert_eq!(decision_tone(&AuditDecision::ApprovedSession), Tone::Go);
+        assert_eq!(decision_tone(&AuditDecision::Other("x".into())), Tone::Neutral);
+        assert_eq!(outcome_tone(Some(&Outcome::Interrupted)), Tone::Stop);
         assert_eq!(outcome_tone(None), Tone::Neutral);
-        // Every word has words of its own on screen, none the raw snake_case.
-        for &decision in AuditDecision::ALL {
+        // Every word this version knows has words of its own on screen, none the raw snake_case.
+        for decision in AuditDecision::ALL {
             assert!(!audit_decision_label(decision).contains('_'), "{decision:?}");
         }
-        for &decider in Decider::ALL {
+        for decider in Decider::ALL {
             assert!(!decided_by_label(decider).contains('_'), "{decider:?}");
         }
     }

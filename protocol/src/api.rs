@@ -299,39 +299,22 @@ pub struct ApproveRequest {
     pub stream: Option<bool>,
 }
 
-/// What the user decided on a card (`ApproveRequest.decision`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ApprovalDecision {
-    /// Run it (with `modifiedContent`: run the user's version of the edit).
-    Approve,
-    /// Do not run it; the model is told so.
-    Reject,
-    /// Run it and the same tool's later calls in this session, through the gate.
-    ApproveSession,
-    /// Run it and save an "Always in this folder" rule (`commandPrefix` for a shell command).
-    ApproveAlways,
-    /// Skip it and give the model `editInstruction` instead, or with
-    /// `modifiedContent` run the user's version of the edit.
-    Edit,
-    /// An ACP agent's own option (`optionId`), answered as it is.
-    AgentOption,
-    /// A word the contract does not have: kept, so the hub can say which one it refused.
-    #[serde(untagged)]
-    Unknown(String),
-}
-
-impl ApprovalDecision {
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Approve => "approve",
-            Self::Reject => "reject",
-            Self::ApproveSession => "approve_session",
-            Self::ApproveAlways => "approve_always",
-            Self::Edit => "edit",
-            Self::AgentOption => "agent_option",
-            Self::Unknown(word) => word,
-        }
+words! {
+    /// What the user decided on a card (`ApproveRequest.decision`).
+    pub enum ApprovalDecision {
+        /// Run it (with `modifiedContent`: run the user's version of the edit).
+        Approve = "approve",
+        /// Do not run it; the model is told so.
+        Reject = "reject",
+        /// Run it and the same tool's later calls in this session, through the gate.
+        ApproveSession = "approve_session",
+        /// Run it and save an "Always in this folder" rule (`commandPrefix` for a shell command).
+        ApproveAlways = "approve_always",
+        /// Skip it and give the model `editInstruction` instead, or with
+        /// `modifiedContent` run the user's version of the edit.
+        Edit = "edit",
+        /// An ACP agent's own option (`optionId`), answered as it is.
+        AgentOption = "agent_option",
     }
 }
 
@@ -576,24 +559,24 @@ mod tests {
 
     #[test]
     fn a_decision_is_read_as_its_word_and_an_unknown_word_is_kept() {
-        let read = |word: &str| {
-            serde_json::from_value::<ApproveRequest>(serde_json::json!({"toolId": "t", "decision": word}))
-                .unwrap()
-                .decision
+        let read = |decision: serde_json::Value| {
+            serde_json::from_value::<ApproveRequest>(serde_json::json!({"toolId": "t", "decision": decision}))
+                .map(|request| request.decision)
         };
-        for decision in [
-            ApprovalDecision::Approve,
-            ApprovalDecision::Reject,
-            ApprovalDecision::ApproveSession,
-            ApprovalDecision::ApproveAlways,
-            ApprovalDecision::Edit,
-            ApprovalDecision::AgentOption,
-        ] {
-            assert_eq!(serde_json::to_value(&decision).unwrap(), decision.as_str());
-            assert_eq!(read(decision.as_str()), decision);
+        for decision in ApprovalDecision::ALL {
+            assert_eq!(serde_json::to_value(decision).unwrap(), decision.as_str());
+            assert_eq!(read(decision.as_str().into()).unwrap(), *decision);
         }
-        assert_eq!(read("approve_everything"), ApprovalDecision::Unknown("approve_everything".into()));
-        assert_eq!(serde_json::to_value(ApprovalDecision::Unknown("x".into())).unwrap(), "x");
+        assert_eq!(ApprovalDecision::ALL.len(), 6);
+        let unknown = read("approve_everything".into()).unwrap();
+        assert_eq!(unknown, ApprovalDecision::Other("approve_everything".into()));
+        assert_eq!(serde_json::to_value(&unknown).unwrap(), "approve_everything");
+        assert_eq!(read("Approve".into()).unwrap(), ApprovalDecision::Other("Approve".into()), "words are exact");
+        // Only a string is a word: serde's map form of a variant is not one.
+        for not_a_word in [serde_json::json!({"approve": null}), serde_json::json!(5), serde_json::Value::Null] {
+            let err = read(not_a_word.clone()).unwrap_err().to_string();
+            assert!(err.contains("expected a string"), "{not_a_word}: {err}");
+        }
     }
 
     #[test]

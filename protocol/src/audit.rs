@@ -106,20 +106,20 @@ mod tests {
 
     #[test]
     fn each_word_is_its_serde_name_and_reads_back() {
-        fn check<T: Serialize + Copy + std::fmt::Debug + PartialEq>(
-            all: &[T],
-            word: fn(T) -> &'static str,
-            read: fn(&str) -> Option<T>,
-        ) {
-            for &variant in all {
-                assert_eq!(serde_json::to_value(variant).unwrap(), word(variant), "{variant:?}");
-                assert_eq!(read(word(variant)), Some(variant));
+        fn check<T>(all: &[T])
+        where
+            T: Serialize + for<'de> Deserialize<'de> + std::fmt::Display + std::fmt::Debug + PartialEq,
+        {
+            for variant in all {
+                let word = variant.to_string();
+                assert_eq!(serde_json::to_value(variant).unwrap(), word.as_str(), "{variant:?}");
+                assert_eq!(&serde_json::from_value::<T>(word.clone().into()).unwrap(), variant);
             }
         }
-        check(AuditDecision::ALL, AuditDecision::as_str, AuditDecision::from_word);
-        check(Decider::ALL, Decider::as_str, Decider::from_word);
-        check(Outcome::ALL, Outcome::as_str, Outcome::from_word);
-        assert_eq!(AuditDecision::from_word("approved_turn "), None);
+        check(AuditDecision::ALL);
+        check(Decider::ALL);
+        check(Outcome::ALL);
+        assert_eq!(AuditDecision::from_word("approved_turn "), AuditDecision::Other("approved_turn ".into()));
         assert_eq!(AuditDecision::ALL.len(), 12);
     }
 
@@ -129,7 +129,7 @@ mod tests {
             "summary":"ls","decision":"approved_agent_always","decidedBy":"session_grant","outcome":"interrupted"}"#;
         let entry: AuditEntry = serde_json::from_str(text).unwrap();
         assert_eq!(
-            (entry.decision, entry.decided_by, entry.outcome),
+            (entry.decision.clone(), entry.decided_by.clone(), entry.outcome.clone()),
             (AuditDecision::ApprovedAgentAlways, Decider::SessionGrant, Some(Outcome::Interrupted))
         );
         let back = serde_json::to_value(&entry).unwrap();
@@ -137,6 +137,8 @@ mod tests {
             (back["decision"].as_str(), back["decidedBy"].as_str()),
             (Some("approved_agent_always"), Some("session_grant"))
         );
-        assert!(serde_json::from_str::<AuditEntry>(&text.replace("interrupted", "exploded")).is_err());
+        // A newer hub's word is kept as it is, not an error that hides the row.
+        let newer: AuditEntry = serde_json::from_str(&text.replace("interrupted", "exploded")).unwrap();
+        assert_eq!(newer.outcome, Some(Outcome::Other("exploded".into())));
     }
 }

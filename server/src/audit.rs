@@ -96,7 +96,7 @@ pub fn to_csv(entries: &[AuditEntry]) -> String {
             entry.decision.as_str(),
             entry.decided_by.as_str(),
             entry.rule.as_deref().unwrap_or_default(),
-            entry.outcome.map_or("", |outcome| outcome.as_str()),
+            entry.outcome.as_ref().map_or("", |outcome| outcome.as_str()),
             &optional_ms(entry.outcome_at),
         ]
         .map(csv_field);

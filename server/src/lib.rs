@@ -50,8 +50,13 @@ pub fn user_dir(xdg_var: &str, home_dir: &str) -> Option<std::path::PathBuf> {
 /// variables, then `--site-root` ([`site`]).
 pub fn try_leptos_options(cli: &cli::Cli) -> Result<LeptosOptions, String> {
     let mut options = site::options_from_file_and_env()?;
-    if let Some(site_root) = &cli.site_root {
-        options.site_root = site_root.display().to_string().into();
+    match &cli.site_root {
+        Some(site_root) => options.site_root = site_root.display().to_string().into(),
+        // The file's own place, never the directory the hub happens to run in.
+        None if std::env::var_os("LEPTOS_SITE_ROOT").is_none() => {
+            options.site_root = site::built_site_root().display().to_string().into();
+        }
+        None => {}
     }
     Ok(options)
 }

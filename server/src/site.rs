@@ -1,8 +1,12 @@
 //! The site's settings: `Leptos.toml` at the repository root (docs/settings.md).
 //!
-//! The file is embedded at build time, so the binary serves the same site from
-//! any directory. At run time `LEPTOS_*` variables override it (as Leptos reads
-//! them), and `--site-root` overrides both.
+//! The file is embedded at build time. Its `site-root`, when relative, is taken
+//! from the repository the binary was built in, not from the directory it runs
+//! in: a folder the hub is started in (a cloned repository, say) cannot hand it
+//! a page to serve. At run time `LEPTOS_*` variables override the file (as
+//! Leptos reads them; a bad one stops the hub), and `--site-root` overrides both.
+
+use std::path::PathBuf;
 
 use std::net::SocketAddr;
 
@@ -24,12 +28,22 @@ pub fn options_from_file_and_env() -> Result<LeptosOptions, String> {
 
 /// Leptos.toml's settings alone, whatever the environment says.
 pub fn options_from_file() -> LeptosOptions {
-    toml::from_str(LEPTOS_TOML).expect("Leptos.toml holds valid site settings (server/tests/leptos_toml.rs)")
+    toml::from_str(LEPTOS_TOML).expect("Leptos.toml holds valid site settings (server/tests/it/leptos_toml.rs)")
+}
+
+/// The file's `site-root` as a place: a relative one under the repository the
+/// server was built in.
+pub fn built_site_root() -> PathBuf {
+    let server = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The workspace root: the server crate's parent (a path cargo gives absolute).
+    let repository = server.parent().unwrap_or(server);
+    repository.join(&*options_from_file().site_root)
 }
 
 /// The address the hub listens on unless `--host`/`--port` (`HUB_HOST`/`HUB_PORT`)
-/// say otherwise: Leptos.toml's `site-addr`. `LEPTOS_SITE_ADDR` is not read: the
-/// hub's own flags name its address.
+/// say otherwise: Leptos.toml's `site-addr`. `LEPTOS_SITE_ADDR` does not move it
+/// (Leptos parses the variable, and a bad one stops the hub; the hub's own flags
+/// name its address).
 pub fn default_addr() -> SocketAddr {
     options_from_file().site_addr
 }
@@ -45,6 +59,10 @@ mod tests {
         assert_eq!(&*options.site_root, "target/site");
         assert_eq!(&*options.site_pkg_dir, "pkg");
         assert_eq!(default_addr(), "127.0.0.1:7744".parse().unwrap());
+        let root = built_site_root();
+        assert!(root.is_absolute() && root.ends_with("target/site"), "{}", root.display());
+        let repository = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        assert!(root.starts_with(repository), "{} is not under {}", root.display(), repository.display());
     }
 
     /// What the server serves from, read the way Leptos reads it: the same

@@ -101,11 +101,11 @@ mod tests {
         let entries: Vec<AuditEntry> = parse_ndjson(text.as_bytes()).unwrap();
         assert_eq!(entries.len(), 2);
         assert_eq!(
-            (entries[0].rule.as_deref(), entries[0].outcome.map(|outcome| outcome.as_str())),
+            (entries[0].rule.as_deref(), entries[0].outcome.as_ref().map(|outcome| outcome.as_str())),
             (Some("saved in the hub"), Some("ran"))
         );
         assert_eq!(
-            (entries[1].decided_by.as_str(), entries[1].outcome.map(|outcome| outcome.as_str())),
+            (entries[1].decided_by.as_str(), entries[1].outcome.as_ref().map(|outcome| outcome.as_str())),
             ("user", None)
         );
         assert!(parse_ndjson::<AuditEntry>(b"{\"id\":1}\n").is_err(), "a row without its fields is an error");

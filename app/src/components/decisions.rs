@@ -197,7 +197,7 @@ fn AuditTable(rows: Memo<Vec<AuditEntry>>, across: bool, shown: RwSignal<usize>)
                 <tbody>
                     <For
                         each=move || rows.with(|rows| rows.iter().take(shown.get()).cloned().collect::<Vec<_>>())
-                        key=|entry| (entry.id, entry.outcome)
+                        key=|entry| (entry.id, entry.outcome.clone())
                         let:entry
                     >
                         <AuditRow entry across />
@@ -212,19 +212,19 @@ fn AuditTable(rows: Memo<Vec<AuditEntry>>, across: bool, shown: RwSignal<usize>)
 fn AuditRow(entry: AuditEntry, across: bool) -> impl IntoView {
     let td = "px-2 py-1.5 align-top";
     let badge = "whitespace-nowrap rounded-full px-2 py-0.5 text-xs";
-    let decision_class = format!("{badge} {}", tone_class(decision_tone(entry.decision)));
-    let outcome = entry.outcome;
+    let decision_class = format!("{badge} {}", tone_class(decision_tone(&entry.decision)));
+    let outcome = entry.outcome.as_ref();
     let outcome_class = format!("{badge} {}", tone_class(outcome_tone(outcome)));
     let (when, full_time) = time_label(entry.at);
     let rule = entry.rule.clone().unwrap_or_default();
     let rule_short = if rule.is_empty() { "—".to_string() } else { short_source(&rule).to_string() };
     let outcome_text = outcome_label(outcome);
-    let decided_by = decided_by_label(entry.decided_by);
+    let decided_by = decided_by_label(&entry.decided_by);
     view! {
         <tr
             data-testid="audit-row"
             data-tool-id=entry.tool_id.clone()
-            data-decision=entry.decision.as_str()
+            data-decision=entry.decision.as_str().to_string()
             class="border-t border-slate-200 dark:border-slate-800"
         >
             <td class=format!("{td} whitespace-nowrap text-slate-600 dark:text-slate-400") title=full_time>
@@ -243,7 +243,7 @@ fn AuditRow(entry: AuditEntry, across: bool) -> impl IntoView {
             <td class=format!("{td} max-w-[16rem] truncate font-mono") title=entry.summary.clone()>
                 {entry.summary.clone()}
             </td>
-            <td class=td><span class=decision_class>{audit_decision_label(entry.decision)}</span></td>
+            <td class=td><span class=decision_class>{audit_decision_label(&entry.decision)}</span></td>
             <td class=format!("{td} whitespace-nowrap")>{decided_by}</td>
             <td class=format!("{td} max-w-[10rem] break-words text-slate-600 dark:text-slate-400") title=rule>
                 {rule_short}

@@ -140,7 +140,7 @@ impl SessionRuntime {
                     };
                     paused.batch.judged(&tool_id, start.judgement())?;
                     if let (Some((how, by)), Some(call)) = (&start.decided, call) {
-                        self.audit_decision(&tool_id, &call.name, &call.args, *how, by);
+                        self.audit_decision(&tool_id, &call.name, &call.args, how.clone(), by);
                     }
                     match start.initial {
                         Initial::Cleared => {

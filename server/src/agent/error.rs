@@ -1,5 +1,5 @@
 //! Why an agent cannot take a request now. Plain domain words: the HTTP layer
-//! (`crate::error`) gives each its status and code.
+//! (`crate::http::error`) gives each its status and code.
 
 /// A request the session's agent refused, and nothing changed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -146,3 +146,78 @@ impl From<crate::hub::HubError> for ApiError {
         Self::new(status, code, err.to_string())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::AgentError;
+    use crate::agents::ChoiceError;
+    use crate::folder::FolderError;
+    use crate::hub::HubError;
+    use crate::registry::{RegistryError, TitleError};
+
+    fn answer(err: impl Into<ApiError>) -> (u16, &'static str) {
+        let err = err.into();
+        (err.status.as_u16(), err.code)
+    }
+
+    /// Every domain refusal has the status and code the contract gave it
+    /// before the domain stopped deciding HTTP.
+    #[test]
+    fn each_domain_error_keeps_its_status_and_code() {
+        let agent = [
+            (AgentError::Busy("b".into()), (409, "session_busy")),
+            (AgentError::NoSession("s".into()), (404, "not_found")),
+            (AgentError::Deleted("s".into()), (404, "not_found")),
+            (AgentError::NotRunning, (409, "not_running")),
+            (AgentError::NotPending("n".into()), (409, "not_pending")),
+            (AgentError::Invalid("i".into()), (400, "bad_request")),
+            (AgentError::StateUnreadable("u".into()), (409, "state_unreadable")),
+            (AgentError::AgentGone("a".into()), (409, "agent_unavailable")),
+            (AgentError::NotStarted, (409, "agent_not_started")),
+            (AgentError::ModeTimeout, (504, "agent_timeout")),
+        ];
+        for (err, expected) in agent {
+            assert_eq!(answer(err.clone()), expected, "{err:?}");
+            assert_eq!(answer(HubError::Agent(err.clone())), expected, "through the hub: {err:?}");
+        }
+        let folder = [
+            (FolderError::Missing, (400, "bad_request")),
+            (FolderError::NotAbsolute("r".into()), (400, "bad_request")),
+            (FolderError::NotFound("m".into()), (400, "folder_not_found")),
+            (FolderError::NotADirectory("f".into()), (400, "not_a_directory")),
+        ];
+        for (err, expected) in folder {
+            assert_eq!(answer(err.clone()), expected, "{err:?}");
+        }
+        assert_eq!(answer(ChoiceError::Unknown { id: "x".into(), known: vec![] }), (400, "unknown_agent"));
+        assert_eq!(
+            answer(ChoiceError::Unavailable { name: "X".into(), reason: "r".into() }),
+            (409, "agent_unavailable")
+        );
+        let hub = [
+            (HubError::Registry(RegistryError::Deleted("s".into())), (404, "not_found")),
+            (HubError::Registry(RegistryError::InvalidSessionId("?".into())), (400, "bad_request")),
+            (HubError::Title(TitleError::Blank), (400, "bad_request")),
+            (HubError::Invalid("i".into()), (400, "bad_request")),
+            (HubError::NotFound("n".into()), (404, "not_found")),
+            (HubError::Occupied("a turn is running in it".into()), (409, "session_busy")),
+            (HubError::YoloLocked, (403, "yolo_locked")),
+            (HubError::FolderTrustOff, (409, "folder_trust_off")),
+            (HubError::StoreFailed("s".into()), (503, "store_failed")),
+            (HubError::Internal("i".into()), (500, "internal")),
+        ];
+        for (err, expected) in hub {
+            let shown = format!("{err:?}");
+            assert_eq!(answer(err), expected, "{shown}");
+        }
+    }
+
+    #[test]
+    fn a_refusal_keeps_its_words() {
+        let err = ApiError::from(HubError::Occupied("a turn is running in it".into()));
+        assert_eq!(err.message, "The session was not deleted: a turn is running in it.");
+        let err = ApiError::from(AgentError::StateUnreadable("Its saved state is damaged.".into()));
+        assert!(err.message.starts_with("Its saved state is damaged. It is kept as it was;"), "{}", err.message);
+    }
+}

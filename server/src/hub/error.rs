@@ -1,5 +1,5 @@
 //! Why the hub refused a request about a folder, a session, a rule or a
-//! folder's trust; nothing changed. Domain words only: `crate::error` gives
+//! folder's trust; nothing changed. Domain words only: `crate::http::error` gives
 //! each its HTTP status and code.
 
 use crate::agent::AgentError;

@@ -38,26 +38,21 @@ fn decision(at_ms: u64, folder: &str, session: &str, tool_id: &str, decision: &s
         tool_id: tool_id.into(),
         tool_name: "run_shell_command".into(),
         summary: format!("echo {tool_id}"),
-        decision: AuditDecision::from_word(decision).unwrap(),
+        decision: AuditDecision::from_word(decision),
         decided_by: Decider::User,
         rule: None,
     }
 }
 
 fn outcome(at_ms: u64, session: &str, tool_id: &str, outcome: &str) -> OutcomeRecord {
-    OutcomeRecord {
-        at_ms,
-        session_id: session.into(),
-        tool_id: tool_id.into(),
-        outcome: Outcome::from_word(outcome).unwrap(),
-    }
+    OutcomeRecord { at_ms, session_id: session.into(), tool_id: tool_id.into(), outcome: Outcome::from_word(outcome) }
 }
 
 /// Each entry as (tool id, decision, outcome, outcome time): what the join decides.
 fn joined(entries: &[AuditEntry]) -> Vec<(String, String, Option<String>, Option<u64>)> {
     entries
         .iter()
-        .map(|e| (e.tool_id.clone(), e.decision.to_string(), e.outcome.map(|o| o.to_string()), e.outcome_at))
+        .map(|e| (e.tool_id.clone(), e.decision.to_string(), e.outcome.as_ref().map(|o| o.to_string()), e.outcome_at))
         .collect()
 }
 
@@ -169,30 +164,35 @@ async fn a_saved_rule_reads_back_its_decision_and_an_unknown_one_is_an_error_not
     assert!(matches!(&err, StoreError::Read { reason, .. } if reason.contains("maybe")), "{err}");
 }
 
-/// The audit trail reads back only the contract's words: a row holding
-/// another (written by hand, or by a newer hub) is an error the page shows,
-/// never a row shown under a meaning nobody gave it.
+/// The audit trail reads its words into the contract's enums; a word this
+/// hub does not know (a newer hub wrote it) comes back as it was written.
+/// Rows cannot be changed or deleted, so one such row must never hide the rest.
 #[tokio::test]
-async fn an_audit_row_with_a_word_the_contract_lacks_is_an_error() {
+async fn an_audit_row_with_a_word_this_hub_does_not_know_is_kept_as_written() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     store.record_decision(decision(1, "/p", "s", "c", "approved_agent_always"));
     store.record_outcome(outcome(2, "s", "c", "interrupted"));
     store.flush().await.unwrap();
-    let entries = store.audit(&AuditFilter::default()).unwrap();
-    assert_eq!(
-        (entries[0].decision, entries[0].outcome),
-        (AuditDecision::ApprovedAgentAlways, Some(Outcome::Interrupted))
-    );
     database(dir.path())
         .execute(
             "INSERT INTO audit_decisions (at_ms, folder, session_id, tool_id, tool_name, summary, decision, decided_by)
-             VALUES (3, '/p', 's', 'd', 'run_shell_command', 'ls', 'approved_forever', 'user')",
+             VALUES (3, '/p', 's', 'd', 'run_shell_command', 'ls', 'approved_forever', 'the_moon')",
             [],
         )
         .unwrap();
-    let err = store.audit(&AuditFilter::default()).unwrap_err();
-    assert!(matches!(&err, StoreError::Read { reason, .. } if reason.contains("approved_forever")), "{err}");
+    let entries = store.audit(&AuditFilter::default()).unwrap();
+    assert_eq!(entries.len(), 2, "{entries:?}");
+    assert_eq!(
+        (&entries[0].decision, &entries[0].decided_by, &entries[0].outcome),
+        (&AuditDecision::ApprovedAgentAlways, &Decider::User, &Some(Outcome::Interrupted))
+    );
+    assert_eq!(
+        (&entries[1].decision, &entries[1].decided_by, &entries[1].outcome),
+        (&AuditDecision::Other("approved_forever".into()), &Decider::Other("the_moon".into()), &None)
+    );
+    let json = serde_json::to_value(&entries[1]).unwrap();
+    assert_eq!((json["decision"].as_str(), json["decidedBy"].as_str()), (Some("approved_forever"), Some("the_moon")));
 }
 
 /// 10 rules one after another: were each held for the writer's 20 ms tick,

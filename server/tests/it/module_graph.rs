@@ -68,14 +68,29 @@ fn paths(tree: &str) -> Vec<Vec<String>> {
     items.into_iter().flat_map(paths).map(|rest| prefix.iter().cloned().chain(rest).collect()).collect()
 }
 
-/// The modules a file's code names through `crate::`: comments are left out,
-/// and so is the test module at a file's end.
-fn imports(text: &str, split: &[&str]) -> BTreeSet<String> {
-    let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or_default();
+/// The modules a file's code names through `crate::` or `super::` (resolved
+/// from `here`, the file's own module path): comments are left out, and so is
+/// the test module at a file's end.
+fn imports(text: &str, here: &[String], split: &[&str]) -> BTreeSet<String> {
+    let code = text.split("#[cfg(test)]\nmod tests {").next().unwrap_or_default();
     let code: String = code.lines().filter(|line| !line.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
     let mut found = BTreeSet::new();
-    for (at, _) in code.match_indices("crate::") {
-        let rest = &code[at + "crate::".len()..];
+    for (at, _) in code.match_indices("crate::").chain(code.match_indices("super::")) {
+        // `crate::…` from the root; `super::super::…` from as many parents up.
+        let mut rest = &code[at..];
+        let mut base: Vec<String> = Vec::new();
+        if let Some(after) = rest.strip_prefix("crate::") {
+            rest = after;
+        } else {
+            if code[..at].ends_with("super::") || code[..at].ends_with("crate::") {
+                continue; // counted from the path's first word
+            }
+            base = here.to_vec();
+            while let Some(after) = rest.strip_prefix("super::") {
+                base.pop();
+                rest = after;
+            }
+        }
         // The path as far as it goes: names, `::`, and a brace group with what it holds.
         let (mut end, mut depth) = (0, 0);
         for (i, c) in rest.char_indices() {
@@ -89,7 +104,8 @@ fn imports(text: &str, split: &[&str]) -> BTreeSet<String> {
             end = i + c.len_utf8();
         }
         for path in paths(&rest[..end]) {
-            found.extend(module_of(&path, split));
+            let full: Vec<String> = base.iter().cloned().chain(path).collect();
+            found.extend(module_of(&full, split));
         }
     }
     found
@@ -139,12 +155,21 @@ fn graph((src, split): (&str, &[&str])) -> Graph {
         }
         let Some(module) = module_of(&names, split) else { continue };
         let text = std::fs::read_to_string(file).unwrap();
-        graph.entry(module).or_default().extend(imports(&text, split));
+        // `super::` in `a/b.rs` (module a::b) starts from `a`; in `a/mod.rs` (module a) from the root.
+        graph.entry(module).or_default().extend(imports(&text, &names, split));
     }
     let modules: BTreeSet<String> = graph.keys().cloned().collect();
     for (module, deps) in graph.iter_mut() {
-        deps.remove(module);
-        deps.retain(|dep| modules.contains(dep));
+        // An item re-exported by a folder (`components::Item`) counts as the folder's.
+        let resolved: BTreeSet<String> = deps
+            .iter()
+            .map(|dep| match modules.contains(dep) {
+                true => dep.clone(),
+                false => dep.split("::").next().unwrap_or_default().to_string(),
+            })
+            .filter(|dep| dep != module && modules.contains(dep))
+            .collect();
+        *deps = resolved;
     }
     graph
 }
@@ -213,9 +238,19 @@ fn the_scan_finds_an_import_and_leaves_tests_out() {
     let text = "use crate::policy::Rule;\nuse crate::{store::Store, audit};\n/// See [`crate::registry`].\n\
                 fn f() { crate::tools::x(); }\n#[cfg(test)]\nmod tests { use crate::hub::Hub; }";
     let expected: BTreeSet<String> = ["audit", "policy", "store", "tools"].into_iter().map(String::from).collect();
-    assert_eq!(imports(text, &[]), expected);
+    assert_eq!(imports(text, &[], &[]), expected);
     let ui = "use crate::components::{alert::Alert, folders::{a, b}};\nuse crate::state::HubState;";
     let expected: BTreeSet<String> =
         ["components::alert", "components::folders", "state"].into_iter().map(String::from).collect();
-    assert_eq!(imports(ui, &["components"]), expected);
+    assert_eq!(imports(ui, &[], &["components"]), expected);
+    // A sibling named through `super::`, from a component's file.
+    let here: Vec<String> = ["components", "alert"].into_iter().map(String::from).collect();
+    let sibling = "use super::folders::FolderPanel;\nuse super::super::state::HubState;";
+    let expected: BTreeSet<String> = ["components::folders", "state"].into_iter().map(String::from).collect();
+    assert_eq!(imports(sibling, &here, &["components"]), expected);
+    // `mod tests_eval;` is not the test module: what follows it is read.
+    let declared =
+        "#[cfg(test)]\nmod tests_eval;\nuse crate::store::Store;\n#[cfg(test)]\nmod tests {\nuse crate::hub::Hub;\n}";
+    let expected: BTreeSet<String> = ["store"].into_iter().map(String::from).collect();
+    assert_eq!(imports(declared, &[], &[]), expected);
 }

@@ -275,6 +275,9 @@ impl AcpAgent {
 impl AcpAgent {
     /// Puts the session's agent in the user's mode; answers the modes as they now are.
     pub async fn set_mode(&self, runtime: &SessionRuntime, mode_id: String) -> Result<AgentModes, AgentError> {
+        if mode_id.trim().is_empty() {
+            return Err(AgentError::Invalid("modeId must name one of the agent's modes.".into()));
+        }
         let link = runtime.state().acp.link.clone().filter(|link| !link.is_closed());
         let (Some(link), Some(_)) = (link, runtime.agent_modes()) else { return Err(AgentError::NotStarted) };
         let (done, answer) = tokio::sync::oneshot::channel();

@@ -86,7 +86,7 @@ pub(super) fn judge(
         Initial::Denied(_) => None,
     };
     if let Some((how, by)) = &start.decided {
-        runtime.audit_decision(tool_id, &call.name, &call.args, *how, by);
+        runtime.audit_decision(tool_id, &call.name, &call.args, how.clone(), by);
     }
     match (start.initial, allowed) {
         (Initial::Denied(message), _) => {

@@ -80,7 +80,7 @@ pub async fn approve(
             | ApprovalDecision::AgentOption,
             Some(_),
         ) => return Err(ApiError::bad_request("modifiedContent goes with decision approve or edit.")),
-        (ApprovalDecision::Unknown(other), _) => {
+        (ApprovalDecision::Other(other), _) => {
             return Err(ApiError::bad_request(format!(
             "decision must be approve, reject, approve_session, approve_always, edit or agent_option; got '{other}'."
         )))
@@ -206,11 +206,7 @@ pub async fn set_mode(
     ApiJson(request): ApiJson<protocol::api::SetModeRequest>,
 ) -> ApiResult<Json<protocol::api::ChatConfig>> {
     let runtime = runtime_off_thread(&hub, &id).await?;
-    let agent = hub.agent_of(&id)?.agent();
-    if request.mode_id.trim().is_empty() {
-        return Err(ApiError::bad_request("modeId must name one of the agent's modes."));
-    }
-    agent.set_mode(&runtime, request.mode_id).await?;
+    hub.agent_of(&id)?.agent().set_mode(&runtime, request.mode_id).await?;
     hub.config(&id).map(Json).ok_or_else(|| ApiError::not_found(format!("No session with id '{id}'.")))
 }
 
