@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use protocol::api::{AgentModes, SessionStatus};
+use protocol::api::AgentModes;
 use protocol::events::{AgentEvent, ResultStatus, Role, ToolKind};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
@@ -154,10 +154,9 @@ pub fn begin(
                 }
             },
         }
-        state.running = true;
         runtime.save(state);
         // Under the lock, so a turn that ends at once cannot be overtaken by this.
-        hub.set_status(&runtime.id, SessionStatus::Running, 0);
+        runtime.mark_running(&**hub, state);
         let stop = CancellationToken::new();
         state.stop = Some(stop.clone());
         state.turn += 1;
@@ -192,8 +191,7 @@ pub async fn cancel(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) -> Re
         if state.paused.is_none() {
             return Err(AgentError::NotRunning);
         }
-        state.running = true;
-        hub.set_status(&runtime.id, SessionStatus::Running, 0);
+        runtime.mark_running(&**hub, &mut state);
     }
     let after = runtime.log.last_seq();
     stopped(runtime);

@@ -468,6 +468,13 @@ impl SessionRuntime {
         self.end_turn(hub, end).await;
     }
 
+    /// The session takes a turn: the runtime's state and the status the pages
+    /// see change together, under the session's lock (held by `state`).
+    pub(crate) fn mark_running(&self, hub: &dyn HubPort, state: &mut AgentState) {
+        state.running = true;
+        hub.set_status(&self.id, SessionStatus::Running, 0);
+    }
+
     /// Closes or pauses the running turn with its `result`.
     pub async fn end_turn(&self, hub: &dyn HubPort, end: TurnEnd) {
         // The pause (or end) is on disk before anyone can see it and act on it…

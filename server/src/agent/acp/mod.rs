@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{PermissionOption, PermissionOptionId};
 use futures::future::BoxFuture;
-use protocol::api::{AgentModes, SessionStatus};
+use protocol::api::AgentModes;
 use protocol::events::{AgentChoice, AgentEvent, ChoiceKind, Role};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
@@ -246,8 +246,7 @@ impl AcpAgent {
         };
         // The receiver lives until the process's end is recorded, under this lock.
         let _ = link.send(command);
-        state.running = true;
-        hub.set_status(&runtime.id, SessionStatus::Running, 0);
+        runtime.mark_running(&**hub, &mut state);
         Ok(after)
     }
 
@@ -266,8 +265,7 @@ impl AcpAgent {
             runtime.report_skipped(waiting.tool_id, STOPPED_RESULT);
         }
         let _ = link.send(Command::Cancel);
-        state.running = true;
-        hub.set_status(&runtime.id, SessionStatus::Running, 0);
+        runtime.mark_running(hub, &mut state);
         Ok(after)
     }
 }
