@@ -2,7 +2,7 @@
 // npm by the test script) against a fake Gemini API: the CLI's permission
 // requests become the hub's cards, decisions go back as its options, YOLO
 // answers by itself, and a crashed agent is reported and replaced.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
@@ -11,26 +11,12 @@ import { expect } from './expect.mjs';
 import { startHub, launchBrowser, makeFolder, snapshot } from '../hub.mjs';
 import { openChat, sendPrompt } from '../chat-page.mjs';
 import { startFakeGemini, geminiAgent, callTool, say, think, hang } from '../fake-gemini.mjs';
+import { hubWithAgent } from '../setup.mjs';
 
-let hub;
-let gemini;
-let agent;
-let browser;
+const setup = hubWithAgent(startFakeGemini, geminiAgent);
 
-before(async () => {
-  gemini = await startFakeGemini();
-  agent = geminiAgent(gemini);
-  hub = await startHub(agent.args, agent.env);
-});
-
-after(async () => {
-  await browser?.close();
-  await hub?.stop();
-  await gemini?.stop();
-});
-
-const prompt = (folder, message) => hub.stream('/api/chat/prompt', { folderPath: folder, message });
-const decide = (session, body) => hub.stream(`/api/sessions/${session}/approve`, body);
+const prompt = (folder, message) => setup.hub.stream('/api/chat/prompt', { folderPath: folder, message });
+const decide = (session, body) => setup.hub.stream(`/api/sessions/${session}/approve`, body);
 const types = (events) => events.map((event) => event.type);
 const last = (events) => events.at(-1);
 
@@ -41,7 +27,7 @@ function assertSeqsIncrease(events) {
 
 test('a shell call becomes a card; approving runs it in the folder', async () => {
   const folder = makeFolder();
-  gemini.script('make out.txt',
+  setup.model.script('make out.txt',
     think('The user wants a file.', callTool('run_shell_command', { command: 'echo hi > out.txt', description: 'make it' })),
     say('Made out.txt.'));
   const first = await prompt(folder, 'please make out.txt');
@@ -55,7 +41,7 @@ test('a shell call becomes a card; approving runs it in the folder', async () =>
   assert.equal(existsSync(join(folder, 'out.txt')), false, 'nothing runs before the decision');
 
   const session = first.events.find((event) => event.type === 'init').session_id;
-  const detail = await hub.api(`/api/sessions/${session}`);
+  const detail = await setup.hub.api(`/api/sessions/${session}`);
   assert.equal(detail.body.status, 'waiting_approval');
   assert.equal(detail.body.pendingApproval.toolId, use.tool_id);
 
@@ -78,7 +64,7 @@ test('a shell call becomes a card; approving runs it in the folder', async () =>
 
 test('a rejected write leaves no file and ends the turn cancelled', async () => {
   const folder = makeFolder();
-  gemini.script('write notes', callTool('write_file', { file_path: 'notes.txt', content: 'secret\n' }), say('I wrote it anyway?'));
+  setup.model.script('write notes', callTool('write_file', { file_path: 'notes.txt', content: 'secret\n' }), say('I wrote it anyway?'));
   const first = await prompt(folder, 'write notes please');
   const use = first.events.find((event) => event.type === 'tool_use');
   assert.equal(use.kind, 'edit');
@@ -95,13 +81,13 @@ test('a rejected write leaves no file and ends the turn cancelled', async () => 
   assert.equal(skipped.status, 'skipped');
   assert.equal(last(rest.events).status, 'cancelled');
   assert.equal(existsSync(join(folder, 'notes.txt')), false);
-  assert.equal((await hub.api(`/api/sessions/${session}`)).body.status, 'idle');
+  assert.equal((await setup.hub.api(`/api/sessions/${session}`)).body.status, 'idle');
 });
 
 test('telling the agent what to do instead sends the feedback as its next prompt', async () => {
   const folder = makeFolder();
-  gemini.script('clean up', callTool('run_shell_command', { command: 'rm -rf build' }));
-  gemini.script('[USER FEEDBACK - Tool was not executed]: only delete build/tmp',
+  setup.model.script('clean up', callTool('run_shell_command', { command: 'rm -rf build' }));
+  setup.model.script('[USER FEEDBACK - Tool was not executed]: only delete build/tmp',
     callTool('run_shell_command', { command: 'rm -rf build/tmp' }));
   const first = await prompt(folder, 'clean up');
   const use = first.events.find((event) => event.type === 'tool_use');
@@ -125,9 +111,9 @@ test('telling the agent what to do instead sends the feedback as its next prompt
 
 test('YOLO: the hub allows the call itself and the turn runs through', async () => {
   const folder = makeFolder();
-  const on = await hub.api('/api/chat/config', { method: 'POST', body: JSON.stringify({ folderPath: folder, yoloMode: true }) });
+  const on = await setup.hub.api('/api/chat/config', { method: 'POST', body: JSON.stringify({ folderPath: folder, yoloMode: true }) });
   assert.equal(on.body.yoloMode, true);
-  gemini.script('yolo file', callTool('run_shell_command', { command: 'echo yolo > y.txt' }), say('Done in YOLO.'));
+  setup.model.script('yolo file', callTool('run_shell_command', { command: 'echo yolo > y.txt' }), say('Done in YOLO.'));
   const turn = await prompt(folder, 'yolo file');
   assert.deepEqual(types(turn.events).filter((type) => type.startsWith('tool')), ['tool_use', 'tool_result']);
   assert.equal(last(turn.events).status, 'success');
@@ -150,18 +136,18 @@ test('a dead agent is reported and replaced; after a crash or a hub restart the 
 
 async function agentCrashScenario() {
   const folder = makeFolder();
-  gemini.script('remember kiwi', say('Noted: kiwi.'));
-  gemini.script('slow work', hang());
-  gemini.script('after the crash', say('Back again.'));
+  setup.model.script('remember kiwi', say('Noted: kiwi.'));
+  setup.model.script('slow work', hang());
+  setup.model.script('after the crash', say('Back again.'));
   assert.equal(last((await prompt(folder, 'remember kiwi')).events).status, 'success');
   const sessionBegun = Date.now();
   const stream = prompt(folder, 'slow work');
   const firstAgent = await expect(() => {
-    const pids = agentsIn(hub, folder);
+    const pids = agentsIn(setup.hub, folder);
     assert.equal(pids.length, 1, `one agent process in the folder: ${pids}`);
     return pids[0];
   }, { timeout: 30000 });
-  await expect(() => assert.ok(gemini.hanging() > 0), { timeout: 30000 });
+  await expect(() => assert.ok(setup.model.hanging() > 0), { timeout: 30000 });
   process.kill(firstAgent, 'SIGKILL');
   const crashed = await stream;
   const error = crashed.events.find((event) => event.type === 'error');
@@ -169,26 +155,26 @@ async function agentCrashScenario() {
   assert.match(error.message, /exited/);
   assert.equal(last(crashed.events).status, 'error');
   const session = crashed.events.find((event) => event.type === 'init').session_id;
-  assert.equal((await hub.api(`/api/sessions/${session}`)).body.status, 'error');
+  assert.equal((await setup.hub.api(`/api/sessions/${session}`)).body.status, 'error');
 
   await nextMinute(sessionBegun);
   const after = await prompt(folder, 'after the crash');
   assert.equal(last(after.events).status, 'success', JSON.stringify(after.events));
   assert.ok(!after.events.some((event) => event.type === 'error'), JSON.stringify(after.events));
   assert.ok(after.events.some((event) => event.type === 'message' && event.content.includes('Back again.')));
-  const request = gemini.requests.findLast((r) => JSON.stringify(r.request.contents).includes('after the crash'));
+  const request = setup.model.requests.findLast((r) => JSON.stringify(r.request.contents).includes('after the crash'));
   assert.ok(JSON.stringify(request.request.contents).includes('remember kiwi'),
     'the new process loaded the session (session/load): the model sees the earlier turn');
-  const [secondAgent] = agentsIn(hub, folder);
+  const [secondAgent] = agentsIn(setup.hub, folder);
   assert.ok(secondAgent && secondAgent !== firstAgent, 'a new agent process works in the folder');
 }
 
 async function hubRestartScenario() {
   const folder = makeFolder();
-  gemini.script('remember plum', say('Noted: plum.'));
-  gemini.script('then touch it', callTool('run_shell_command', { command: 'touch plum.txt' }));
-  gemini.script('after the restart', say('Still here.'));
-  const own = await startHub(agent.args, agent.env);
+  setup.model.script('remember plum', say('Noted: plum.'));
+  setup.model.script('then touch it', callTool('run_shell_command', { command: 'touch plum.txt' }));
+  setup.model.script('after the restart', say('Still here.'));
+  const own = await startHub(setup.agent.args, setup.agent.env);
   let sessionBegun;
   let agentPid;
   let session;
@@ -208,7 +194,7 @@ async function hubRestartScenario() {
   await expect(() => assert.throws(() => process.kill(agentPid, 0), 'the agent died with the hub'), { timeout: 5000 });
 
   await nextMinute(sessionBegun);
-  const restarted = await startHub(agent.args, agent.env, { dataDir: own.dataDir });
+  const restarted = await startHub(setup.agent.args, setup.agent.env, { dataDir: own.dataDir });
   try {
     // The agent's permission request died with it: the turn is closed, nothing runs.
     const detail = (await restarted.api(`/api/sessions/${session}`)).body;
@@ -222,7 +208,7 @@ async function hubRestartScenario() {
     const turn = await restarted.stream('/api/chat/prompt', { folderPath: folder, message: 'after the restart' });
     assert.equal(last(turn.events).status, 'success', JSON.stringify(turn.events));
     assert.ok(!turn.events.some((event) => event.type === 'error'), JSON.stringify(turn.events));
-    const request = gemini.requests.findLast((r) => JSON.stringify(r.request.contents).includes('after the restart'));
+    const request = setup.model.requests.findLast((r) => JSON.stringify(r.request.contents).includes('after the restart'));
     assert.ok(JSON.stringify(request.request.contents).includes('remember plum'), 'the conversation goes on after a hub restart');
   } finally {
     await restarted.stop();
@@ -230,11 +216,11 @@ async function hubRestartScenario() {
 }
 
 test('in the browser: key 1 approves, thinking is folded, an edit card has no editor, Stop ends a turn', async () => {
-  browser = await launchBrowser();
+  setup.browser = await launchBrowser();
   const folder = makeFolder();
-  gemini.script('browser file', think('Plan: one command.', callTool('run_shell_command', { command: 'echo page > page.txt' })),
+  setup.model.script('browser file', think('Plan: one command.', callTool('run_shell_command', { command: 'echo page > page.txt' })),
     say('Made **page.txt**.'));
-  const { page, errors } = await openChat(browser, hub, folder);
+  const { page, errors } = await openChat(setup.browser, setup.hub, folder);
   await sendPrompt(page, 'browser file');
   const card = page.getByTestId('approval-card');
   await card.waitFor({ timeout: 30000 });
@@ -262,7 +248,7 @@ test('in the browser: key 1 approves, thinking is folded, an edit card has no ed
   assert.equal(readFileSync(join(folder, 'page.txt'), 'utf8'), 'page\n');
 
   // An edit card: the diff, and no editor (Gemini CLI writes its own version).
-  gemini.script('browser edit', callTool('write_file', { file_path: 'draft.md', content: '# Draft\n' }));
+  setup.model.script('browser edit', callTool('write_file', { file_path: 'draft.md', content: '# Draft\n' }));
   await sendPrompt(page, 'browser edit');
   await card.waitFor({ timeout: 30000 });
   assert.match(await card.innerText(), /# Draft/);
@@ -277,9 +263,9 @@ test('in the browser: key 1 approves, thinking is folded, an edit card has no ed
   await expect(async () => assert.match(await page.getByTestId('notice').last().innerText(), /rejected call did not run/), { timeout: 15000 });
   assert.equal(existsSync(join(folder, 'draft.md')), false);
 
-  gemini.script('stop me', hang());
+  setup.model.script('stop me', hang());
   await sendPrompt(page, 'stop me');
-  await expect(() => assert.ok(gemini.hanging() > 0), { timeout: 30000 });
+  await expect(() => assert.ok(setup.model.hanging() > 0), { timeout: 30000 });
   await page.getByTestId('stop-button').waitFor();
   await snapshot(page, 'acp-working');
   await page.getByTestId('stop-button').click();

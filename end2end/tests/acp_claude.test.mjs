@@ -6,7 +6,7 @@
 // next prompt is clean, YOLO answers by itself, Stop ends the turn, a restarted
 // hub goes on with the conversation, and Claude Code's own modes cannot take
 // the decisions away from the hub.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,24 +14,12 @@ import { expect } from './expect.mjs';
 import { last, sessionOf, results, card, pendingCall, sessionEvents as eventsOf } from '../acp-events.mjs';
 import { startHub, makeFolder } from '../hub.mjs';
 import { startFakeAnthropic, claudeAgent, bash, write, edit, callTool, say, think, hang } from '../fake-anthropic.mjs';
+import { hubWithAgent } from '../setup.mjs';
 
-let hub;
-let claude;
-let agent;
+const setup = hubWithAgent(startFakeAnthropic, claudeAgent);
 
-before(async () => {
-  claude = await startFakeAnthropic();
-  agent = claudeAgent(claude);
-  hub = await startHub(agent.args, agent.env);
-});
-
-after(async () => {
-  await hub?.stop();
-  await claude?.stop();
-});
-
-const prompt = (folder, message, on = hub) => on.stream('/api/chat/prompt', { folderPath: folder, message });
-const decide = (session, body, on = hub) => on.stream(`/api/sessions/${session}/approve`, body);
+const prompt = (folder, message, on = setup.hub) => on.stream('/api/chat/prompt', { folderPath: folder, message });
+const decide = (session, body, on = setup.hub) => on.stream(`/api/sessions/${session}/approve`, body);
 const show = (events) => JSON.stringify(events, null, 1);
 
 
@@ -47,18 +35,18 @@ const CLAUDE_CHOICES = [
 const byId = (choices) => [...(choices ?? [])].sort((a, b) => a.id.localeCompare(b.id));
 
 /** Every event of the session so far (NDJSON). */
-const allEvents = (session, on = hub) => eventsOf(on, session);
+const allEvents = (session, on = setup.hub) => eventsOf(on, session);
 
 /** The tool_result Claude Code sent the model for a call, in its latest main-loop request. */
 function resultSentToModel(toolUseId) {
-  const request = claude.turns().findLast((r) => JSON.stringify(r.request.messages).includes(toolUseId));
+  const request = setup.model.turns().findLast((r) => JSON.stringify(r.request.messages).includes(toolUseId));
   const blocks = (request?.request.messages ?? []).flatMap((m) => (Array.isArray(m.content) ? m.content : []));
   return blocks.find((block) => block.type === 'tool_result' && block.tool_use_id === toolUseId);
 }
 
 test('a command becomes a card with the command, its real tool name and the agent\'s choices; approving runs it once', async () => {
   const folder = makeFolder();
-  claude.script('make from_agent.txt',
+  setup.model.script('make from_agent.txt',
     think('The user wants a file.', bash('echo hi > from_agent.txt', 'Write hi to a file')),
     say('Made from_agent.txt.'));
   const first = await prompt(folder, 'please make from_agent.txt');
@@ -73,7 +61,7 @@ test('a command becomes a card with the command, its real tool name and the agen
   assert.equal(existsSync(join(folder, 'from_agent.txt')), false, 'nothing runs before the decision');
 
   const session = sessionOf(first.events);
-  const detail = await hub.api(`/api/sessions/${session}`);
+  const detail = await setup.hub.api(`/api/sessions/${session}`);
   assert.equal(detail.body.status, 'waiting_approval');
   assert.equal(detail.body.pendingApproval.toolId, id);
 
@@ -89,7 +77,7 @@ test('a command becomes a card with the command, its real tool name and the agen
 
 test('a new file and an edit: each card shows the diff relative to the folder; approving writes it', async () => {
   const folder = makeFolder();
-  claude.script('write notes.txt', write(join(folder, 'notes.txt'), 'hello\nworld\n'), say('Wrote notes.txt.'));
+  setup.model.script('write notes.txt', write(join(folder, 'notes.txt'), 'hello\nworld\n'), say('Wrote notes.txt.'));
   const first = await prompt(folder, 'write notes.txt');
   const writeId = pendingCall(first);
   const writeCard = card(first.events, writeId);
@@ -105,7 +93,7 @@ test('a new file and an edit: each card shows the diff relative to the folder; a
 
   // Claude Code edits only a file it has read in the session: Read (which does not ask), then Edit.
   writeFileSync(join(folder, 'greeting.txt'), 'hello\nworld\n');
-  claude.script('edit greeting.txt', callTool('Read', { file_path: join(folder, 'greeting.txt') }),
+  setup.model.script('edit greeting.txt', callTool('Read', { file_path: join(folder, 'greeting.txt') }),
     edit(join(folder, 'greeting.txt'), 'world', 'there'), say('Edited greeting.txt.'));
   const second = await prompt(folder, 'edit greeting.txt');
   const editId = pendingCall(second);
@@ -127,8 +115,8 @@ test('a new file and an edit: each card shows the diff relative to the folder; a
 
 test('reject: nothing runs, the call gets one skipped result, and the next prompt is clean', async () => {
   const folder = makeFolder();
-  claude.script('make rejected.txt', bash('echo no > rejected.txt', 'Write a file'), say('I ran it anyway?'));
-  claude.script('say something else', say('Something else.'));
+  setup.model.script('make rejected.txt', bash('echo no > rejected.txt', 'Write a file'), say('I ran it anyway?'));
+  setup.model.script('say something else', say('Something else.'));
   const first = await prompt(folder, 'make rejected.txt');
   const id = pendingCall(first);
   assert.equal(card(first.events, id).parameters.command, 'echo no > rejected.txt');
@@ -143,7 +131,7 @@ test('reject: nothing runs, the call gets one skipped result, and the next promp
   assert.ok(!['waiting_approval', 'error'].includes(last(rest.events).status), show(rest.events));
   assert.ok(!rest.events.some((event) => event.type === 'message' && event.content.includes('anyway')),
     'the agent ended its turn: the model was not asked again');
-  assert.equal((await hub.api(`/api/sessions/${session}`)).body.status, 'idle');
+  assert.equal((await setup.hub.api(`/api/sessions/${session}`)).body.status, 'idle');
 
   const next = await prompt(folder, 'say something else');
   assert.equal(next.status, 200, JSON.stringify(next.body));
@@ -163,9 +151,9 @@ test('reject: nothing runs, the call gets one skipped result, and the next promp
 
 test('YOLO: the hub allows the call itself and the turn runs through without a card', async () => {
   const folder = makeFolder();
-  const on = await hub.api('/api/chat/config', { method: 'POST', body: JSON.stringify({ folderPath: folder, yoloMode: true }) });
+  const on = await setup.hub.api('/api/chat/config', { method: 'POST', body: JSON.stringify({ folderPath: folder, yoloMode: true }) });
   assert.equal(on.body.yoloMode, true);
-  claude.script('yolo file', bash('echo yolo > y.txt', 'Write it'), say('Done in YOLO.'));
+  setup.model.script('yolo file', bash('echo yolo > y.txt', 'Write it'), say('Done in YOLO.'));
   const turn = await prompt(folder, 'yolo file');
   assert.equal(last(turn.events).status, 'success', show(turn.events));
   const tools = turn.events.filter((event) => event.type.startsWith('tool'));
@@ -179,18 +167,18 @@ test('YOLO: the hub allows the call itself and the turn runs through without a c
 
 test('Stop ends a turn waiting on the model as cancelled; the next prompt works', async () => {
   const folder = makeFolder();
-  claude.script('slow work', hang());
-  claude.script('after the stop', say('Still here.'));
-  const { sessionId: session } = (await hub.api(`/api/chat/config?folderPath=${encodeURIComponent(folder)}`)).body;
-  const hanging = claude.hanging();
+  setup.model.script('slow work', hang());
+  setup.model.script('after the stop', say('Still here.'));
+  const { sessionId: session } = (await setup.hub.api(`/api/chat/config?folderPath=${encodeURIComponent(folder)}`)).body;
+  const hanging = setup.model.hanging();
   const stream = prompt(folder, 'slow work');
-  await expect(() => assert.ok(claude.hanging() > hanging, 'the model request is open'), { timeout: 30000 });
-  const stop = await hub.stream(`/api/sessions/${session}/cancel`, {});
+  await expect(() => assert.ok(setup.model.hanging() > hanging, 'the model request is open'), { timeout: 30000 });
+  const stop = await setup.hub.stream(`/api/sessions/${session}/cancel`, {});
   assert.equal(stop.status, 200, JSON.stringify(stop.body));
   const stopped = await stream;
   assert.equal(sessionOf(stopped.events), session);
   assert.equal(last(stopped.events).status, 'cancelled', show(stopped.events));
-  await expect(() => assert.equal(claude.hanging(), hanging, 'the model request was closed'), { timeout: 10000 });
+  await expect(() => assert.equal(setup.model.hanging(), hanging, 'the model request was closed'), { timeout: 10000 });
 
   const next = await prompt(folder, 'after the stop');
   assert.equal(last(next.events).status, 'success', show(next.events));
@@ -199,7 +187,7 @@ test('Stop ends a turn waiting on the model as cancelled; the next prompt works'
 
 /** Whether Claude Code's saved conversations (its session files) hold `text`. */
 function transcriptsHold(text) {
-  const projects = join(agent.config, 'projects');
+  const projects = join(setup.agent.config, 'projects');
   if (!existsSync(projects)) return false;
   return readdirSync(projects, { recursive: true }).filter((file) => file.endsWith('.jsonl'))
     .some((file) => readFileSync(join(projects, file), 'utf8').includes(text));
@@ -211,9 +199,9 @@ function transcriptsHold(text) {
 // hub stops once the turn is saved.
 test('after a hub restart the conversation goes on (session/load) and still asks', async () => {
   const folder = makeFolder();
-  claude.script('remember plum', say('Noted: plum.'));
-  claude.script('after the restart', bash('touch plum.txt', 'Make plum'), say('Touched.'));
-  const own = await startHub(agent.args, agent.env);
+  setup.model.script('remember plum', say('Noted: plum.'));
+  setup.model.script('after the restart', bash('touch plum.txt', 'Make plum'), say('Touched.'));
+  const own = await startHub(setup.agent.args, setup.agent.env);
   let session;
   try {
     const first = await prompt(folder, 'remember plum', own);
@@ -223,12 +211,12 @@ test('after a hub restart the conversation goes on (session/load) and still asks
   } finally {
     await own.stop();
   }
-  const restarted = await startHub(agent.args, agent.env, { dataDir: own.dataDir });
+  const restarted = await startHub(setup.agent.args, setup.agent.env, { dataDir: own.dataDir });
   try {
     const turn = await prompt(folder, 'after the restart', restarted);
     assert.equal(sessionOf(turn.events), session, 'the same session of the hub');
     assert.ok(!turn.events.some((event) => event.type === 'error'), show(turn.events));
-    const request = claude.turns().findLast((r) => JSON.stringify(r.request.messages).includes('after the restart'));
+    const request = setup.model.turns().findLast((r) => JSON.stringify(r.request.messages).includes('after the restart'));
     assert.ok(JSON.stringify(request.request.messages).includes('remember plum'),
       'the new agent process loaded the session: the model sees the earlier turn');
     const id = pendingCall(turn);
@@ -243,13 +231,13 @@ test('after a hub restart the conversation goes on (session/load) and still asks
 
 test("Claude Code's own modes cannot take the decision away from the hub", async () => {
   // Its own settings ask for a mode that skips asking for edits…
-  const own = claudeAgent(claude, { settings: { permissions: { defaultMode: 'acceptEdits' } } });
+  const own = claudeAgent(setup.model, { settings: { permissions: { defaultMode: 'acceptEdits' } } });
   const folder = makeFolder();
   mkdirSync(join(folder, '.claude'));
   writeFileSync(join(folder, '.claude', 'settings.json'), JSON.stringify({ permissions: { defaultMode: 'acceptEdits' } }));
   const modeHub = await startHub(own.args, own.env);
   try {
-    claude.script('write mine.txt', write(join(folder, 'mine.txt'), 'mine\n'), say('Wrote mine.txt.'));
+    setup.model.script('write mine.txt', write(join(folder, 'mine.txt'), 'mine\n'), say('Wrote mine.txt.'));
     const first = await prompt(folder, 'write mine.txt', modeHub);
     const id = pendingCall(first);
     assert.deepEqual(card(first.events, id).diff, { path: 'mine.txt', old_text: '', new_text: 'mine\n' });
@@ -272,7 +260,7 @@ test("Claude Code's own modes cannot take the decision away from the hub", async
     // …the agent switches itself into plan mode, and out of it with its own
     // "Yes, and auto-accept edits": picked by the user on the card, on purpose,
     // so it holds, and the page shows it as a mode that skips asking.
-    claude.script('plan then write', callTool('EnterPlanMode', {}), callTool('ExitPlanMode', { plan: 'Write plan.txt' }),
+    setup.model.script('plan then write', callTool('EnterPlanMode', {}), callTool('ExitPlanMode', { plan: 'Write plan.txt' }),
       write(join(folder, 'plan.txt'), 'planned\n'), say('Planned and wrote.'));
     const planning = await prompt(folder, 'plan then write', modeHub);
     const exitId = pendingCall(planning);
@@ -298,7 +286,7 @@ test("Claude Code's own modes cannot take the decision away from the hub", async
     const unknown = await setMode('sideways');
     assert.equal(unknown.status, 400, JSON.stringify(unknown.body));
     assert.match(unknown.body.message, /offers no mode 'sideways'/);
-    claude.script('write again', write(join(folder, 'again.txt'), 'again\n'), say('Wrote again.txt.'));
+    setup.model.script('write again', write(join(folder, 'again.txt'), 'again\n'), say('Wrote again.txt.'));
     const again = await prompt(folder, 'write again', modeHub);
     const againId = pendingCall(again);
     assert.equal(existsSync(join(folder, 'again.txt')), false, 'the write waits for the user');

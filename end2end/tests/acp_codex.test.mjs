@@ -12,7 +12,7 @@
 // write), and then the permission request is the call's first sighting; a file
 // write (apply_patch) is announced first, already "in_progress", then asks.
 // Its reject option ("abort") ends the turn at once, with no result for the call.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,24 +20,12 @@ import { expect } from './expect.mjs';
 import { startHub, makeFolder } from '../hub.mjs';
 import { last, sessionOf, toolEvents, results, said, card, choices, pendingCall, sessionEvents as eventsOf } from '../acp-events.mjs';
 import { startFakeResponses, codexAgent, shell, writeFile, editFile, say, think, hang } from '../fake-openai-responses.mjs';
+import { hubWithAgent } from '../setup.mjs';
 
-let hub;
-let codex;
-let agent;
+const setup = hubWithAgent(startFakeResponses, codexAgent);
 
-before(async () => {
-  codex = await startFakeResponses();
-  agent = codexAgent(codex);
-  hub = await startHub(agent.args, agent.env);
-});
-
-after(async () => {
-  await hub?.stop();
-  await codex?.stop();
-});
-
-const prompt = (folder, message, someHub = hub) => someHub.stream('/api/chat/prompt', { folderPath: folder, message });
-const decide = (session, body) => hub.stream(`/api/sessions/${session}/approve`, body);
+const prompt = (folder, message, someHub = setup.hub) => someHub.stream('/api/chat/prompt', { folderPath: folder, message });
+const decide = (session, body) => setup.hub.stream(`/api/sessions/${session}/approve`, body);
 
 /** A command Codex runs outside its sandbox: it asks first. */
 const escalated = (cmd) => shell(cmd, { sandbox_permissions: 'require_escalated', justification: `Run \`${cmd}\` in the folder?` });
@@ -45,7 +33,7 @@ const escalated = (cmd) => shell(cmd, { sandbox_permissions: 'require_escalated'
 
 
 /** Every event the session ever had (NDJSON). */
-const sessionEvents = (session, someHub = hub) => eventsOf(someHub, session);
+const sessionEvents = (session, someHub = setup.hub) => eventsOf(someHub, session);
 
 
 const COMMAND_CHOICES = [
@@ -60,7 +48,7 @@ const EDIT_CHOICES = [
 
 test('a command card shows the command and Codex\'s own choices; approving runs it once', async () => {
   const folder = makeFolder();
-  codex.script('make from_agent.txt', think('One command will do.', escalated('echo hi > from_agent.txt')), say('Made from_agent.txt.'));
+  setup.model.script('make from_agent.txt', think('One command will do.', escalated('echo hi > from_agent.txt')), say('Made from_agent.txt.'));
   const first = await prompt(folder, 'please make from_agent.txt');
   const id = pendingCall(first);
   const shown = card(first.events, id);
@@ -101,7 +89,7 @@ test('a command card shows the command and Codex\'s own choices; approving runs 
 
 test('a new file\'s card shows its diff relative to the folder; approving writes it', async () => {
   const folder = makeFolder();
-  codex.script('write notes', writeFile('notes.txt', 'hello\nworld\n'), say('Wrote notes.txt.'));
+  setup.model.script('write notes', writeFile('notes.txt', 'hello\nworld\n'), say('Wrote notes.txt.'));
   const first = await prompt(folder, 'write notes please');
   const id = pendingCall(first);
   const shown = card(first.events, id);
@@ -122,7 +110,7 @@ test('a new file\'s card shows its diff relative to the folder; approving writes
 test('an edit card shows the file\'s old and new text; approving edits it', async () => {
   const folder = makeFolder();
   writeFileSync(join(folder, 'greeting.txt'), 'line one\nhello\nline three\n');
-  codex.script('fix greeting', editFile('greeting.txt', 'hello', 'hello, world'), say('Edited greeting.txt.'));
+  setup.model.script('fix greeting', editFile('greeting.txt', 'hello', 'hello, world'), say('Edited greeting.txt.'));
   const first = await prompt(folder, 'fix greeting please');
   const id = pendingCall(first);
   const shown = card(first.events, id);
@@ -154,32 +142,32 @@ async function rejectThenGoOn(folder, first, { file, nextPrompt, nextAnswer }) {
 
   const all = await sessionEvents(session);
   assert.deepEqual(results(all, id).map((event) => event.status), ['skipped'], `one result in the whole session: ${JSON.stringify(toolEvents(all, id))}`);
-  const asked = codex.requests.findLast((r) => JSON.stringify(r.request.input).includes(nextPrompt));
+  const asked = setup.model.requests.findLast((r) => JSON.stringify(r.request.input).includes(nextPrompt));
   assert.ok(asked, 'the new prompt reached the model');
 }
 
 test('rejecting a command: it does not run, one skipped result, and the next prompt is clean', async () => {
   const folder = makeFolder();
-  codex.script('make rejected.txt', escalated('echo no > rejected.txt'), say('I should not get here.'));
-  codex.script('what now', say('Second turn answer.'));
+  setup.model.script('make rejected.txt', escalated('echo no > rejected.txt'), say('I should not get here.'));
+  setup.model.script('what now', say('Second turn answer.'));
   const first = await prompt(folder, 'please make rejected.txt');
   await rejectThenGoOn(folder, first, { file: 'rejected.txt', nextPrompt: 'what now?', nextAnswer: 'Second turn answer.' });
-  assert.ok(!codex.requests.some((r) => JSON.stringify(r.request.input).includes('I should not get here.')));
+  assert.ok(!setup.model.requests.some((r) => JSON.stringify(r.request.input).includes('I should not get here.')));
 });
 
 test('rejecting a write Codex already announced: one skipped result, and the next prompt is clean', async () => {
   const folder = makeFolder();
-  codex.script('write secret', writeFile('secret.txt', 'secret\n'), say('I should not get here.'));
-  codex.script('and now', say('Next turn answer.'));
+  setup.model.script('write secret', writeFile('secret.txt', 'secret\n'), say('I should not get here.'));
+  setup.model.script('and now', say('Next turn answer.'));
   const first = await prompt(folder, 'write secret please');
   await rejectThenGoOn(folder, first, { file: 'secret.txt', nextPrompt: 'and now?', nextAnswer: 'Next turn answer.' });
 });
 
 test('YOLO: the hub answers for the user; a command and a write run with no card', async () => {
   const folder = makeFolder();
-  const on = await hub.api('/api/chat/config', { method: 'POST', body: JSON.stringify({ folderPath: folder, yoloMode: true }) });
+  const on = await setup.hub.api('/api/chat/config', { method: 'POST', body: JSON.stringify({ folderPath: folder, yoloMode: true }) });
   assert.equal(on.body.yoloMode, true);
-  codex.script('yolo both', escalated('echo yolo > y.txt'), writeFile('z.txt', 'zed\n'), say('Done in YOLO.'));
+  setup.model.script('yolo both', escalated('echo yolo > y.txt'), writeFile('z.txt', 'zed\n'), say('Done in YOLO.'));
   const turn = await prompt(folder, 'yolo both');
   assert.equal(last(turn.events).status, 'success', JSON.stringify(turn.events));
   assert.ok(!turn.events.some((event) => event.type === 'result' && event.status === 'waiting_approval'));
@@ -197,10 +185,10 @@ test('YOLO: the hub answers for the user; a command and a write run with no card
 
 test('Codex runs in the mode the hub picks, where no write skips the card', async () => {
   const folder = makeFolder();
-  codex.script('mode check', shell('echo quiet > plain.txt'), writeFile('patched.txt', 'patched\n'), say('Mode checked.'));
+  setup.model.script('mode check', shell('echo quiet > plain.txt'), writeFile('patched.txt', 'patched\n'), say('Mode checked.'));
   const first = await prompt(folder, 'mode check');
 
-  const config = (await hub.api(`/api/chat/config?folderPath=${encodeURIComponent(folder)}`)).body;
+  const config = (await setup.hub.api(`/api/chat/config?folderPath=${encodeURIComponent(folder)}`)).body;
   const modes = config.agentModes;
   assert.ok(modes, `agentModes in ${JSON.stringify(config)}`);
   assert.deepEqual(modes.modes.map((mode) => mode.id), ['read-only', 'auto', 'full-access']);
@@ -209,7 +197,7 @@ test('Codex runs in the mode the hub picks, where no write skips the card', asyn
   // patches there by itself (auto_approved) and "full-access" never asks.
   assert.equal(modes.currentModeId, 'read-only');
   assert.deepEqual(modes.modes.map((mode) => [mode.id, mode.asks]), [['read-only', true], ['auto', false], ['full-access', false]]);
-  const request = codex.requests.findLast((r) => JSON.stringify(r.request.input).includes('mode check'));
+  const request = setup.model.requests.findLast((r) => JSON.stringify(r.request.input).includes('mode check'));
   assert.match(JSON.stringify(request.request.input), /`sandbox_mode` is `read-only`/, 'the model is told it is in the read-only sandbox');
 
   // The plain command ran inside Codex's read-only sandbox (no card): it could not write.
@@ -226,13 +214,13 @@ test('Codex runs in the mode the hub picks, where no write skips the card', asyn
 
 test('Stop ends a turn cancelled and the next prompt works', async () => {
   const folder = makeFolder();
-  codex.script('slow work', hang());
-  codex.script('after the stop', say('Back after the stop.'));
-  const waiting = codex.hanging();
+  setup.model.script('slow work', hang());
+  setup.model.script('after the stop', say('Back after the stop.'));
+  const waiting = setup.model.hanging();
   const stream = prompt(folder, 'slow work');
-  await expect(() => assert.ok(codex.hanging() > waiting), { timeout: 30000 });
-  const session = (await hub.api(`/api/chat/config?folderPath=${encodeURIComponent(folder)}`)).body.sessionId;
-  const stopped = await hub.stream(`/api/sessions/${session}/cancel`, {});
+  await expect(() => assert.ok(setup.model.hanging() > waiting), { timeout: 30000 });
+  const session = (await setup.hub.api(`/api/chat/config?folderPath=${encodeURIComponent(folder)}`)).body.sessionId;
+  const stopped = await setup.hub.stream(`/api/sessions/${session}/cancel`, {});
   assert.equal(stopped.status, 200, JSON.stringify(stopped.body));
   const turn = await stream;
   assert.equal(last(turn.events).status, 'cancelled', JSON.stringify(turn.events));
@@ -245,9 +233,9 @@ test('Stop ends a turn cancelled and the next prompt works', async () => {
 
 test('after a hub restart the conversation goes on (session/load)', async () => {
   const folder = makeFolder();
-  codex.script('remember plum', say('Noted: plum.'));
-  codex.script('after the restart', say('Still here.'));
-  const own = await startHub(agent.args, agent.env);
+  setup.model.script('remember plum', say('Noted: plum.'));
+  setup.model.script('after the restart', say('Still here.'));
+  const own = await startHub(setup.agent.args, setup.agent.env);
   let session;
   try {
     const first = await prompt(folder, 'remember plum', own);
@@ -256,14 +244,14 @@ test('after a hub restart the conversation goes on (session/load)', async () => 
   } finally {
     await own.stop();
   }
-  const restarted = await startHub(agent.args, agent.env, { dataDir: own.dataDir });
+  const restarted = await startHub(setup.agent.args, setup.agent.env, { dataDir: own.dataDir });
   try {
     const turn = await prompt(folder, 'after the restart', restarted);
     assert.equal(last(turn.events).status, 'success', JSON.stringify(turn.events));
     assert.equal(sessionOf(turn.events), session, 'the same hub session');
     assert.ok(!turn.events.some((event) => event.type === 'error'), JSON.stringify(turn.events));
     assert.equal(said(turn.events), 'Still here.');
-    const request = codex.requests.findLast((r) => JSON.stringify(r.request.input).includes('after the restart'));
+    const request = setup.model.requests.findLast((r) => JSON.stringify(r.request.input).includes('after the restart'));
     assert.ok(JSON.stringify(request.request.input).includes('remember plum'), 'the new Codex process loaded the session: the model sees the earlier turn');
     assert.ok(JSON.stringify(request.request.input).includes('Noted: plum.'));
     // The replayed history is not shown again as new events.

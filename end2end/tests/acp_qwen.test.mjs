@@ -13,7 +13,7 @@
 // unasked and a command is judged by an LLM classifier (the fake's classifier
 // allows everything, as a real one would allow these commands); `default` asks
 // for both. Its reject option ("cancel") ends the turn by itself (`end_turn`).
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,36 +21,24 @@ import { expect } from './expect.mjs';
 import { startHub, makeFolder } from '../hub.mjs';
 import { last, sessionOf, toolEvents, results, said, card, choices, pendingCall, sessionEvents as eventsOf } from '../acp-events.mjs';
 import { startFakeQwen, qwenAgent, callTool, say, think, hang } from '../fake-qwen.mjs';
+import { hubWithAgent } from '../setup.mjs';
 
-let hub;
-let qwen;
-let agent;
+const setup = hubWithAgent(startFakeQwen, qwenAgent);
 
-before(async () => {
-  qwen = await startFakeQwen();
-  agent = qwenAgent(qwen);
-  hub = await startHub(agent.args, agent.env);
-});
-
-after(async () => {
-  await hub?.stop();
-  await qwen?.stop();
-});
-
-const prompt = (folder, message, someHub = hub) => someHub.stream('/api/chat/prompt', { folderPath: folder, message });
-const decide = (session, body) => hub.stream(`/api/sessions/${session}/approve`, body);
-const config = async (folder, someHub = hub) => (await someHub.api(`/api/chat/config?folderPath=${encodeURIComponent(folder)}`)).body;
+const prompt = (folder, message, someHub = setup.hub) => someHub.stream('/api/chat/prompt', { folderPath: folder, message });
+const decide = (session, body) => setup.hub.stream(`/api/sessions/${session}/approve`, body);
+const config = async (folder, someHub = setup.hub) => (await someHub.api(`/api/chat/config?folderPath=${encodeURIComponent(folder)}`)).body;
 /** The model requests of the conversation whose messages mention `text`. */
-const asked = (text) => qwen.turns().filter((r) => JSON.stringify(r.request.messages).includes(text));
+const asked = (text) => setup.model.turns().filter((r) => JSON.stringify(r.request.messages).includes(text));
 
 
 
 /** Every event the session ever had (NDJSON). */
-const sessionEvents = (session, someHub = hub) => eventsOf(someHub, session);
+const sessionEvents = (session, someHub = setup.hub) => eventsOf(someHub, session);
 
 
 /** The hub keeps the session in Qwen Code's `default` mode, the one that asks for commands and edits. */
-async function assertAskingMode(folder, someHub = hub) {
+async function assertAskingMode(folder, someHub = setup.hub) {
   const modes = (await config(folder, someHub)).agentModes;
   assert.ok(modes, `agentModes for ${folder}`);
   assert.deepEqual(modes.modes.map((mode) => mode.id), ['plan', 'default', 'auto-edit', 'auto', 'yolo']);
@@ -75,8 +63,8 @@ const EDIT_CHOICES = [
 
 test('a command card shows the command, the real tool name and Qwen Code\'s choices; approving runs it once', async () => {
   const folder = makeFolder();
-  const classified = qwen.requests.filter((r) => r.kind === 'classifier').length;
-  qwen.script('make from_agent.txt',
+  const classified = setup.model.requests.filter((r) => r.kind === 'classifier').length;
+  setup.model.script('make from_agent.txt',
     think('One command will do.', callTool('run_shell_command', { command: 'echo hi > from_agent.txt', description: 'Write hi into from_agent.txt' })),
     say('Made from_agent.txt.'));
   const first = await prompt(folder, 'please make from_agent.txt');
@@ -89,7 +77,7 @@ test('a command card shows the command, the real tool name and Qwen Code\'s choi
   assert.ok(first.events.some((event) => event.type === 'thought' && event.content.includes('One command will do.')), JSON.stringify(first.events));
   assert.equal(existsSync(join(folder, 'from_agent.txt')), false, 'nothing runs before the decision');
   await assertAskingMode(folder);
-  assert.equal(qwen.requests.filter((r) => r.kind === 'classifier').length, classified,
+  assert.equal(setup.model.requests.filter((r) => r.kind === 'classifier').length, classified,
     'Qwen Code\'s auto-mode classifier was never asked: the hub decides');
 
   const session = sessionOf(first.events);
@@ -108,8 +96,8 @@ test('Qwen Code\'s own auto mode does not get past the hub: a new file gets a ca
   const folder = makeFolder();
   writeFileSync(join(folder, 'poem.txt'), 'roses are red\nviolets are blue\n');
   // Qwen Code's write_file and edit take absolute paths.
-  qwen.script('write notes', callTool('write_file', { file_path: join(folder, 'notes.txt'), content: 'hello\nworld\n' }), say('Wrote notes.txt.'));
-  qwen.script('fix the poem',
+  setup.model.script('write notes', callTool('write_file', { file_path: join(folder, 'notes.txt'), content: 'hello\nworld\n' }), say('Wrote notes.txt.'));
+  setup.model.script('fix the poem',
     callTool('read_file', { file_path: join(folder, 'poem.txt') }),
     callTool('edit', { file_path: join(folder, 'poem.txt'), old_string: 'violets are blue', new_string: 'violets are purple' }),
     say('Edited poem.txt.'));
@@ -150,8 +138,8 @@ test('Qwen Code\'s own auto mode does not get past the hub: a new file gets a ca
 
 test('rejecting a command: the agent ends its turn, nothing runs, one skipped result, and the next prompt is clean', async () => {
   const folder = makeFolder();
-  qwen.script('make rejected.txt', callTool('run_shell_command', { command: 'echo no > rejected.txt', description: 'Write no' }), say('I should not get here.'));
-  qwen.script('what now', say('Second turn answer.'));
+  setup.model.script('make rejected.txt', callTool('run_shell_command', { command: 'echo no > rejected.txt', description: 'Write no' }), say('I should not get here.'));
+  setup.model.script('what now', say('Second turn answer.'));
   const first = await prompt(folder, 'please make rejected.txt');
   const id = pendingCall(first);
   assert.equal(card(first.events, id).parameters?.command, 'echo no > rejected.txt');
@@ -181,9 +169,9 @@ test('rejecting a command: the agent ends its turn, nothing runs, one skipped re
 
 test('YOLO: the hub answers for the user; a command and a write run with no card', async () => {
   const folder = makeFolder();
-  const on = await hub.api('/api/chat/config', { method: 'POST', body: JSON.stringify({ folderPath: folder, yoloMode: true }) });
+  const on = await setup.hub.api('/api/chat/config', { method: 'POST', body: JSON.stringify({ folderPath: folder, yoloMode: true }) });
   assert.equal(on.body.yoloMode, true);
-  qwen.script('yolo both',
+  setup.model.script('yolo both',
     callTool('run_shell_command', { command: 'echo yolo > y.txt', description: 'Write yolo' }),
     callTool('write_file', { file_path: join(folder, 'z.txt'), content: 'zed\n' }),
     say('Done in YOLO.'));
@@ -205,17 +193,17 @@ test('YOLO: the hub answers for the user; a command and a write run with no card
 
 test('Stop ends a turn cancelled and the next prompt works', async () => {
   const folder = makeFolder();
-  qwen.script('slow work', hang());
-  qwen.script('after the stop', say('Back after the stop.'));
-  const waiting = qwen.hanging();
+  setup.model.script('slow work', hang());
+  setup.model.script('after the stop', say('Back after the stop.'));
+  const waiting = setup.model.hanging();
   const stream = prompt(folder, 'slow work');
-  await expect(() => assert.ok(qwen.hanging() > waiting), { timeout: 30000 });
+  await expect(() => assert.ok(setup.model.hanging() > waiting), { timeout: 30000 });
   const session = (await config(folder)).sessionId;
-  const stopped = await hub.stream(`/api/sessions/${session}/cancel`, {});
+  const stopped = await setup.hub.stream(`/api/sessions/${session}/cancel`, {});
   assert.equal(stopped.status, 200, JSON.stringify(stopped.body));
   const turn = await stream;
   assert.equal(last(turn.events).status, 'cancelled', JSON.stringify(turn.events));
-  await expect(() => assert.equal(qwen.hanging(), waiting, 'Qwen Code dropped the model request'), { timeout: 10000 });
+  await expect(() => assert.equal(setup.model.hanging(), waiting, 'Qwen Code dropped the model request'), { timeout: 10000 });
 
   const next = await prompt(folder, 'after the stop');
   assert.equal(last(next.events).status, 'success', JSON.stringify(next.events));
@@ -224,10 +212,10 @@ test('Stop ends a turn cancelled and the next prompt works', async () => {
 
 test('after a hub restart the conversation goes on (session/load), still asking', async () => {
   const folder = makeFolder();
-  qwen.script('remember plum', say('Noted: plum.'));
-  qwen.script('after the restart', say('Still here.'));
-  qwen.script('then write plum.txt', callTool('write_file', { file_path: join(folder, 'plum.txt'), content: 'plum\n' }), say('Wrote plum.txt.'));
-  const own = await startHub(agent.args, agent.env);
+  setup.model.script('remember plum', say('Noted: plum.'));
+  setup.model.script('after the restart', say('Still here.'));
+  setup.model.script('then write plum.txt', callTool('write_file', { file_path: join(folder, 'plum.txt'), content: 'plum\n' }), say('Wrote plum.txt.'));
+  const own = await startHub(setup.agent.args, setup.agent.env);
   let session;
   try {
     const first = await prompt(folder, 'remember plum', own);
@@ -236,7 +224,7 @@ test('after a hub restart the conversation goes on (session/load), still asking'
   } finally {
     await own.stop();
   }
-  const restarted = await startHub(agent.args, agent.env, { dataDir: own.dataDir });
+  const restarted = await startHub(setup.agent.args, setup.agent.env, { dataDir: own.dataDir });
   try {
     const turn = await prompt(folder, 'after the restart', restarted);
     assert.equal(last(turn.events).status, 'success', JSON.stringify(turn.events));

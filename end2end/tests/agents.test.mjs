@@ -10,37 +10,33 @@ import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from './expect.mjs';
-import { startHub, launchBrowser, makeFolder } from '../hub.mjs';
+import { makeFolder } from '../hub.mjs';
 import { openChat, sendPrompt } from '../chat-page.mjs';
-import { startFakeModel, text } from '../fake-model.mjs';
+import { hubWithModel } from '../setup.mjs';
+import { text } from '../fake-model.mjs';
 import { startFakeGemini, geminiAgent, say } from '../fake-gemini.mjs';
 
-let model;
+const agentsFile = join(mkdtempSync(join(tmpdir(), 'hub-agents-')), 'agents.json');
 let gemini;
-let hub;
-let browser;
 
+// Registered first: Gemini CLI's fake API and its entry in the agents file, before the hub starts.
 before(async () => {
-  model = await startFakeModel();
   gemini = await startFakeGemini();
   const agent = geminiAgent(gemini);
   const [command, ...args] = agent.command;
-  const file = join(mkdtempSync(join(tmpdir(), 'hub-agents-')), 'agents.json');
-  writeFileSync(file, JSON.stringify({
+  writeFileSync(agentsFile, JSON.stringify({
     agent_servers: {
       gemini: { command, args, env: agent.env },
       broken: { name: 'Broken agent', command: '/nonexistent/agent-hub-broken-agent' },
     },
   }));
-  hub = await startHub(['--model-url', model.baseUrl, '--model', 'fake-model', '--agents-file', file]);
-  browser = await launchBrowser();
 });
 
+const setup = hubWithModel(['--agents-file', agentsFile]);
+
+// Registered last: stopped after the browser, the hub and the model.
 after(async () => {
-  await browser?.close();
-  await hub?.stop();
   await gemini?.stop();
-  await model?.stop();
 });
 
 const sessionInUrl = (page) => new URL(page.url()).searchParams.get('session');
@@ -50,12 +46,12 @@ const row = (page, hasText) => page.getByTestId('session-list').getByTestId('ses
 
 test('two sessions in one folder work with the built-in agent and Gemini CLI', async () => {
   const folder = realpathSync(makeFolder());
-  model.script(text('Built-in answer.'));
-  const { page, errors } = await openChat(browser, hub, folder);
+  setup.model.script(text('Built-in answer.'));
+  const { page, errors } = await openChat(setup.browser, setup.hub, folder);
   await expect(async () => assert.equal(await headerAgent(page), 'Built-in agent'));
   await sendPrompt(page, 'hello built-in');
   await expect(async () => assert.match(await transcript(page), /Built-in answer\./));
-  const first = sessionInUrl(page) ?? (await hub.api(`/api/chat/config?folderPath=${encodeURIComponent(folder)}`)).body.sessionId;
+  const first = sessionInUrl(page) ?? (await setup.hub.api(`/api/chat/config?folderPath=${encodeURIComponent(folder)}`)).body.sessionId;
 
   // The picker lists every agent; one that cannot start is disabled, and why is said.
   const select = page.getByTestId('agent-select');
@@ -76,7 +72,7 @@ test('two sessions in one folder work with the built-in agent and Gemini CLI', a
   await sendPrompt(page, 'hello gemini');
   await expect(async () => assert.match(await transcript(page), /Gemini answer\./), { timeout: 60000 });
   assert.doesNotMatch(await transcript(page), /Built-in answer/);
-  assert.equal(model.requests.length, 1, 'only the built-in session asked the model');
+  assert.equal(setup.model.requests.length, 1, 'only the built-in session asked the model');
   assert.ok(gemini.requests.some((r) => JSON.stringify(r.request).includes('hello gemini')), 'Gemini CLI asked the Gemini API');
 
   // The list names each session's agent.

@@ -2,32 +2,19 @@
 // hub whose built-in agent talks to a scripted model: prompt → Action Required
 // card → decide with the keyboard; feedback makes the model regenerate; YOLO
 // runs without a card.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from './expect.mjs';
-import { startHub, launchBrowser, makeFolder, snapshot } from '../hub.mjs';
+import { makeFolder, snapshot } from '../hub.mjs';
 import { openChat, sendPrompt } from '../chat-page.mjs';
-import { startFakeModel, call, text } from '../fake-model.mjs';
+import { hubWithModel } from '../setup.mjs';
+import { call, text } from '../fake-model.mjs';
 
-let hub;
-let model;
-let browser;
+const setup = hubWithModel();
 
-before(async () => {
-  model = await startFakeModel();
-  hub = await startHub(['--model-url', model.baseUrl, '--model', 'fake-model']);
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await hub?.stop();
-  await model?.stop();
-});
-
-const openFolder = (folder) => openChat(browser, hub, folder);
+const openFolder = (folder) => openChat(setup.browser, setup.hub, folder);
 
 const card = (page) => page.getByTestId('approval-card');
 
@@ -38,7 +25,7 @@ async function cardHasFocus(page) {
 
 test('a shell call waits on a card; key 1 runs it and the result shows', async () => {
   const folder = makeFolder();
-  model.script(
+  setup.model.script(
     call('c1', 'run_shell_command', { command: 'echo hello > out.txt && echo made-it', description: 'make a file' }),
     text('Done: **created** `out.txt`. ', '<img src=x onerror="alert(1)"><script>alert(2)</script>'),
   );
@@ -74,7 +61,7 @@ test('a shell call waits on a card; key 1 runs it and the result shows', async (
 test('key 4, an instruction and Enter skip the call; the regenerated call gets a fresh card', async () => {
   const folder = makeFolder();
   mkdirSync(join(folder, 'cache'));
-  model.script(
+  setup.model.script(
     call('d1', 'run_shell_command', { command: 'rm -rf cache' }),
     call('d2', 'run_shell_command', { command: 'rm -f cache/*.log' }),
   );
@@ -96,7 +83,7 @@ test('key 4, an instruction and Enter skip the call; the regenerated call gets a
   assert.match(await page.getByTestId('card-hint').innerText(), /Quick Select/);
   assert.equal(await page.locator('[data-tool-id="d1"][data-testid="tool-entry"]').getAttribute('data-state'), 'skipped');
   assert.ok(existsSync(join(folder, 'cache')), 'the redirected call never ran');
-  const feedback = model.lastMessages().find((message) => message.role === 'tool');
+  const feedback = setup.model.lastMessages().find((message) => message.role === 'tool');
   assert.equal(feedback.content, '[USER FEEDBACK - Tool was not executed]: only delete .log files');
 
   // Arrow keys move the ❯; Enter on "No" rejects and ends the turn.
@@ -112,7 +99,7 @@ test('key 4, an instruction and Enter skip the call; the regenerated call gets a
 
 test('a card survives a reload and can be decided after it', async () => {
   const folder = makeFolder();
-  model.script(call('r1', 'write_file', { file_path: 'notes.md', content: '# Notes\n' }), text('Saved.'));
+  setup.model.script(call('r1', 'write_file', { file_path: 'notes.md', content: '# Notes\n' }), text('Saved.'));
   const { page } = await openFolder(folder);
   await sendPrompt(page, 'write notes');
   await card(page).waitFor();
@@ -126,8 +113,8 @@ test('a card survives a reload and can be decided after it', async () => {
 
 test('with YOLO on the agent works without a card', async () => {
   const folder = makeFolder({ security: { disableYoloMode: false } });
-  await hub.trust(folder); // a folder's own file may turn YOLO on once it is trusted
-  model.script(call('y1', 'write_file', { file_path: 'yolo.txt', content: 'no questions' }), text('Wrote it.'));
+  await setup.hub.trust(folder); // a folder's own file may turn YOLO on once it is trusted
+  setup.model.script(call('y1', 'write_file', { file_path: 'yolo.txt', content: 'no questions' }), text('Wrote it.'));
   const { page, errors } = await openFolder(folder);
   assert.equal(await page.getByTestId('yolo-switch').getAttribute('aria-checked'), 'true');
   await sendPrompt(page, 'write it');

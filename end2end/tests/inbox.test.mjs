@@ -1,33 +1,23 @@
 // One inbox for all folders: waiting sessions listed across folders, their count
 // in the tab title, a desktop notification for a new card while the tab is
 // hidden (permission asked once), and a card that outlives a server restart.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { basename } from 'node:path';
 import { realpathSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from './expect.mjs';
-import { startHub, launchBrowser, makeFolder, snapshot } from '../hub.mjs';
-import { startFakeModel, call, text } from '../fake-model.mjs';
+import { startHub, makeFolder, snapshot } from '../hub.mjs';
+import { modelAndBrowser } from '../setup.mjs';
+import { call, text } from '../fake-model.mjs';
 
-let model;
-let browser;
+const setup = modelAndBrowser();
 
-before(async () => {
-  model = await startFakeModel();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await model?.stop();
-});
-
-const modelArgs = () => ['--model-url', model.baseUrl, '--model', 'fake-model'];
+const modelArgs = () => ['--model-url', setup.model.baseUrl, '--model', 'fake-model'];
 
 /** A page whose Notification and document.hidden are under the test's control. */
 async function newPage() {
-  const context = await browser.newContext();
+  const context = await setup.browser.newContext();
   await context.addInitScript(() => {
     window.__notes = [];
     window.__asked = 0;
@@ -81,7 +71,7 @@ test('waiting sessions of every folder are listed, counted in the title, and not
     assert.equal(await page.title(), 'Agent Hub');
     assert.equal(await page.getByTestId('inbox-item').count(), 0);
 
-    model.script(call('a1', 'run_shell_command', { command: 'echo one' }));
+    setup.model.script(call('a1', 'run_shell_command', { command: 'echo one' }));
     await prompt(page, 'first');
     await page.getByTestId('approval-card').waitFor();
     await expect(async () => assert.equal(await page.title(), '(1) Agent Hub'));
@@ -90,7 +80,7 @@ test('waiting sessions of every folder are listed, counted in the title, and not
 
     // The tab is hidden; another folder's agent stops at a card.
     await page.evaluate(() => { window.__hidden = true; });
-    model.script(call('b1', 'write_file', { file_path: 'b.txt', content: 'b' }));
+    setup.model.script(call('b1', 'write_file', { file_path: 'b.txt', content: 'b' }));
     const events = await promptByApi(hub, second, 'second');
     assert.equal(events.at(-1).status, 'waiting_approval');
     await expect(async () => assert.equal(await page.title(), '(2) Agent Hub'));
@@ -107,12 +97,12 @@ test('waiting sessions of every folder are listed, counted in the title, and not
     await page.evaluate(() => { window.__hidden = false; });
     await items.nth(1).click();
     await expect(async () => assert.equal(await page.getByTestId('approval-card').getAttribute('data-tool-id'), 'b1'));
-    model.script(text('Written.'));
+    setup.model.script(text('Written.'));
     await expect(async () => assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'approval-card'));
     await page.keyboard.press('1');
     await expect(async () => assert.equal(await page.title(), '(1) Agent Hub'));
     assert.equal(readFileSync(join(second, 'b.txt'), 'utf8'), 'b');
-    model.script(text('ok'));
+    setup.model.script(text('ok'));
     await prompt(page, 'thanks');
     await expect(async () => assert.equal(await page.getByTestId('assistant-message').last().innerText(), 'ok'));
     assert.equal(await page.evaluate(() => window.__asked), 1, 'asked once only');
@@ -126,12 +116,17 @@ test('a card open when the server is killed is there after a restart, and can be
   const folder = makeFolder();
   const port = 20000 + Math.floor(Math.random() * 20000);
   const first = await startHub(modelArgs(), {}, { port });
-  const { page } = await newPage();
-  await openFolder(page, first, folder);
-  model.script(call('k1', 'run_shell_command', { command: 'echo survived > kept.txt' }));
-  await prompt(page, 'survive');
-  await page.getByTestId('approval-card').waitFor();
-  await first.kill();
+  let page;
+  try {
+    ({ page } = await newPage());
+    await openFolder(page, first, folder);
+    setup.model.script(call('k1', 'run_shell_command', { command: 'echo survived > kept.txt' }));
+    await prompt(page, 'survive');
+    await page.getByTestId('approval-card').waitFor();
+  } finally {
+    // Killed whatever happened: a hub left running keeps node from exiting.
+    await first.kill();
+  }
 
   const hub = await startHub(modelArgs(), {}, { port, dataDir: first.dataDir, token: first.token });
   try {
@@ -139,7 +134,7 @@ test('a card open when the server is killed is there after a restart, and can be
     await page.waitForSelector('html[data-hydrated="true"]', { timeout: 10000 });
     await expect(async () => assert.equal(await page.getByTestId('approval-card').getAttribute('data-tool-id'), 'k1'));
     assert.equal(await page.getByTestId('status-badge').first().innerText(), 'waiting approval');
-    model.script(text('Done after the restart.'));
+    setup.model.script(text('Done after the restart.'));
     await page.getByTestId('card-approve').click();
     await expect(async () => assert.equal(await page.getByTestId('assistant-message').last().innerText(), 'Done after the restart.'));
     assert.equal(readFileSync(join(folder, 'kept.txt'), 'utf8'), 'survived\n');

@@ -1,41 +1,35 @@
 // A long session opens at its end: the latest rows are drawn, earlier ones come
 // on request. The session is written into a fresh data dir by the hub's own
 // store (server/examples/seed_session.rs, built by `cargo test`).
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from './expect.mjs';
-import { ROOT, startHub, launchBrowser, makeFolder } from '../hub.mjs';
+import { ROOT, makeFolder } from '../hub.mjs';
+import { hubAndBrowser } from '../setup.mjs';
 
-let hub;
-let browser;
+const folder = makeFolder();
+const dataDir = mkdtempSync(join(tmpdir(), 'hub-e2e-long-'));
 let seeded;
-let folder;
 
-before(async () => {
-  folder = makeFolder();
-  const dataDir = mkdtempSync(join(tmpdir(), 'hub-e2e-long-'));
+// Registered first: the session is written before the hub starts on its data dir.
+before(() => {
   const seed = join(ROOT, 'target/debug/examples/seed_session');
   seeded = JSON.parse(execFileSync(seed, [dataDir, folder, '1000'], { encoding: 'utf8' }));
-  hub = await startHub([], {}, { dataDir });
-  browser = await launchBrowser();
 });
 
-after(async () => {
-  await browser?.close();
-  await hub?.stop();
-});
+const setup = hubAndBrowser([], {}, { dataDir });
 
 test('a session of a thousand events opens at its end; earlier rows come on request', async () => {
-  const page = await (await browser.newContext()).newPage();
+  const page = await (await setup.browser.newContext()).newPage();
   const errors = [];
   page.on('pageerror', (error) => errors.push(error.message));
-  await page.goto(hub.url);
+  await page.goto(setup.hub.url);
   await page.waitForSelector('html[data-hydrated="true"]');
-  await page.goto(`${hub.base}/?folder=${encodeURIComponent(folder)}`);
+  await page.goto(`${setup.hub.base}/?folder=${encodeURIComponent(folder)}`);
 
   const messages = page.getByTestId('assistant-message');
   const lastAnswer = seeded.lastAnswer.replace(/\*\*|`/g, '');

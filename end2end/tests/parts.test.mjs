@@ -2,30 +2,20 @@
 // the main module alone, the parts (the open folder's chat, cards, markdown,
 // rules) are fetched after that, and a part that cannot be fetched is said on
 // the page instead of stopping it.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from './expect.mjs';
-import { ROOT, startHub, launchBrowser, makeFolder } from '../hub.mjs';
+import { ROOT, startHub, makeFolder } from '../hub.mjs';
 import { openChat, sendPrompt } from '../chat-page.mjs';
-import { startFakeModel, call, text } from '../fake-model.mjs';
+import { modelAndBrowser } from '../setup.mjs';
+import { call, text } from '../fake-model.mjs';
 
 const PART = /\/pkg\/(split_|chunk_)[^/]*\.wasm$/;
 
-let model;
-let browser;
-
-before(async () => {
-  model = await startFakeModel();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await model?.stop();
-});
+const setup = modelAndBrowser();
 
 /** Runs before the page's scripts: when the page hydrated, on the clock resource timings use. */
 function markHydration() {
@@ -38,14 +28,14 @@ function markHydration() {
 }
 
 test('the page hydrates from the main module; the parts come after, and the chat, markdown and a card use them', async () => {
-  const hub = await startHub(['--model-url', model.baseUrl, '--model', 'fake-model']);
+  const hub = await startHub(['--model-url', setup.model.baseUrl, '--model', 'fake-model']);
   try {
     const folder = makeFolder();
-    model.script(
+    setup.model.script(
       call('p1', 'run_shell_command', { command: 'echo parts' }),
       text('Ran **it**.'),
     );
-    const context = await browser.newContext();
+    const context = await setup.browser.newContext();
     await context.addInitScript(markHydration);
     const page = await context.newPage();
     const errors = [];
@@ -98,11 +88,11 @@ test('a part that cannot be fetched is said where it would be; the rest of the p
   const cards = readdirSync(join(site, 'pkg')).filter((name) => name.startsWith('split_cards.'));
   assert.ok(cards.length > 0, 'the build has a cards part');
   for (const name of cards) rmSync(join(site, 'pkg', name));
-  const hub = await startHub(['--model-url', model.baseUrl, '--model', 'fake-model', '--site-root', site]);
+  const hub = await startHub(['--model-url', setup.model.baseUrl, '--model', 'fake-model', '--site-root', site]);
   try {
     const folder = makeFolder();
-    model.script(call('m1', 'run_shell_command', { command: 'echo missing' }));
-    const { page, errors } = await openChat(browser, hub, folder);
+    setup.model.script(call('m1', 'run_shell_command', { command: 'echo missing' }));
+    const { page, errors } = await openChat(setup.browser, hub, folder);
     await sendPrompt(page, 'run it');
     const missing = page.getByTestId('part-missing');
     await missing.waitFor();

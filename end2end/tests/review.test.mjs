@@ -2,32 +2,19 @@
 // Chromium against a real hub and a scripted model: the edit card shows the
 // diff, e opens the editor, the saved text is what lands on disk; a choice
 // question is answered with the keyboard, a text question by typing.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from './expect.mjs';
-import { startHub, launchBrowser, makeFolder, snapshot } from '../hub.mjs';
+import { makeFolder, snapshot } from '../hub.mjs';
 import { openChat, sendPrompt } from '../chat-page.mjs';
-import { startFakeModel, call, text } from '../fake-model.mjs';
+import { hubWithModel } from '../setup.mjs';
+import { call, text } from '../fake-model.mjs';
 
-let hub;
-let model;
-let browser;
+const setup = hubWithModel();
 
-before(async () => {
-  model = await startFakeModel();
-  hub = await startHub(['--model-url', model.baseUrl, '--model', 'fake-model']);
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await hub?.stop();
-  await model?.stop();
-});
-
-const openFolder = (folder) => openChat(browser, hub, folder);
+const openFolder = (folder) => openChat(setup.browser, setup.hub, folder);
 
 async function focused(page, testid) {
   await expect(async () => assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), testid));
@@ -37,7 +24,7 @@ test('an edit card shows the diff; e, a change and save write the user\'s text',
   const folder = makeFolder();
   const original = Array.from({ length: 40 }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
   writeFileSync(join(folder, 'notes.txt'), original);
-  model.script(
+  setup.model.script(
     call('e1', 'replace', { file_path: 'notes.txt', old_string: 'line 20\n', new_string: 'line twenty\n' }),
     text('Applied.'),
   );
@@ -73,14 +60,14 @@ test('an edit card shows the diff; e, a change and save write the user\'s text',
   assert.match(await entry.getByTestId('diff').innerText(), /your version/);
   assert.match(await entry.getByTestId('diff-added').innerText(), /line 20 \(kept, says the user\)/);
   assert.match(await entry.getByTestId('tool-output').innerText(), /user modified your suggested changes/);
-  const told = model.lastMessages().find((message) => message.role === 'tool');
+  const told = setup.model.lastMessages().find((message) => message.role === 'tool');
   assert.match(told.content, /^Successfully applied user-modified edit to notes.txt/);
   assert.deepEqual(errors, []);
 });
 
 test('a choice question is answered with the arrow keys and Enter; a text question by typing', async () => {
   const folder = makeFolder();
-  model.script(
+  setup.model.script(
     call('q1', 'ask_user', { prompt: 'Which license?', input_type: 'choice', choices: ['MIT', 'Apache-2.0', 'GPL-3.0'] }),
     call('q2', 'ask_user', { prompt: 'Who holds the copyright?', input_type: 'text' }),
     text('Licensed.'),
@@ -112,14 +99,14 @@ test('a choice question is answered with the arrow keys and Enter; a text questi
   await expect(async () => assert.match(await page.getByTestId('assistant-message').last().innerText(), /Licensed\./));
   const answers = await page.getByTestId('question-answer').allInnerTexts();
   assert.deepEqual(answers, ['The user chose option 2 of 3: Apache-2.0', 'The user answered: Ada Lovelace']);
-  const results = model.lastMessages().filter((message) => message.role === 'tool').map((message) => message.content);
+  const results = setup.model.lastMessages().filter((message) => message.role === 'tool').map((message) => message.content);
   assert.deepEqual(results, answers);
   assert.deepEqual(errors, []);
 });
 
 test('r rejects a question: the turn ends and the page says so', async () => {
   const folder = makeFolder();
-  model.script(call('q3', 'ask_user', { prompt: 'Force-push?', input_type: 'approval', choices: ['Push', 'Stop'] }));
+  setup.model.script(call('q3', 'ask_user', { prompt: 'Force-push?', input_type: 'approval', choices: ['Push', 'Stop'] }));
   const { page, errors } = await openFolder(folder);
   await sendPrompt(page, 'publish');
   const card = page.getByTestId('question-card');

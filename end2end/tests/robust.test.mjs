@@ -2,28 +2,18 @@
 // while a turn streams and closing the chat leave no task behind that touches
 // the gone chat (a panic in the wasm would stop the page), and the "could not
 // be reached" alert goes away by itself once the hub is back.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { realpathSync } from 'node:fs';
 import { expect } from './expect.mjs';
-import { startHub, launchBrowser, makeFolder, snapshot } from '../hub.mjs';
+import { startHub, makeFolder, snapshot } from '../hub.mjs';
 import { openChat, sendPrompt } from '../chat-page.mjs';
-import { startFakeModel, slowText, text } from '../fake-model.mjs';
+import { modelAndBrowser } from '../setup.mjs';
+import { slowText, text } from '../fake-model.mjs';
 
-let model;
-let browser;
+const setup = modelAndBrowser();
 
-before(async () => {
-  model = await startFakeModel();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await model?.stop();
-});
-
-const modelArgs = () => ['--model-url', model.baseUrl, '--model', 'fake-model'];
+const modelArgs = () => ['--model-url', setup.model.baseUrl, '--model', 'fake-model'];
 
 /** Twenty words, one every `gap` ms. */
 const story = (gap) => slowText(gap, ...Array.from({ length: 20 }, (_, i) => `word${i} `));
@@ -34,7 +24,7 @@ const story = (gap) => slowText(gap, ...Array.from({ length: 20 }, (_, i) => `wo
  * reloaded (a link clicked on a dead page would load a fresh one and hide it).
  */
 async function watchedChat(hub, folder) {
-  const { page, errors } = await openChat(browser, hub, folder);
+  const { page, errors } = await openChat(setup.browser, hub, folder);
   page.on('console', (message) => {
     if (message.type() === 'error' && /panicked|unreachable|RuntimeError/i.test(message.text())) {
       errors.push(`console: ${message.text()}`);
@@ -71,7 +61,7 @@ test('switching folders while a turn streams, and closing the chat, leave the pa
     page.on('requestfailed', (request) => {
       dropped.push(`${request.method()} ${new URL(request.url()).pathname} ${request.failure()?.errorText}`);
     });
-    model.script(story(250));
+    setup.model.script(story(250));
     await sendPrompt(page, 'tell a long story');
     await expect(async () => assert.match(await lastAnswer(page).innerText(), /word1/));
 
@@ -96,7 +86,7 @@ test('switching folders while a turn streams, and closing the chat, leave the pa
     // The page still works: open the folder, the whole answer is there, a prompt goes through.
     await showFolder(page, first);
     await expect(async () => assert.match(await lastAnswer(page).innerText(), /word0 word1 .*word19/));
-    model.script(text('Still here.'));
+    setup.model.script(text('Still here.'));
     await sendPrompt(page, 'are you there?');
     await expect(async () => assert.equal(await lastAnswer(page).innerText(), 'Still here.'));
     assert.equal(await page.locator('html[data-hydrated="true"]').count(), 1);
@@ -115,7 +105,7 @@ test('the "could not be reached" alert clears itself when the hub is back', asyn
   let hub;
   try {
     const { page, errors, sameDocument } = await watchedChat(first, folder);
-    model.script(story(200));
+    setup.model.script(story(200));
     await sendPrompt(page, 'stream for a while');
     await expect(async () => assert.match(await lastAnswer(page).innerText(), /word1/));
 
@@ -137,7 +127,7 @@ test('the "could not be reached" alert clears itself when the hub is back', asyn
     await snapshot(page, 'hub-back');
 
     // Without a reload, the next prompt goes through.
-    model.script(text('Back again.'));
+    setup.model.script(text('Back again.'));
     await sendPrompt(page, 'are you back?');
     await expect(async () => assert.equal(await lastAnswer(page).innerText(), 'Back again.'));
     assert.ok(await sameDocument(), 'the page was never reloaded');

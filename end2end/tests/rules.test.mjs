@@ -3,39 +3,26 @@
 // edited first), the saved rule in the Rules panel, the next call running
 // without a card, the rule deleted, and the call after that asking again; the
 // decisions read back in the Decisions view.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from './expect.mjs';
-import { startHub, launchBrowser, makeFolder, snapshot } from '../hub.mjs';
+import { makeFolder, snapshot } from '../hub.mjs';
 import { openChat, sendPrompt } from '../chat-page.mjs';
-import { startFakeModel, call, text } from '../fake-model.mjs';
+import { hubWithModel } from '../setup.mjs';
+import { call, text } from '../fake-model.mjs';
 
-let hub;
-let model;
-let browser;
-
-before(async () => {
-  model = await startFakeModel();
-  hub = await startHub(['--model-url', model.baseUrl, '--model', 'fake-model']);
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await hub?.stop();
-  await model?.stop();
-});
+const setup = hubWithModel();
 
 const shell = (id, command) => call(id, 'run_shell_command', { command });
 
 test('save "always" from a card, see it in Rules, delete it, and the next call asks again', async () => {
   const folder = makeFolder();
-  const { page, errors } = await openChat(browser, hub, folder);
+  const { page, errors } = await openChat(setup.browser, setup.hub, folder);
   const card = page.getByTestId('approval-card');
 
-  model.script(shell('r1', 'touch first.txt'), text('Wrote first.'));
+  setup.model.script(shell('r1', 'touch first.txt'), text('Wrote first.'));
   await sendPrompt(page, 'first');
   await card.waitFor({ timeout: 30000 });
   await expect(async () => assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'approval-card'));
@@ -64,7 +51,7 @@ test('save "always" from a card, see it in Rules, delete it, and the next call a
   await page.getByTestId('rules-close').click();
 
   // The next touch runs without a card.
-  model.script(shell('r2', 'touch second.txt'), text('Wrote second.'));
+  setup.model.script(shell('r2', 'touch second.txt'), text('Wrote second.'));
   await sendPrompt(page, 'second');
   await expect(async () => assert.match(await page.getByTestId('assistant-message').last().innerText(), /Wrote second\./),
     { timeout: 30000 });
@@ -78,7 +65,7 @@ test('save "always" from a card, see it in Rules, delete it, and the next call a
   await panel.getByTestId('rule-delete').click();
   await expect(async () => assert.equal(await panel.getByTestId('rule-delete').count(), 0));
   await page.getByTestId('rules-close').click();
-  model.script(shell('r3', 'touch third.txt'), text('Wrote third.'));
+  setup.model.script(shell('r3', 'touch third.txt'), text('Wrote third.'));
   await sendPrompt(page, 'third');
   await card.waitFor({ timeout: 30000 });
   assert.equal(existsSync(join(folder, 'third.txt')), false, 'nothing ran before the decision');

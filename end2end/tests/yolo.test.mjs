@@ -1,31 +1,21 @@
 // The foundation as a user meets it: open the printed URL, open folders, flip
 // YOLO, see locks and live settings changes, in real headless Chromium.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { realpathSync } from 'node:fs';
 import { expect } from './expect.mjs';
-import { startHub, launchBrowser, makeFolder, writeSettings, snapshot } from '../hub.mjs';
+import { makeFolder, writeSettings, snapshot } from '../hub.mjs';
+import { hubAndBrowser } from '../setup.mjs';
 
-let hub;
-let browser;
-
-before(async () => {
-  hub = await startHub();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await hub?.stop();
-});
+const setup = hubAndBrowser();
 
 /** A new tab that opened the printed URL; resolves once the page hydrated. */
 async function openHub() {
-  const context = await browser.newContext();
+  const context = await setup.browser.newContext();
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (error) => errors.push(error.message));
-  await page.goto(hub.url);
+  await page.goto(setup.hub.url);
   // The token leaves the address bar; the cookie carries it from here on.
   assert.equal(new URL(page.url()).search, '');
   await waitForHydration(page);
@@ -64,7 +54,7 @@ test('open a folder, flip YOLO, reload and see the state', async () => {
   assert.equal(await page.getByTestId('yolo-source').innerText(), 'set by you');
   // The folder is listed, and the server agrees with what the page shows.
   await expect(async () => assert.match(await page.getByTestId('folder-list').innerText(), new RegExp(folder.split('/').pop())));
-  const { body } = await hub.api(`/api/chat/config?folderPath=${encodeURIComponent(folder)}`);
+  const { body } = await setup.hub.api(`/api/chat/config?folderPath=${encodeURIComponent(folder)}`);
   assert.equal(body.yoloMode, true);
   assert.deepEqual(errors, []);
   await page.context().close();
@@ -125,22 +115,22 @@ test('editing .gemini/settings.json on disk updates the switch without a reload'
 
 test('a missing folder is a clear error and opens nothing', async () => {
   const { page } = await openHub();
-  const before = (await hub.api('/api/projects')).body.projects.length;
+  const before = (await setup.hub.api('/api/projects')).body.projects.length;
   await page.fill('#folder-path', '/no/such/folder');
   await page.press('#folder-path', 'Enter');
   await expect(async () => assert.match(await page.getByTestId('open-folder-error').innerText(), /does not exist/));
   assert.equal(new URL(page.url()).search, '');
-  assert.equal((await hub.api('/api/projects')).body.projects.length, before);
+  assert.equal((await setup.hub.api('/api/projects')).body.projects.length, before);
   await page.context().close();
 });
 
 test('without the token the page asks for the printed URL', async () => {
-  const context = await browser.newContext();
+  const context = await setup.browser.newContext();
   const page = await context.newPage();
-  const response = await page.goto(hub.base + '/');
+  const response = await page.goto(setup.hub.base + '/');
   assert.equal(response.status(), 401);
   assert.match(await page.locator('body').innerText(), /needs its launch token/);
-  const wrong = await page.goto(hub.base + '/?token=wrong-token');
+  const wrong = await page.goto(setup.hub.base + '/?token=wrong-token');
   assert.equal(wrong.status(), 401);
   await context.close();
 });
