@@ -115,21 +115,30 @@ async fn an_agent_that_ignores_stop_is_ended_by_a_second_stop() {
 /// An agent gets an allow-listed environment (PATH, HOME, the locale…), the
 /// variables `--acp-env` names (even a `HUB_` one) and nothing else of the
 /// hub's: not a `HUB_` secret, not a token of the user's (issue 24, item 10).
+/// The hub runs as a process of its own, given these variables: setting them
+/// in this process would race with every other test reading its environment.
 #[tokio::test]
 async fn an_agent_gets_no_hub_secrets_but_the_variables_it_is_given() {
-    // Names of their own: the test process's environment is shared by its tests.
-    std::env::set_var("HUB_ACP_TEST_SECRET", "launch-token-like");
-    std::env::set_var("HUB_ACP_TEST_GIVEN", "the-agents-key");
-    std::env::set_var("ACP_TEST_USERS_TOKEN", "ghp-like");
-    let agent = AcpAgent::new("sh -c 'env > seen-env.txt; exit 3'").unwrap().with_env(&["HUB_ACP_TEST_GIVEN".into()]);
-    let hub = TestHub::with_options(HubOptions { acp: Some(Arc::new(agent)), ..HubOptions::default() });
+    let data = tempfile::tempdir().unwrap();
+    let hub = common::process::HubProcess::start_with_env(
+        data.path(),
+        &["--agent", "acp", "--acp-command", "sh -c 'env > seen-env.txt; exit 3'", "--acp-env", "HUB_ACP_TEST_GIVEN"],
+        "warn",
+        &[
+            ("HUB_ACP_TEST_SECRET", "launch-token-like"),
+            ("HUB_ACP_TEST_GIVEN", "the-agents-key"),
+            ("ACP_TEST_USERS_TOKEN", "ghp-like"),
+        ],
+    );
     let (_dir, folder) = project(None);
-    let events = hub.prompt(&folder, "hello").await.lines();
-    assert_eq!(error_of(&events).0, "agent_crashed");
+    let prompt = json!({"folderPath": folder.to_str().unwrap(), "message": "hello"});
+    let events = hub.lines("POST", "/api/chat/prompt", Some(prompt)).await;
+    assert_eq!(error_of(&events).0, "agent_crashed", "{events:?}");
     let seen = std::fs::read_to_string(folder.join("seen-env.txt")).unwrap();
     assert!(!seen.contains("HUB_ACP_TEST_SECRET"), "a HUB_ variable reached the agent");
     assert!(!seen.contains("ACP_TEST_USERS_TOKEN"), "a variable no one named reached the agent: {seen}");
     assert!(seen.contains("HUB_ACP_TEST_GIVEN=the-agents-key"), "the variable it was given did not: {seen}");
     let path = std::env::var("PATH").unwrap();
     assert!(seen.lines().any(|line| line == format!("PATH={path}")), "PATH: {seen}");
+    hub.stop();
 }
