@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use protocol::api::{ChatConfig, HubUpdate, ProjectsResponse, SessionStatus, YoloSource};
 use tokio::sync::broadcast;
@@ -173,11 +173,12 @@ impl Hub {
                 watcher.watch(&row.folder);
             }
             if let Some(runtime) = self.runtime(&row.id) {
-                let (status, pending_count) = runtime.recover();
-                // Not set_status: a restart is not an update, `updatedAt` stays.
+                // Saved by the runtime; a restart is no update, `updatedAt` stays.
+                let status = runtime.recover();
                 if let Some(session) = self.registry().get_mut(&row.id) {
-                    session.status = status;
-                    session.pending_count = pending_count;
+                    session.status = status.status;
+                    session.pending_count = status.pending_count;
+                    // The agent given to a session from before sessions had one is kept.
                     self.persist(session);
                 }
             }
@@ -311,47 +312,18 @@ impl Hub {
         self.runtimes().len()
     }
 
-    /// Records a session's status (and how many calls wait) and tells open pages.
-    pub fn set_status(&self, id: &str, status: SessionStatus, pending_count: usize) {
-        self.record_status(id, status, pending_count);
-        self.projects_changed();
-    }
-
-    /// Records a session's status without telling anyone yet.
-    pub fn record_status(&self, id: &str, status: SessionStatus, pending_count: usize) {
+    /// The pages' copy of a session's status takes its machine's (which the
+    /// runtime saved with its state), and open pages refetch. Only a
+    /// session's runtime calls this, under the session's lock.
+    fn show_status(&self, id: &str, status: crate::session::Status) {
         if let Some(session) = self.registry().get_mut(id) {
-            session.status = status;
-            session.pending_count = pending_count;
-            session.updated_at_ms = now_ms();
-            self.persist(session);
-        }
-    }
-
-    /// Saves the status a session is about to take without taking it yet, so a
-    /// turn's end is on disk, session row included, before anyone can see it.
-    pub fn save_status_ahead(&self, id: &str, status: SessionStatus, pending_count: usize) -> Option<Session> {
-        // Saved under the registry's lock, as every row is: a delete in between
-        // would otherwise be queued before this row, which a restart brings back.
-        let registry = self.registry();
-        let mut session = registry.get(id)?.clone();
-        session.status = status;
-        session.pending_count = pending_count;
-        session.updated_at_ms = now_ms();
-        self.persist(&session);
-        Some(session)
-    }
-
-    /// Takes a status saved ahead; saved again only if the row changed since
-    /// (a YOLO switch in between).
-    pub fn take_status(&self, ahead: &Session) {
-        if let Some(session) = self.registry().get_mut(&ahead.id) {
-            session.status = ahead.status;
-            session.pending_count = ahead.pending_count;
-            session.updated_at_ms = ahead.updated_at_ms;
-            if session != ahead {
-                self.persist(session);
+            if (session.status, session.pending_count) != (status.status, status.pending_count) {
+                session.updated_at_ms = now_ms();
             }
+            session.status = status.status;
+            session.pending_count = status.pending_count;
         }
+        self.projects_changed();
     }
 
     /// Tells open pages to refetch the folders and sessions.
@@ -543,9 +515,7 @@ impl Hub {
     }
 }
 
-pub fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
-}
+pub use crate::clock::now_ms;
 
 /// Shutting down: what ends when the hub stops.
 impl Hub {
@@ -570,7 +540,7 @@ impl Hub {
     /// end is written down).
     pub fn running_turns(&self) -> usize {
         let runtimes: Vec<Arc<SessionRuntime>> = self.runtimes().values().cloned().collect();
-        runtimes.iter().filter(|runtime| runtime.state().running).count()
+        runtimes.iter().filter(|runtime| runtime.state().machine.is_running()).count()
     }
 }
 
@@ -596,16 +566,8 @@ impl HubPort for Hub {
         Hub::shutdown_token(self)
     }
 
-    fn set_status(&self, session_id: &str, status: SessionStatus, pending_count: usize) {
-        Hub::set_status(self, session_id, status, pending_count)
-    }
-
-    fn save_status_ahead(&self, session_id: &str, status: SessionStatus, pending_count: usize) -> Option<Session> {
-        Hub::save_status_ahead(self, session_id, status, pending_count)
-    }
-
-    fn take_status(&self, ahead: &Session) {
-        Hub::take_status(self, ahead)
+    fn show_status(&self, session_id: &str, status: crate::session::Status) {
+        Hub::show_status(self, session_id, status)
     }
 
     fn projects_changed(&self) {

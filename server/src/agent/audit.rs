@@ -2,13 +2,12 @@
 //! decided it and how, when it is decided; what came of it, when that is
 //! known. Rows are appended through the store's writer and never changed.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use protocol::audit::{AuditDecision, Decider, Outcome};
 use serde_json::Value;
 
 use super::SessionRuntime;
 use crate::approval::{Decision, SkipReason};
+use crate::clock::now_ms;
 use crate::store::{DecisionRecord, OutcomeRecord};
 
 /// Who let a call run, or kept it from running.
@@ -75,10 +74,6 @@ pub fn of_user_decision(decision: &Decision, decided: bool) -> Option<(AuditDeci
     Some((verdict, Authority::User))
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_millis() as u64)
-}
-
 impl SessionRuntime {
     /// Appends a decision on a call to the audit trail.
     pub(crate) fn audit_decision(
@@ -107,7 +102,7 @@ impl SessionRuntime {
     /// call was decided "stopped" by the user (its outcome follows as it is closed).
     pub(crate) fn audit_stopped_cards(&self) {
         let state = self.state();
-        let Some(paused) = &state.paused else { return };
+        let Some(paused) = &state.agent.paused else { return };
         for id in paused.batch.pending() {
             if let Some(call) = paused.calls.get(&id) {
                 self.audit_decision(&id, &call.name, &call.args, AuditDecision::Stopped, &Authority::User);

@@ -130,12 +130,12 @@ impl SessionRuntime {
         let mut guard = self.state();
         loop {
             let state = &mut *guard;
-            let Some(paused) = state.paused.as_mut() else { return Ok(Settled::Continue) };
+            let Some(paused) = state.agent.paused.as_mut() else { return Ok(Settled::Continue) };
             match paused.batch.step()? {
                 Step::Judge(tool_id) => {
                     let call = paused.calls.get(&tool_id);
                     let start = match (judge, call) {
-                        (Some(judge), Some(call)) => judge(call, &state.allowed_tools),
+                        (Some(judge), Some(call)) => judge(call, &state.agent.allowed_tools),
                         _ => gate::Ruling::user_decides(),
                     };
                     paused.batch.judged(&tool_id, start.judgement())?;
@@ -182,7 +182,7 @@ impl SessionRuntime {
                             result
                         }
                     };
-                    tool_message(state, &tool_id, text);
+                    tool_message(&mut state.agent, &tool_id, text);
                     self.save(state);
                 }
                 Step::Wait(pending) => return Ok(Settled::Wait(pending)),
@@ -237,10 +237,10 @@ impl SessionRuntime {
         self.audit_outcome(tool_id, if ran { Outcome::Ran } else { Outcome::Failed });
         let mut state = self.state();
         self.log.push(event);
-        if let Some(paused) = state.paused.as_mut() {
+        if let Some(paused) = state.agent.paused.as_mut() {
             paused.batch.finished(tool_id)?;
         }
-        tool_message(&mut state, tool_id, text);
+        tool_message(&mut state.agent, tool_id, text);
         self.save(&state);
         Ok(())
     }
@@ -248,7 +248,7 @@ impl SessionRuntime {
     /// Stop: every call without a result is answered `result` (a running one
     /// was killed), and the paused turn is gone.
     pub(crate) fn close_batch(&self, result: &str) {
-        if let Some(paused) = self.state().paused.as_mut() {
+        if let Some(paused) = self.state().agent.paused.as_mut() {
             paused.batch.stop(result);
         }
         self.settle_closed();
@@ -261,7 +261,7 @@ impl SessionRuntime {
             tracing::error!(session = %self.id, "a closed batch did not settle: {err}");
         }
         let mut state = self.state();
-        state.paused = None;
+        state.agent.paused = None;
         self.save(&state);
     }
 
@@ -272,7 +272,7 @@ impl SessionRuntime {
     pub(crate) fn recover_batch(&self) -> Option<TurnEnd> {
         let ids: Vec<String> = {
             let mut state = self.state();
-            let paused = state.paused.as_mut()?;
+            let paused = state.agent.paused.as_mut()?;
             let interrupted = paused.batch.interrupt();
             if !interrupted.is_empty() {
                 tracing::warn!(session = %self.id, calls = ?interrupted, "calls cut short are reported interrupted");
@@ -283,7 +283,7 @@ impl SessionRuntime {
         let logged = AlreadyLogged::of(self, &ids);
         Some(match self.settle(&logged, None) {
             Ok(Settled::Wait(pending)) => TurnEnd::waiting(pending),
-            Ok(Settled::Ask(_)) => TurnEnd::asking(),
+            Ok(Settled::Ask(request_id)) => TurnEnd::asking(request_id),
             Ok(Settled::Cancelled) => {
                 self.forget_batch();
                 TurnEnd::ended(ResultStatus::Cancelled)
@@ -305,7 +305,7 @@ impl SessionRuntime {
 
     fn forget_batch(&self) {
         let mut state = self.state();
-        state.paused = None;
+        state.agent.paused = None;
         self.save(&state);
     }
 }

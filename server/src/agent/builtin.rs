@@ -15,10 +15,11 @@ use super::batch::{AlreadyLogged, Judge, Settled};
 use super::calls::{check, keep_within_review_budget, result_event, CallIds, Checked};
 use super::model::{ModelClient, ToolCallRequest};
 use super::question::{self, Answer};
-use super::{audit, gate, AgentError, AgentState, PausedTurn, PlannedCall, SessionRuntime, Start, TurnEnd};
+use super::{audit, gate, AgentError, AgentState, PausedTurn, PlannedCall, SessionRuntime, Start};
 use crate::agent::port::HubPort;
 use crate::approval::{ApprovalBatch, BatchError, Decision, DecisionError, Initial, NewCall};
 use crate::policy;
+use crate::session::{Stop, TurnEnd};
 use crate::store::StoreError;
 use crate::tools::{self, Tool, ToolFailure, Workspace};
 
@@ -61,7 +62,7 @@ impl super::Agent for BuiltinAgent {
     /// stopped under the session's lock, so a turn that pauses meanwhile keeps it.
     fn stop_running(&self, _hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) {
         let state = runtime.state();
-        if let (true, Some(stop)) = (state.running, &state.stop) {
+        if let (true, Some(stop)) = (state.machine.is_running(), &state.agent.stop) {
             stop.cancel();
         }
     }
@@ -103,14 +104,13 @@ pub fn begin(
 ) -> Result<u64, AgentError> {
     let (after, stop, number) = {
         let mut guard = runtime.state();
-        let state = &mut *guard;
-        if state.deleted {
-            return Err(AgentError::Deleted(runtime.id.clone()));
-        }
-        if state.running {
-            return Err(AgentError::busy("A turn is already running in this session; wait for it to finish."));
+        let refused = |refusal| AgentError::refused(&runtime.id, refusal);
+        guard.machine.admit().map_err(refused)?;
+        if !matches!(start, Start::AgentOption { .. }) {
+            guard.machine.check(start.starting()).map_err(refused)?;
         }
         let after = runtime.log.last_seq();
+        let state = &mut guard.agent;
         match start {
             Start::Decide { tool_id, decision } => {
                 let judge = |call: &PlannedCall, grants: &HashSet<String>| judge_now(&**hub, runtime, call, grants);
@@ -125,18 +125,10 @@ pub fn begin(
                 ))
             }
             Start::Prompt(text) => match &state.paused {
-                Some(paused) if paused.batch.asked().is_some() => {
-                    return Err(AgentError::busy(
-                        "The agent is waiting for your answer to its question (POST /api/sessions/{id}/input) \
-                         before a new prompt.",
-                    ));
-                }
+                // Let through by the machine only as a decision word while a call waits.
                 Some(paused) => {
                     let Some(decision) = decision_word(&text) else {
-                        return Err(AgentError::busy(
-                            "The agent is waiting for your decision on a tool call: approve or reject it \
-                             (or answer yes, no or approve all) before sending a new prompt.",
-                        ));
+                        return Err(refused(crate::session::Refusal::WaitingDecision));
                     };
                     let first = paused.batch.pending().into_iter().next().unwrap_or_default();
                     let judge = |call: &PlannedCall, grants: &HashSet<String>| judge_now(&**hub, runtime, call, grants);
@@ -154,13 +146,11 @@ pub fn begin(
                 }
             },
         }
-        runtime.save(state);
-        // Under the lock, so a turn that ends at once cannot be overtaken by this.
-        runtime.mark_running(&**hub, state);
         let stop = CancellationToken::new();
         state.stop = Some(stop.clone());
-        state.turn += 1;
-        (after, stop, state.turn)
+        // Under the lock, so a turn that ends at once cannot be overtaken by this.
+        let number = runtime.start_turn(&**hub, &mut guard);
+        (after, stop, number)
     };
     let turn = Turn {
         hub: hub.clone(),
@@ -182,16 +172,15 @@ pub async fn cancel(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) -> Re
     {
         let mut state = runtime.state();
         let after = runtime.log.last_seq();
-        if state.running {
-            if let Some(stop) = &state.stop {
-                stop.cancel();
+        match state.machine.stop().map_err(|refusal| AgentError::refused(&runtime.id, refusal))? {
+            Stop::Running => {
+                if let Some(stop) = &state.agent.stop {
+                    stop.cancel();
+                }
+                return Ok(after);
             }
-            return Ok(after);
-        }
-        if state.paused.is_none() {
-            return Err(AgentError::NotRunning);
-        }
-        runtime.mark_running(&**hub, &mut state);
+            Stop::Waiting => runtime.reopen(&**hub, &mut state),
+        };
     }
     let after = runtime.log.last_seq();
     stopped(runtime);
@@ -331,7 +320,7 @@ impl Turn {
             }),
             () = self.stop.cancelled() => {
                 // The model's stream or a running command was dropped (and killed) here.
-                let has_batch = self.runtime.state().paused.is_some();
+                let has_batch = self.runtime.state().agent.paused.is_some();
                 match self.hub.shutdown_token().is_cancelled() && has_batch {
                     // Shutting down: as after a crash, the running call is reported
                     // interrupted and the cards still waiting stay for the restart.
@@ -343,7 +332,7 @@ impl Turn {
                 }
             }
         };
-        self.runtime.state().stop = None;
+        self.runtime.state().agent.stop = None;
         self.runtime.end_turn(&self.hub, end).await;
     }
 
@@ -367,7 +356,7 @@ impl Turn {
         loop {
             match self.work_through().await? {
                 Settled::Wait(pending) => return Ok(TurnEnd::waiting(pending)),
-                Settled::Ask(_) => return Ok(TurnEnd::asking()),
+                Settled::Ask(request_id) => return Ok(TurnEnd::asking(request_id)),
                 Settled::Cancelled => {
                     self.runtime.close_batch(STOPPED_RESULT);
                     return Ok(TurnEnd::ended(ResultStatus::Cancelled));
@@ -377,7 +366,7 @@ impl Turn {
                     // Saved: a finished batch left on disk would be taken, after a
                     // crash, for the turn the next reply's calls belong to.
                     let mut state = self.runtime.state();
-                    if state.paused.take().is_some() {
+                    if state.agent.paused.take().is_some() {
                         self.runtime.save(&state);
                     }
                 }
@@ -389,8 +378,8 @@ impl Turn {
             completions += 1;
             let (messages, number) = {
                 let mut state = self.runtime.state();
-                state.completions += 1;
-                (state.messages.clone(), state.completions)
+                state.agent.completions += 1;
+                (state.agent.messages.clone(), state.agent.completions)
             };
             let log = self.runtime.log.clone();
             let reply = model
@@ -405,18 +394,18 @@ impl Turn {
             // Checked before the session is locked: an edit's check reads its file.
             let checked = self.check_calls(&reply.tool_calls).await;
             let mut state = self.runtime.state();
-            state.messages.push(reply.to_message());
+            state.agent.messages.push(reply.to_message());
             if reply.tool_calls.is_empty() {
                 // Saved at the end of the turn.
                 return Ok(TurnEnd::ended(ResultStatus::Success));
             }
-            let (planned, announced) = self.plan(&state, reply.tool_calls, checked, number)?;
+            let (planned, announced) = self.plan(&state.agent, reply.tool_calls, checked, number)?;
             // Announced, then saved (one queue, in order): a saved batch always has
             // its calls' `tool_use`, so a card restored after a crash can show them.
             for event in announced {
                 self.emit(event);
             }
-            state.paused = Some(planned);
+            state.agent.paused = Some(planned);
             self.runtime.save(&state);
         }
     }
@@ -569,14 +558,14 @@ impl Turn {
             };
             // Write-ahead: the call runs only once it is on disk as running.
             if let Err(err) = self.runtime.flush().await {
-                if let Some(paused) = self.runtime.state().paused.as_mut() {
+                if let Some(paused) = self.runtime.state().agent.paused.as_mut() {
                     paused.batch.not_started(&tool_id)?;
                 }
                 return Err(err.into());
             }
             let call = {
                 let state = self.runtime.state();
-                state.paused.as_ref().and_then(|paused| paused.calls.get(&tool_id).cloned())
+                state.agent.paused.as_ref().and_then(|paused| paused.calls.get(&tool_id).cloned())
             };
             let result = match call {
                 Some(PlannedCall { failure: Some(failure), .. }) => Err(failure),

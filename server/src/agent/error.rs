@@ -47,3 +47,25 @@ impl AgentError {
         Self::NotPending(format!("Question '{request_id}' is not waiting for an answer."))
     }
 }
+
+impl AgentError {
+    /// Why the session's machine would not start a turn (or stop one), in the words the user reads.
+    pub(crate) fn refused(session_id: &str, refusal: crate::session::Refusal) -> Self {
+        use crate::session::Refusal;
+        match refusal {
+            Refusal::Deleted => Self::Deleted(session_id.to_string()),
+            Refusal::Busy => Self::busy("A turn is already running in this session; wait for it to finish or stop it."),
+            Refusal::WaitingDecision => Self::busy(
+                "The agent is waiting for your decision on a tool call: approve or reject it (or answer yes, no or \
+                 approve all) before sending a new prompt.",
+            ),
+            Refusal::WaitingAnswer => Self::busy(
+                "The agent is waiting for your answer to its question (POST /api/sessions/{id}/input) before a new \
+                 prompt.",
+            ),
+            Refusal::CallNotPending(tool_id) => Self::call_not_pending(&tool_id),
+            Refusal::QuestionNotPending(request_id) => Self::question_not_pending(&request_id),
+            Refusal::NotRunning => Self::NotRunning,
+        }
+    }
+}

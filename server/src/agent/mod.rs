@@ -26,14 +26,14 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use protocol::api::SessionStatus;
 use protocol::events::{AgentEvent, ResultStatus, Severity};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::agent::port::HubPort;
 use crate::approval::ApprovalBatch;
-use crate::store::{Store, StoreError};
+use crate::session::{Machine, Phase, Recovery, Status, Tail, TurnEnd};
+use crate::store::{StatusRow, Store, StoreError};
 use crate::tools::{Tool, ToolFailure};
 use log::EventLog;
 
@@ -64,12 +64,10 @@ pub struct PausedTurn {
     pub calls: HashMap<String, PlannedCall>,
 }
 
-/// What the built-in agent needs to go on, saved whole to the store.
+/// What the agent needs to go on, saved whole to the store (with the
+/// session's phase, see [`SessionState`]).
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct AgentState {
-    /// A turn task owns the session (never saved: no task survives a restart).
-    #[serde(skip)]
-    pub running: bool,
     /// The conversation in Chat Completions form.
     pub messages: Vec<Value>,
     pub paused: Option<PausedTurn>,
@@ -83,42 +81,31 @@ pub struct AgentState {
     /// Stops the built-in agent's running turn (the Stop button).
     #[serde(skip)]
     pub stop: Option<tokio_util::sync::CancellationToken>,
-    /// Counts the built-in agent's turn tasks: a failed task acts only on its own turn.
-    #[serde(skip)]
-    pub turn: u64,
-    /// The session was deleted: nothing starts in it and nothing of it is saved.
-    #[serde(skip)]
-    pub deleted: bool,
 }
 
-/// Why a session cannot be deleted without `force`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Occupied {
-    Running,
-    WaitingApproval,
-    WaitingInput,
+/// A session's state under its lock: where its turns stand (the machine, the
+/// one truth of its status) and what its agent keeps.
+#[derive(Debug, Default)]
+pub struct SessionState {
+    pub machine: Machine,
+    pub agent: AgentState,
 }
 
-impl Occupied {
-    /// What the session is doing, if anything that deleting would cut short.
-    pub fn of(state: &AgentState) -> Option<Self> {
-        if state.running {
-            return Some(Self::Running);
-        }
-        if state.acp.waiting.is_some() {
-            return Some(Self::WaitingApproval);
-        }
-        let paused = state.paused.as_ref()?;
-        Some(if paused.batch.asked().is_some() { Self::WaitingInput } else { Self::WaitingApproval })
-    }
+/// The stored form: the agent's state with the phase beside it.
+#[derive(Serialize)]
+struct Saving<'a> {
+    #[serde(flatten)]
+    agent: &'a AgentState,
+    session: &'a Phase,
+}
 
-    pub fn describe(self) -> &'static str {
-        match self {
-            Self::Running => "a turn is running in it",
-            Self::WaitingApproval => "a tool call is waiting for your decision",
-            Self::WaitingInput => "the agent is waiting for your answer to its question",
-        }
-    }
+#[derive(Deserialize)]
+struct Saved {
+    #[serde(flatten)]
+    agent: AgentState,
+    /// Absent in states saved before the phase was.
+    #[serde(default)]
+    session: Phase,
 }
 
 /// How a turn begins: a new prompt, a decision on a paused one, or the answer
@@ -138,6 +125,19 @@ pub enum Start {
         request_id: String,
         response: Value,
     },
+}
+
+impl Start {
+    /// What the session's machine is asked to start.
+    pub fn starting(&self) -> crate::session::Starting<'_> {
+        use crate::session::Starting;
+        match self {
+            Self::Prompt(text) if builtin::decision_word(text).is_some() => Starting::DecidingPrompt,
+            Self::Prompt(_) => Starting::Prompt,
+            Self::Decide { tool_id, .. } | Self::AgentOption { tool_id, .. } => Starting::Decide(tool_id),
+            Self::Answer { request_id, .. } => Starting::Answer(request_id),
+        }
+    }
 }
 
 /// Starts or resumes a turn with the session's agent. Returns the last seq before
@@ -167,7 +167,7 @@ pub fn stop_running(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) {
 /// Runs a turn in a task of its own, watched: should the task fail (a panic, a
 /// bug), the session gets an `error` event and is free again; it never stays
 /// "running" with every prompt answered `session_busy`.
-/// `number` is the turn's [`AgentState::turn`].
+/// `number` is the turn's, from [`SessionRuntime::start_turn`].
 pub(crate) fn spawn_turn(
     hub: &Arc<dyn HubPort>,
     runtime: &Arc<SessionRuntime>,
@@ -180,8 +180,7 @@ pub(crate) fn spawn_turn(
         let Err(err) = task.await else { return };
         {
             // A task that failed after its turn was over (and another may have begun) leaves the session be.
-            let state = runtime.state();
-            if state.turn != number || !state.running {
+            if !runtime.state().machine.holds(number) {
                 tracing::error!(session = %runtime.id, "a finished turn's task failed: {err}");
                 return;
             }
@@ -199,39 +198,10 @@ pub(crate) fn spawn_turn(
 }
 
 /// The ids of the calls waiting for the user's decision, first shown first.
-pub fn pending_calls(state: &AgentState) -> Vec<String> {
-    match (&state.paused, &state.acp.waiting) {
-        (Some(paused), _) => paused.batch.pending(),
-        (None, Some(waiting)) => vec![waiting.tool_id.clone()],
-        (None, None) => Vec::new(),
-    }
-}
-
-/// How a turn ended or paused: its `result` event and the session's new status.
-pub struct TurnEnd {
-    pub result: ResultStatus,
-    pub pending: Option<Vec<String>>,
-    pub status: SessionStatus,
-}
-
-impl TurnEnd {
-    pub fn error() -> Self {
-        Self { result: ResultStatus::Error, pending: None, status: SessionStatus::Error }
-    }
-
-    pub fn waiting(pending: Vec<String>) -> Self {
-        Self { result: ResultStatus::WaitingApproval, pending: Some(pending), status: SessionStatus::WaitingApproval }
-    }
-
-    /// Paused on a question to the user.
-    pub fn asking() -> Self {
-        Self { result: ResultStatus::WaitingInput, pending: None, status: SessionStatus::WaitingInput }
-    }
-
-    /// A turn that ended by itself: success and cancelled leave the session idle.
-    pub fn ended(result: ResultStatus) -> Self {
-        let status = if result == ResultStatus::Error { SessionStatus::Error } else { SessionStatus::Idle };
-        Self { result, pending: None, status }
+pub fn pending_calls(state: &SessionState) -> Vec<String> {
+    match state.machine.phase() {
+        Phase::Waiting { pending } => pending.clone(),
+        _ => Vec::new(),
     }
 }
 
@@ -273,7 +243,7 @@ pub struct SessionRuntime {
     pub id: String,
     pub folder: PathBuf,
     pub log: Arc<EventLog>,
-    state: Mutex<AgentState>,
+    state: Mutex<SessionState>,
     store: Option<Arc<Store>>,
     /// The store ticket of the last agent state queued for saving.
     saved: AtomicU64,
@@ -294,13 +264,13 @@ impl SessionRuntime {
     pub fn load(id: String, folder: PathBuf, store: Option<Arc<Store>>) -> Result<Self, StoreError> {
         let Some(saved) = &store else { return Ok(Self::fresh(id, folder, None)) };
         let events = saved.events(&id)?;
-        let (state, unreadable) = match saved.agent_state(&id)?.as_deref().map(unreadable::decode) {
-            None => (AgentState::default(), None),
-            Some(Ok(state)) => (state, None),
+        let (state, unreadable) = match saved.agent_state(&id)?.as_deref().map(unreadable::decode::<Saved>) {
+            None => (SessionState::default(), None),
+            Some(Ok(Saved { agent, session })) => (SessionState { machine: Machine::restored(session), agent }, None),
             // Not started afresh over it: see `unreadable`.
             Some(Err(why)) => {
                 tracing::error!(session = %id, "{why}");
-                (AgentState::default(), Some(why))
+                (SessionState::default(), Some(why))
             }
         };
         let mut runtime = Self::with(id, folder, store, events, state);
@@ -310,7 +280,7 @@ impl SessionRuntime {
 
     /// The runtime of a session just created: the store has nothing of it yet.
     pub fn fresh(id: String, folder: PathBuf, store: Option<Arc<Store>>) -> Self {
-        Self::with(id, folder, store, Vec::new(), AgentState::default())
+        Self::with(id, folder, store, Vec::new(), SessionState::default())
     }
 
     fn with(
@@ -318,7 +288,7 @@ impl SessionRuntime {
         folder: PathBuf,
         store: Option<Arc<Store>>,
         events: Vec<protocol::events::SeqEvent>,
-        state: AgentState,
+        state: SessionState,
     ) -> Self {
         let sink = store.clone().map(|store| (store, id.clone()));
         Self {
@@ -342,68 +312,97 @@ impl SessionRuntime {
         *self.agent_modes.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = modes;
     }
 
-    pub fn state(&self) -> MutexGuard<'_, AgentState> {
+    pub fn state(&self) -> MutexGuard<'_, SessionState> {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The session is being deleted (call with its state locked): nothing
     /// starts in it any more, and nothing more of it is saved, so no write can
     /// follow the store's delete. Its events stay in memory for whoever still
-    /// reads them.
-    pub(crate) fn detach(&self, state: &mut AgentState) {
-        state.deleted = true;
+    /// reads them. Returns whether a turn was running; refused (`force`
+    /// unset and a turn under way), nothing changes.
+    pub(crate) fn detach(&self, state: &mut SessionState, force: bool) -> Result<bool, crate::session::Occupied> {
+        let running = state.machine.delete(force)?;
         self.log.detach();
+        Ok(running)
     }
 
-    /// Queues the agent state for saving (call with the state locked, so saves keep their order).
-    pub fn save(&self, state: &AgentState) {
-        if let Some(store) = self.store.as_ref().filter(|_| !state.deleted && self.unreadable.is_none()) {
-            match serde_json::to_string(state) {
-                Ok(text) => self.saved.store(store.save_agent_state(&self.id, text), Ordering::Release),
-                Err(err) => tracing::error!("agent state not saved: {err}"),
+    /// Queues the session's state for saving, its status with it, as an
+    /// update (call with the state locked, so saves keep their order).
+    pub fn save(&self, state: &SessionState) {
+        self.write(state, Some(crate::clock::now_ms()));
+    }
+
+    /// `at_ms`: when the status changed (`None`: a restart's, which is no update).
+    fn write(&self, state: &SessionState, at_ms: Option<u64>) {
+        let Some(store) = self.store.as_ref().filter(|_| !state.machine.is_deleted()) else { return };
+        let status = state.machine.saved_phase().status();
+        let row = StatusRow { status: status.status, pending_count: status.pending_count, updated_at_ms: at_ms };
+        // An unreadable state is kept as it was: only the status is written.
+        let text = match self.unreadable {
+            Some(_) => None,
+            None => {
+                match serde_json::to_string(&Saving { agent: &state.agent, session: state.machine.saved_phase() }) {
+                    Ok(text) => Some(text),
+                    Err(err) => {
+                        tracing::error!("agent state not saved: {err}");
+                        return;
+                    }
+                }
             }
-        }
+        };
+        self.saved.store(store.save_session_state(&self.id, text, row), Ordering::Release);
     }
 
-    /// After a restart: the session's status, and how many calls wait. The
-    /// built-in agent's saved batch says what was under way (see
-    /// [`SessionRuntime::recover_batch`]); without one, the log's last `result`
-    /// does. A turn the restart cut is closed with an error; nothing of it is
-    /// resumed, and nothing that was running runs again.
-    pub fn recover(&self) -> (SessionStatus, usize) {
+    /// After a restart: the session's status, settled by [`crate::session::recover`]
+    /// from its saved phase, the log's last event and the built-in agent's
+    /// saved calls, then saved. A turn the restart cut is closed with an error;
+    /// nothing of it is resumed, and nothing that was running runs again.
+    pub fn recover(&self) -> Status {
         if let Some(why) = &self.unreadable {
-            return unreadable::report(&self.log, why);
+            unreadable::report(&self.log, why);
+            let mut state = self.state();
+            state.machine = Machine::restored(Phase::Error);
+            self.write(&state, None);
+            return state.machine.status();
         }
-        let seen = self.log.last_seq();
-        let paused_already = matches!(self.log.last(), Some(AgentEvent::Result { .. }));
-        if let Some(end) = self.recover_batch() {
-            // A pause the log already ends with needs no second `result`.
-            if self.log.last_seq() != seen || !paused_already {
-                self.log.push(AgentEvent::Result { status: end.result, pending: end.pending.clone() });
+        let tail = match self.log.last() {
+            None => Tail::Empty,
+            Some(AgentEvent::Result { status, .. }) => Tail::Result(status),
+            Some(_) => Tail::Unsettled,
+        };
+        let (saved, batch) = {
+            let state = self.state();
+            (state.machine.phase().clone(), state.agent.paused.is_some())
+        };
+        let phase = match crate::session::recover(&saved, tail, batch) {
+            Recovery::AsItWas(phase) => phase,
+            Recovery::Batch => {
+                let seen = self.log.last_seq();
+                let paused_already = matches!(self.log.last(), Some(AgentEvent::Result { .. }));
+                let end = self.recover_batch().unwrap_or_else(TurnEnd::error);
+                // A pause the log already ends with needs no second `result`.
+                if self.log.last_seq() != seen || !paused_already {
+                    self.log.push(AgentEvent::Result { status: end.result, pending: end.pending() });
+                }
+                end.phase
             }
-            return (end.status, end.pending.map_or(0, |pending| pending.len()));
-        }
-        match self.log.last() {
-            None => return (SessionStatus::Idle, 0),
-            Some(AgentEvent::Result { status, .. }) => match status {
-                ResultStatus::Success | ResultStatus::Cancelled => return (SessionStatus::Idle, 0),
-                ResultStatus::Error => return (SessionStatus::Error, 0),
-                // A wait with nothing saved to wait on: an ACP agent's request died with its process.
-                ResultStatus::WaitingApproval | ResultStatus::WaitingInput => {}
-            },
-            Some(_) => {}
-        }
+            Recovery::Interrupted => {
+                self.state().agent.recover_interrupted();
+                self.close_unreported_calls();
+                self.log.push(AgentEvent::Error {
+                    severity: Severity::Error,
+                    message: INTERRUPTED_MESSAGE.to_string(),
+                    code: Some("interrupted".into()),
+                });
+                self.log.push(AgentEvent::Result { status: ResultStatus::Error, pending: None });
+                Phase::Error
+            }
+        };
         let mut state = self.state();
-        state.recover_interrupted();
-        self.save(&state);
-        self.close_unreported_calls();
-        self.log.push(AgentEvent::Error {
-            severity: Severity::Error,
-            message: INTERRUPTED_MESSAGE.to_string(),
-            code: Some("interrupted".into()),
-        });
-        self.log.push(AgentEvent::Result { status: ResultStatus::Error, pending: None });
-        (SessionStatus::Error, 0)
+        state.machine = Machine::restored(phase);
+        self.write(&state, None);
+        state.machine.status()
     }
 
     /// The cut turn's calls (and questions) that were announced and got no
@@ -460,57 +459,69 @@ impl SessionRuntime {
         let end = self.recover_batch().unwrap_or_else(|| {
             let mut state = self.state();
             // A model reply whose calls got no results is dropped, as after a crash.
-            state.recover_interrupted();
+            state.agent.recover_interrupted();
             self.save(&state);
             TurnEnd::error()
         });
-        self.state().stop = None;
+        self.state().agent.stop = None;
         self.end_turn(hub, end).await;
     }
 
-    /// The session takes a turn: the runtime's state and the status the pages
-    /// see change together, under the session's lock (held by `state`).
-    pub(crate) fn mark_running(&self, hub: &dyn HubPort, state: &mut AgentState) {
-        state.running = true;
-        hub.set_status(&self.id, SessionStatus::Running, 0);
+    /// A turn starts (its machine said it may): the session is held, and the
+    /// status the pages see is saved with the state and shown, together under
+    /// the session's lock. Returns the turn's number.
+    pub(crate) fn start_turn(&self, hub: &dyn HubPort, state: &mut SessionState) -> u64 {
+        let (turn, status) = state.machine.start();
+        self.save(state);
+        hub.show_status(&self.id, status);
+        turn
+    }
+
+    /// A turn paused on the user is taken up again to be closed (Stop, or its
+    /// agent's process ended). Returns whether a turn was under way.
+    pub(crate) fn reopen(&self, hub: &dyn HubPort, state: &mut SessionState) -> bool {
+        let (under_way, changed) = state.machine.reopen();
+        if let Some(status) = changed {
+            self.save(state);
+            hub.show_status(&self.id, status);
+        }
+        under_way
     }
 
     /// Closes or pauses the running turn with its `result`.
     pub async fn end_turn(&self, hub: &dyn HubPort, end: TurnEnd) {
-        // The pause (or end) is on disk before anyone can see it and act on it…
-        let mut ahead = self.record_end(hub, &end);
+        // The pause (or end) is on disk, status and all, before anyone can see it and act on it…
+        self.record_end(&end);
         if let Err(err) = self.flush().await {
             // …or, when it cannot be, the user is told so: never as if it were saved.
             self.log.withdraw_unpublished();
             self.report_store_failed(&err);
-            let paused = matches!(end.result, ResultStatus::WaitingApproval | ResultStatus::WaitingInput);
+            let paused = matches!(end.phase, Phase::Waiting { .. } | Phase::Asking { .. });
             // A pause stays a pause (deciding needs the store again, and says so if it still fails).
             let end = if paused { end } else { TurnEnd::error() };
-            ahead = self.record_end(hub, &end);
+            self.record_end(&end);
             // While the fault lasts these writes fail too; they are part of what
             // was just said, not news for the next turn.
             let _ = self.flush().await;
         }
-        // …and the session is free, its status recorded, the moment the result
+        // …and the session is free, its status shown, the moment the result
         // shows: a client that reads it and prompts or asks at once sees it done.
-        {
-            let mut state = self.state();
-            state.running = false;
-            if let Some(ahead) = &ahead {
-                hub.take_status(ahead);
-            }
-            self.log.publish();
+        let mut state = self.state();
+        let shown = state.machine.show_end();
+        self.log.publish();
+        match shown {
+            Some(status) => hub.show_status(&self.id, status),
+            None => hub.projects_changed(),
         }
-        hub.projects_changed();
     }
 
-    /// Saves the turn's state and status and appends its `result`, unpublished.
-    fn record_end(&self, hub: &dyn HubPort, end: &TurnEnd) -> Option<crate::registry::Session> {
-        let pending_count = end.pending.as_ref().map_or(0, Vec::len);
-        let ahead = hub.save_status_ahead(&self.id, end.status, pending_count);
-        self.save(&self.state());
-        self.log.append_unpublished(AgentEvent::Result { status: end.result, pending: end.pending.clone() });
-        ahead
+    /// Saves the turn's end (the state, the phase and status it leaves) and
+    /// appends its `result`, unpublished; the session stays held.
+    fn record_end(&self, end: &TurnEnd) {
+        let mut state = self.state();
+        state.machine.end(end);
+        self.save(&state);
+        self.log.append_unpublished(AgentEvent::Result { status: end.result, pending: end.pending() });
     }
 
     /// A write to the database failed: the turn's error says so (once in a row).
@@ -540,7 +551,8 @@ impl SessionRuntime {
 
     /// The call waiting on a card under `tool_id`, as the folder's rules see it (name, arguments).
     pub fn waiting_call(&self, tool_id: &str) -> Option<(String, Value)> {
-        let state = self.state();
+        let guard = self.state();
+        let state = &guard.agent;
         if let Some(waiting) = state.acp.waiting.as_ref().filter(|waiting| waiting.tool_id == tool_id) {
             return Some((waiting.call.name.clone(), waiting.call.args.clone()));
         }
@@ -565,7 +577,7 @@ impl SessionRuntime {
             return false;
         }
         // Locked means in use: not idle.
-        let idle = self.state.try_lock().is_ok_and(|state| !state.running && state.stop.is_none());
+        let idle = self.state.try_lock().is_ok_and(|state| !state.machine.is_running() && state.agent.stop.is_none());
         let saved = self.saved.load(Ordering::Acquire).max(self.log.saved_ticket());
         idle && store.committed(&self.id, saved)
     }
@@ -583,6 +595,7 @@ impl SessionRuntime {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::api::SessionStatus;
     use serde_json::json;
 
     #[test]
@@ -603,12 +616,21 @@ mod tests {
     }
 
     #[test]
-    fn the_running_flag_is_never_saved() {
-        let state = AgentState { running: true, completions: 3, ..Default::default() };
-        let text = serde_json::to_string(&state).unwrap();
-        let back: AgentState = serde_json::from_str(&text).unwrap();
-        assert!(!back.running);
-        assert_eq!(back.completions, 3);
+    fn the_phase_is_saved_beside_the_agents_state_and_older_states_still_read() {
+        let mut state = SessionState::default();
+        state.agent.completions = 3;
+        state.machine.start();
+        state.machine.end(&TurnEnd::waiting(vec!["a".into()]));
+        // Saved ahead of its showing: the end's phase is what goes to disk.
+        let text =
+            serde_json::to_string(&Saving { agent: &state.agent, session: state.machine.saved_phase() }).unwrap();
+        let back: Saved = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.session, Phase::Waiting { pending: vec!["a".into()] });
+        assert_eq!(back.agent.completions, 3);
+
+        let older: Saved =
+            serde_json::from_str(r#"{"messages":[],"paused":null,"allowed_tools":[],"completions":2}"#).unwrap();
+        assert_eq!((older.session, older.agent.completions), (Phase::Idle, 2));
     }
 
     #[tokio::test]
@@ -622,12 +644,12 @@ mod tests {
         store.flush().await.unwrap();
         assert_eq!((store.events("s").unwrap().len(), store.agent_state("s").unwrap().is_some()), (1, true));
 
-        runtime.detach(&mut runtime.state());
+        runtime.detach(&mut runtime.state(), false).unwrap();
         store.delete_session("s");
         runtime.log.push(ended(ResultStatus::Cancelled));
         {
             let mut state = runtime.state();
-            state.completions = 7;
+            state.agent.completions = 7;
             runtime.save(&state);
         }
         store.flush().await.unwrap();
@@ -641,16 +663,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let config = hub.open_session(dir.path().to_str().unwrap(), None).unwrap();
         let runtime = hub.runtime(&config.session_id).unwrap();
-        let number = {
-            let mut state = runtime.state();
-            state.running = true;
-            state.turn += 1;
-            state.turn
-        };
-        hub.set_status(&runtime.id, SessionStatus::Running, 0);
+        let number = runtime.start_turn(&*hub.port(), &mut runtime.state());
+        assert_eq!(hub.session(&runtime.id).unwrap().status, SessionStatus::Running);
         spawn_turn(&hub.port(), &runtime, number, async { panic!("a bug in the turn") });
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        while runtime.state().running {
+        while runtime.state().machine.is_running() {
             assert!(std::time::Instant::now() < deadline, "the session stayed running");
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }

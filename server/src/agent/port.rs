@@ -6,11 +6,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use protocol::api::SessionStatus;
 use tokio_util::sync::CancellationToken;
 
 use crate::policy::PolicySet;
-use crate::registry::Session;
+use crate::session::Status;
 
 pub trait HubPort: Send + Sync + 'static {
     /// Whether the session's YOLO is on now.
@@ -24,11 +23,9 @@ pub trait HubPort: Send + Sync + 'static {
     fn shell_timeout(&self) -> Duration;
     /// Cancelled when the hub shuts down.
     fn shutdown_token(&self) -> CancellationToken;
-    /// The status the pages see, and how many calls wait.
-    fn set_status(&self, session_id: &str, status: SessionStatus, pending_count: usize);
-    /// The status saved before the turn's end is announced ([`HubPort::take_status`] then applies it).
-    fn save_status_ahead(&self, session_id: &str, status: SessionStatus, pending_count: usize) -> Option<Session>;
-    fn take_status(&self, ahead: &Session);
+    /// The pages see the session's new status (its machine's, already saved);
+    /// open pages refetch.
+    fn show_status(&self, session_id: &str, status: Status);
     /// Open pages refetch the folders and sessions.
     fn projects_changed(&self);
     /// Open pages get the session's config anew (its agent's modes changed).
@@ -57,16 +54,8 @@ impl<T: HubPort + ?Sized> HubPort for Arc<T> {
         (**self).shutdown_token()
     }
 
-    fn set_status(&self, session_id: &str, status: SessionStatus, pending_count: usize) {
-        (**self).set_status(session_id, status, pending_count)
-    }
-
-    fn save_status_ahead(&self, session_id: &str, status: SessionStatus, pending_count: usize) -> Option<Session> {
-        (**self).save_status_ahead(session_id, status, pending_count)
-    }
-
-    fn take_status(&self, ahead: &Session) {
-        (**self).take_status(ahead)
+    fn show_status(&self, session_id: &str, status: Status) {
+        (**self).show_status(session_id, status)
     }
 
     fn projects_changed(&self) {

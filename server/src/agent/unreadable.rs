@@ -4,23 +4,21 @@
 //! an error, takes no turn, and its stored state is kept as it was for a
 //! version that reads it (or for whoever looks into the database).
 
-use protocol::api::SessionStatus;
 use protocol::events::{AgentEvent, ResultStatus, Severity};
 
 use super::log::EventLog;
-use super::AgentState;
 
 /// The code of the `error` event and of the 409 a turn gets.
 pub const STATE_UNREADABLE: &str = "state_unreadable";
 
 /// The stored state, or why it cannot be read.
-pub(super) fn decode(text: &str) -> Result<AgentState, String> {
+pub(super) fn decode<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
     serde_json::from_str(text)
         .map_err(|err| format!("The agent's saved state of this session could not be read ({err})."))
 }
 
 /// After a restart: the session is in error, and its log says why (once per start).
-pub(super) fn report(log: &EventLog, why: &str) -> (SessionStatus, usize) {
+pub(super) fn report(log: &EventLog, why: &str) {
     log.push(AgentEvent::Error {
         severity: Severity::Error,
         message: format!(
@@ -29,7 +27,6 @@ pub(super) fn report(log: &EventLog, why: &str) -> (SessionStatus, usize) {
         code: Some(STATE_UNREADABLE.into()),
     });
     log.push(AgentEvent::Result { status: ResultStatus::Error, pending: None });
-    (SessionStatus::Error, 0)
 }
 
 #[cfg(test)]
@@ -38,8 +35,11 @@ mod tests {
 
     #[test]
     fn a_state_that_does_not_read_says_why() {
-        assert!(decode(r#"{"messages":[],"paused":null,"allowed_tools":[],"completions":0}"#).is_ok());
-        let why = decode(r#"{"messages": 5}"#).unwrap_err();
+        assert!(decode::<super::super::AgentState>(
+            r#"{"messages":[],"paused":null,"allowed_tools":[],"completions":0}"#
+        )
+        .is_ok());
+        let why = decode::<super::super::AgentState>(r#"{"messages": 5}"#).unwrap_err();
         assert!(why.starts_with("The agent's saved state of this session could not be read (invalid type"), "{why}");
     }
 }

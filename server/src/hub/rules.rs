@@ -52,7 +52,7 @@ impl Hub {
         let mut grants = Vec::new();
         for id in self.sessions_in(&folder) {
             if let Ok(Some(runtime)) = self.try_runtime(&id) {
-                let mut tools: Vec<String> = runtime.state().allowed_tools.iter().cloned().collect();
+                let mut tools: Vec<String> = runtime.state().agent.allowed_tools.iter().cloned().collect();
                 tools.sort();
                 grants.extend(tools.into_iter().map(|tool_name| SessionGrant { session_id: id.clone(), tool_name }));
             }
@@ -130,7 +130,7 @@ impl Hub {
     /// `DELETE /api/sessions/{id}/grants/{tool}`: withdraws "Yes, for this session".
     pub fn withdraw_grant(&self, runtime: &Arc<SessionRuntime>, tool_name: &str) -> HubResult<()> {
         let mut state = runtime.state();
-        if !state.allowed_tools.remove(tool_name) {
+        if !state.agent.allowed_tools.remove(tool_name) {
             return Err(HubError::NotFound(format!("Session '{}' has no grant for '{tool_name}'.", runtime.id)));
         }
         runtime.save(&state);

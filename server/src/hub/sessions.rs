@@ -11,9 +11,10 @@ use protocol::events::{AgentEvent, ResultStatus};
 
 use super::{now_ms, Hub, HubError, HubResult};
 use crate::agent::log::until_turn_pauses;
-use crate::agent::{Occupied, SessionRuntime};
+use crate::agent::SessionRuntime;
 use crate::folder::canonical_folder;
 use crate::registry::{checked_title, Session, YoloState};
+use crate::session::Occupied;
 
 /// How long a forced delete waits for a stopped turn to end (its running
 /// command killed) before the session goes regardless.
@@ -116,7 +117,7 @@ impl Hub {
     /// unless `force`, which stops the turn as Stop does first. An ACP agent's
     /// process ends with its whole group.
     pub async fn delete_session(self: &Arc<Self>, runtime: Arc<SessionRuntime>, force: bool) -> HubResult<()> {
-        let why = Occupied::of(&runtime.state());
+        let why = runtime.state().machine.occupied();
         if let Some(why) = why {
             if !force {
                 return Err(occupied(why));
@@ -155,15 +156,12 @@ impl Hub {
     /// lock, so a turn cannot slip in between the check and the removal.
     fn forget(&self, runtime: &SessionRuntime, force: bool) -> HubResult<()> {
         let mut state = runtime.state();
-        if let (false, Some(why)) = (force, Occupied::of(&state)) {
-            return Err(occupied(why));
-        }
-        runtime.detach(&mut state);
-        if let Some(stop) = &state.stop {
+        let was_running = runtime.detach(&mut state, force).map_err(occupied)?;
+        if let Some(stop) = &state.agent.stop {
             stop.cancel();
         }
-        crate::agent::acp::end_process(&mut state);
-        if std::mem::take(&mut state.running) {
+        crate::agent::acp::end_process(&mut state.agent);
+        if was_running {
             // Whoever still reads its live events hears that it ended (kept in memory only).
             runtime.log.push(AgentEvent::Result { status: ResultStatus::Cancelled, pending: None });
         }

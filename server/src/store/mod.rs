@@ -74,6 +74,15 @@ pub struct SessionRow {
     pub updated_at_ms: u64,
 }
 
+/// The status a session's state gives the pages, saved with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatusRow {
+    pub status: SessionStatus,
+    pub pending_count: usize,
+    /// When it changed; `None`: a restart's, which is no update.
+    pub updated_at_ms: Option<u64>,
+}
+
 pub struct Store {
     path: PathBuf,
     queue: Arc<Queue>,
@@ -177,8 +186,10 @@ impl Store {
         self.send(Command::DeleteSession(session.to_string()))
     }
 
-    pub fn save_agent_state(&self, session: &str, state: String) -> Ticket {
-        self.send(Command::Agent { session: session.to_string(), state })
+    /// Saves a session's agent state (`None`: kept as it is) and its status
+    /// in one write: a restart never finds one without the other.
+    pub fn save_session_state(&self, session: &str, state: Option<String>, status: StatusRow) -> Ticket {
+        self.send(Command::Agent { session: session.to_string(), state, status })
     }
 
     /// Whether the command with this ticket has been dealt with: on disk, or

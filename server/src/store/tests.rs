@@ -76,12 +76,14 @@ async fn what_is_flushed_is_there_after_reopening() {
     {
         let store = Store::open(dir.path()).unwrap();
         store.save_session(row("s1", SessionStatus::Running));
-        store.save_session(row("s1", SessionStatus::WaitingApproval));
         for seq in 1..=3 {
             append(&store, "s1", message(&format!("m{seq}"), seq));
         }
         append(&store, "other", message("x", 1));
-        store.save_agent_state("s1", "{\"messages\":[]}".into());
+        // The status is written with the agent's state; a row saved again (a rename, a YOLO switch) leaves it.
+        let waiting = StatusRow { status: SessionStatus::WaitingApproval, pending_count: 2, updated_at_ms: Some(5) };
+        store.save_session_state("s1", Some("{\"messages\":[]}".into()), waiting);
+        store.save_session(row("s1", SessionStatus::Idle));
         store.flush().await.unwrap();
     }
     let store = Store::open(dir.path()).unwrap();
@@ -102,7 +104,8 @@ async fn a_deleted_session_leaves_nothing_but_its_audit_rows_and_may_come_back_n
         for id in ["gone", "kept"] {
             store.save_session(row(id, SessionStatus::WaitingApproval));
             append(&store, id, message("m", 1));
-            store.save_agent_state(id, "{}".into());
+            let status = StatusRow { status: SessionStatus::WaitingApproval, pending_count: 2, updated_at_ms: None };
+            store.save_session_state(id, Some("{}".into()), status);
         }
         store.record_decision(DecisionRecord {
             at_ms: 1,

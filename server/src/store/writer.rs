@@ -39,9 +39,12 @@ pub(super) enum Command {
     Session(SessionRow),
     /// A session deleted: its row, events and agent state go (audit rows stay).
     DeleteSession(String),
+    /// A session's agent state (`None`: kept as it is) and the status it
+    /// gives the pages, in one write.
     Agent {
         session: String,
-        state: String,
+        state: Option<String>,
+        status: super::StatusRow,
     },
     /// Answered once everything sent before it is committed, or with the
     /// failure of any write since the last flush was answered.
@@ -246,7 +249,7 @@ impl Command {
     fn size(&self) -> usize {
         match self {
             Command::Event { line, .. } => line.len() + 64,
-            Command::Agent { state, .. } => state.len() + 64,
+            Command::Agent { state, .. } => state.as_ref().map_or(0, String::len) + 64,
             Command::Decision(record) => record.summary.len() + record.folder.len() + 128,
             Command::Session(_)
             | Command::DeleteSession(_)
@@ -296,13 +299,22 @@ fn write_batch(db: &mut Connection, batch: &[Command]) -> rusqlite::Result<()> {
         let mut session = tx.prepare_cached(
             "INSERT INTO sessions (id, folder, status, yolo_override, pending_count, created_at_ms, updated_at_ms, title, agent)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-             ON CONFLICT(id) DO UPDATE SET status = excluded.status, yolo_override = excluded.yolo_override,
-               pending_count = excluded.pending_count, updated_at_ms = excluded.updated_at_ms,
+             ON CONFLICT(id) DO UPDATE SET yolo_override = excluded.yolo_override,
+               updated_at_ms = MAX(updated_at_ms, excluded.updated_at_ms),
                title = excluded.title, agent = excluded.agent",
         )?;
         let mut agent = tx.prepare_cached(
             "INSERT INTO agent_state (session_id, state) VALUES (?1, ?2)
              ON CONFLICT(session_id) DO UPDATE SET state = excluded.state",
+        )?;
+        // The status is the session's own to write (a row saved for a rename or
+        // a YOLO switch leaves it); a change of status is an update, unless
+        // `?3` is null (a restart's, which is not).
+        let mut status = tx.prepare_cached(
+            "UPDATE sessions SET updated_at_ms = CASE WHEN ?3 IS NOT NULL AND (status IS NOT ?1 OR pending_count IS NOT ?2)
+                 THEN MAX(updated_at_ms, ?3) ELSE updated_at_ms END,
+               status = ?1, pending_count = ?2
+             WHERE id = ?4",
         )?;
         for command in batch {
             match command {
@@ -331,8 +343,17 @@ fn write_batch(db: &mut Connection, batch: &[Command]) -> rusqlite::Result<()> {
                     tx.execute("DELETE FROM agent_state WHERE session_id = ?1", [id])?;
                     tx.execute("DELETE FROM sessions WHERE id = ?1", [id])?;
                 }
-                Command::Agent { session, state } => {
-                    agent.execute(params![session, state])?;
+                Command::Agent { session, state: saved, status: row } => {
+                    if let Some(saved) = saved {
+                        agent.execute(params![session, saved])?;
+                    }
+                    let word = serde_json::to_value(row.status).ok().and_then(|v| v.as_str().map(str::to_string));
+                    status.execute(params![
+                        word.unwrap_or_else(|| "error".into()),
+                        row.pending_count as i64,
+                        row.updated_at_ms.map(|at| at as i64),
+                        session,
+                    ])?;
                 }
                 Command::Decision(record) => audit::insert_decision(&tx, record)?,
                 Command::Outcome(record) => audit::insert_outcome(&tx, record)?,

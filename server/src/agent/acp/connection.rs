@@ -228,16 +228,15 @@ async fn ended(
 ) {
     let active = {
         let mut state = runtime.state();
-        if !state.acp.link.as_ref().is_some_and(|link| link.same_channel(own)) {
+        if !state.agent.acp.link.as_ref().is_some_and(|link| link.same_channel(own)) {
             return;
         }
-        state.acp.link = None;
+        state.agent.acp.link = None;
         // The modes were the dead process's: the next one says its own.
         runtime.set_agent_modes(None);
-        let waited = state.acp.waiting.take().is_some();
-        let active = state.running || waited;
-        state.running = active;
-        active
+        state.agent.acp.waiting = None;
+        // A turn paused on its request is taken up again, to be closed below.
+        runtime.reopen(hub, &mut state)
     };
     hub.config_changed(&runtime.id);
     match failure {
@@ -446,7 +445,7 @@ impl Driver {
                     |event| matches!(event, AgentEvent::ToolUpdate { tool_id, .. } if Some(tool_id) == asking.as_ref()),
                 );
                 // Between turns (a command the agent let run in the background ended) open pages refetch.
-                let between_turns = idle && !events.is_empty() && !self.runtime.state().running;
+                let between_turns = idle && !events.is_empty() && !self.runtime.state().machine.is_running();
                 for event in events {
                     if let AgentEvent::ToolResult { tool_id, status, .. } = &event {
                         self.awaited.remove(tool_id);
@@ -498,7 +497,7 @@ impl Driver {
         self.mode_picked = None;
         // The connection's failure, if any, shows at its end.
         let _ = self.withdraw_requests();
-        self.runtime.state().acp.waiting = None;
+        self.runtime.state().agent.acp.waiting = None;
         self.runtime.end_turn(&self.hub, TurnEnd::ended(result)).await;
     }
 }

@@ -187,19 +187,13 @@ impl AcpAgent {
         runtime: &Arc<SessionRuntime>,
         start: Start,
     ) -> Result<u64, AgentError> {
-        let mut state = runtime.state();
-        if state.deleted {
-            return Err(AgentError::Deleted(runtime.id.clone()));
-        }
-        if state.running {
-            return Err(AgentError::busy(
-                "A turn is already running in this session; wait for it to finish or stop it.",
-            ));
-        }
+        let mut guard = runtime.state();
+        guard.machine.check(start.starting()).map_err(|refusal| AgentError::refused(&runtime.id, refusal))?;
         let after = runtime.log.last_seq();
+        let state = &mut guard.agent;
         let command = match start {
             Start::Answer { request_id, .. } => return Err(AgentError::question_not_pending(&request_id)),
-            Start::Decide { tool_id, decision } => decide(runtime, &mut state, &tool_id, decision, None)?,
+            Start::Decide { tool_id, decision } => decide(runtime, state, &tool_id, decision, None)?,
             Start::AgentOption { tool_id, option_id } => {
                 let waiting = state.acp.waiting.as_ref().filter(|waiting| waiting.tool_id == tool_id);
                 let Some(option) =
@@ -214,17 +208,15 @@ impl AcpAgent {
                 };
                 let chosen = mapping::choice(option);
                 let decision = if chosen.kind.allows() { Decision::Approve } else { Decision::Reject };
-                decide(runtime, &mut state, &tool_id, decision, Some(chosen))?
+                decide(runtime, state, &tool_id, decision, Some(chosen))?
             }
             Start::Prompt(text) => match state.acp.waiting.clone() {
+                // Let through by the machine only as a decision word while the call waits.
                 Some(waiting) => {
                     let Some(decision) = decision_word(&text) else {
-                        return Err(AgentError::busy(
-                            "The agent is waiting for your decision on a tool call: approve or reject it \
-                             (or answer yes, no or approve all) before sending a new prompt.",
-                        ));
+                        return Err(AgentError::refused(&runtime.id, crate::session::Refusal::WaitingDecision));
                     };
-                    let command = decide(runtime, &mut state, &waiting.tool_id, decision, None)?;
+                    let command = decide(runtime, state, &waiting.tool_id, decision, None)?;
                     runtime.log.push(AgentEvent::Message { role: Role::User, content: text, delta: false });
                     command
                 }
@@ -246,26 +238,26 @@ impl AcpAgent {
         };
         // The receiver lives until the process's end is recorded, under this lock.
         let _ = link.send(command);
-        runtime.mark_running(&**hub, &mut state);
+        runtime.start_turn(&**hub, &mut guard);
         Ok(after)
     }
 
     /// Stops the running turn (`session/cancel`); a waiting permission request is answered `cancelled`.
     pub fn cancel(&self, hub: &dyn HubPort, runtime: &SessionRuntime) -> Result<u64, AgentError> {
         let mut state = runtime.state();
-        let link = state.acp.link.clone().filter(|link| !link.is_closed());
-        let (true, Some(link)) = (state.running || state.acp.waiting.is_some(), link) else {
+        let link = state.agent.acp.link.clone().filter(|link| !link.is_closed());
+        let (Ok(_), Some(link)) = (state.machine.stop(), link) else {
             return Err(AgentError::NotRunning);
         };
         let after = runtime.log.last_seq();
-        if let Some(waiting) = state.acp.waiting.take() {
+        if let Some(waiting) = state.agent.acp.waiting.take() {
             let call = &waiting.call;
             runtime.audit_decision(&waiting.tool_id, &call.name, &call.args, AuditDecision::Stopped, &Authority::User);
             runtime.audit_outcome(&waiting.tool_id, Outcome::Stopped);
             runtime.report_skipped(waiting.tool_id, STOPPED_RESULT);
         }
         let _ = link.send(Command::Cancel);
-        runtime.mark_running(hub, &mut state);
+        runtime.reopen(hub, &mut state);
         Ok(after)
     }
 }
@@ -276,7 +268,7 @@ impl AcpAgent {
         if mode_id.trim().is_empty() {
             return Err(AgentError::Invalid("modeId must name one of the agent's modes.".into()));
         }
-        let link = runtime.state().acp.link.clone().filter(|link| !link.is_closed());
+        let link = runtime.state().agent.acp.link.clone().filter(|link| !link.is_closed());
         let (Some(link), Some(_)) = (link, runtime.agent_modes()) else { return Err(AgentError::NotStarted) };
         let (done, answer) = tokio::sync::oneshot::channel();
         link.send(Command::SetMode { mode_id, done }).map_err(|_| AgentError::NotStarted)?;

@@ -71,7 +71,7 @@ pub(super) fn judge(
     let call = rule_call(fields);
     let yolo = hub.yolo(&runtime.id);
     let verdict = rules_verdict(hub, runtime, &call, yolo);
-    let granted = runtime.state().allowed_tools.contains(&call.name);
+    let granted = runtime.state().agent.allowed_tools.contains(&call.name);
     let protected = touches_settings(&runtime.folder, &call.name, &call.args);
     let start = gate::start(Facts { refused: false, read_only: false, granted, protected, yolo, verdict: &verdict });
     let note = start.note;

@@ -21,7 +21,7 @@ use serde_json::json;
 use super::{start, Facts, Ruling};
 use crate::agent::batch::{AlreadyLogged, Settled};
 use crate::agent::builtin::apply_decision;
-use crate::agent::{AgentState, PausedTurn, PlannedCall, SessionRuntime};
+use crate::agent::{AgentState, PausedTurn, PlannedCall, SessionRuntime, SessionState};
 use crate::approval::{ApprovalBatch, Decision, Initial, NewCall};
 use crate::policy;
 
@@ -143,8 +143,10 @@ impl Session {
                 Settled::Run { tool_id, .. } => {
                     let allowed_now = {
                         let state = self.runtime.state();
-                        let call = state.paused.as_ref().and_then(|paused| paused.calls.get(&tool_id)).cloned();
-                        call.is_some_and(|call| world.judge(&call, &state.allowed_tools).initial == Initial::Cleared)
+                        let call = state.agent.paused.as_ref().and_then(|paused| paused.calls.get(&tool_id)).cloned();
+                        call.is_some_and(|call| {
+                            world.judge(&call, &state.agent.allowed_tools).initial == Initial::Cleared
+                        })
                     };
                     prop_assert!(
                         allowed_now || self.approved.contains(&tool_id),
@@ -161,7 +163,7 @@ impl Session {
                     self.ran += 1;
                 }
                 Settled::Continue => {
-                    self.runtime.state().paused = None;
+                    self.runtime.state().agent.paused = None;
                     return Ok(());
                 }
                 Settled::Cancelled => {
@@ -174,7 +176,7 @@ impl Session {
     }
 
     fn decide(&mut self, index: usize, decision: Decision) -> Result<(), TestCaseError> {
-        let pending = match self.runtime.state().paused.as_ref() {
+        let pending = match self.runtime.state().agent.paused.as_ref() {
             Some(paused) => paused.batch.pending(),
             None => return Ok(()),
         };
@@ -184,8 +186,14 @@ impl Session {
         let id = pending[index % pending.len()].clone();
         if decision == Decision::ApproveAlways {
             // The hub saves the rule before the decision (api::chat::approve_always).
-            let name =
-                self.runtime.state().paused.as_ref().and_then(|paused| paused.calls.get(&id)).map(|c| c.name.clone());
+            let name = self
+                .runtime
+                .state()
+                .agent
+                .paused
+                .as_ref()
+                .and_then(|paused| paused.calls.get(&id))
+                .map(|c| c.name.clone());
             self.world.always.extend(name);
         }
         let approves = matches!(decision, Decision::Approve | Decision::ApproveSession | Decision::ApproveAlways);
@@ -193,7 +201,8 @@ impl Session {
             let world = &self.world;
             let judge = |call: &PlannedCall, grants: &HashSet<String>| world.judge(call, grants);
             let mut state = self.runtime.state();
-            apply_decision(&judge, &self.runtime, &mut state, &id, decision).map_err(|err| fail(err.to_string()))?;
+            apply_decision(&judge, &self.runtime, &mut state.agent, &id, decision)
+                .map_err(|err| fail(err.to_string()))?;
         }
         if approves {
             self.approved.insert(id);
@@ -202,7 +211,7 @@ impl Session {
     }
 
     fn reply(&mut self, calls: Vec<(&'static str, Kind)>) -> Result<(), TestCaseError> {
-        if self.runtime.state().paused.is_some() {
+        if self.runtime.state().agent.paused.is_some() {
             return Ok(());
         }
         let mut planned = HashMap::new();
@@ -220,20 +229,21 @@ impl Session {
                     failure: None,
                 };
                 // As `Turn::plan` does: the gate when the reply is planned shows the cards.
-                let initial = self.world.judge(&call, &state.allowed_tools).initial;
+                let initial = self.world.judge(&call, &state.agent.allowed_tools).initial;
                 new_calls.push(NewCall { tool_id: id.clone(), tool_name: tool.to_string(), editable: false, initial });
                 planned.insert(id, call);
             }
         }
         let batch = ApprovalBatch::new(new_calls).map_err(fail)?;
-        self.runtime.state().paused = Some(PausedTurn { batch, calls: planned });
+        self.runtime.state().agent.paused = Some(PausedTurn { batch, calls: planned });
         self.work_through()
     }
 
     /// The hub stopped and came back: the saved state read anew, and recovered.
     fn restart(&mut self) -> Result<(), TestCaseError> {
-        let saved = serde_json::to_string(&*self.runtime.state()).map_err(fail)?;
-        let state: AgentState = serde_json::from_str(&saved).map_err(fail)?;
+        let saved = serde_json::to_string(&self.runtime.state().agent).map_err(fail)?;
+        let agent: AgentState = serde_json::from_str(&saved).map_err(fail)?;
+        let state = SessionState { agent, ..Default::default() };
         self.runtime =
             SessionRuntime::with("props".into(), PathBuf::from("/nonexistent/props"), None, Vec::new(), state);
         // Recovery judges nothing: it closes what was cut short and keeps the cards.

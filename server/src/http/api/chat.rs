@@ -37,7 +37,7 @@ pub async fn prompt(State(hub): State<Arc<Hub>>, ApiJson(request): ApiJson<Promp
     })
     .await?;
     // A prompt that answers a waiting card ("yes") does not name the session.
-    let deciding = crate::agent::Occupied::of(&runtime.state()).is_some();
+    let deciding = runtime.state().machine.occupied().is_some();
     let after = begin(&hub.port(), &runtime, Start::Prompt(request.message.clone()))?;
     if !deciding {
         hub.note_prompt(&runtime.id, &request.message);
@@ -144,10 +144,10 @@ pub async fn events(
     ApiQuery(query): ApiQuery<EventsQuery>,
 ) -> ApiResult<Response> {
     let runtime = runtime_off_thread(&hub, &id).await?;
-    // One lock: a turn publishes its last event while clearing `running`.
+    // One lock: a turn publishes its last event as it lets the session go.
     let (stored, running) = {
         let state = runtime.state();
-        (runtime.log.after(query.after), state.running)
+        (runtime.log.after(query.after), state.machine.is_running())
     };
     let last = stored.last().map_or(query.after, |event| event.seq);
     let live = running.then(|| live(&hub, &runtime, last));

@@ -148,7 +148,7 @@ fn session_page(hub: &Hub, id: &str, after: u64, limit: usize) -> ApiResult<Sess
     // The first waiting call's card, wherever its `tool_use` is in the log.
     let first_pending = crate::agent::pending_calls(&runtime.state()).into_iter().next();
     let announced: Vec<_> = first_pending.and_then(|tool_id| runtime.log.announcement(&tool_id)).into_iter().collect();
-    let pending_input = crate::agent::builtin::pending_input(&runtime.state());
+    let pending_input = crate::agent::builtin::pending_input(&runtime.state().agent);
     Ok(SessionDetail {
         has_more,
         next_after,

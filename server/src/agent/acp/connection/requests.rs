@@ -43,7 +43,7 @@ impl Driver {
             return Ok(());
         }
         // A prompt the user just sent may not have reached the agent yet: that is its turn.
-        let unprompted = idle && !self.runtime.state().running;
+        let unprompted = idle && !self.runtime.state().machine.is_running();
         let tool_id = request.tool_call.tool_call_id.0.to_string();
         let fields = self.mapper.fields(&tool_id);
         // Outside a prompt the agent acts on its own: the user decides even in YOLO (a deny still holds).
@@ -91,14 +91,17 @@ impl Driver {
         let Some((tool_id, _)) = &self.asking else { return };
         let tool_id = tool_id.clone();
         let fields = self.mapper.fields(&tool_id);
-        let Some(options) = self.runtime.state().acp.waiting.as_ref().map(|waiting| waiting.options.clone()) else {
+        let Some(options) = self.runtime.state().agent.acp.waiting.as_ref().map(|waiting| waiting.options.clone())
+        else {
             return;
         };
         let call = super::super::rule_call::rule_call(&fields);
         let verdict = permission::rules_verdict(&self.hub, &self.runtime, &call, self.hub.yolo(&self.runtime.id));
         let denied = (verdict.decision == Some(protocol::api::PolicyDecision::Deny))
             .then(|| verdict.message.clone().unwrap_or_else(|| "denied by a rule".to_string()));
-        if let Some(waiting) = self.runtime.state().acp.waiting.as_mut().filter(|waiting| waiting.tool_id == tool_id) {
+        if let Some(waiting) =
+            self.runtime.state().agent.acp.waiting.as_mut().filter(|waiting| waiting.tool_id == tool_id)
+        {
             waiting.call = call;
             waiting.denied = denied.clone();
         }
@@ -167,7 +170,7 @@ impl Driver {
         let tool_id = request.tool_call.tool_call_id.0.to_string();
         // The card: the call as it now stands, with the agent's choices.
         self.runtime.log.push(self.mapper.current(&tool_id, Some(&request.options), note));
-        self.runtime.state().acp.waiting = Some(Waiting::new(tool_id.clone(), request.options, call));
+        self.runtime.state().agent.acp.waiting = Some(Waiting::new(tool_id.clone(), request.options, call));
         self.asking = Some((tool_id.clone(), responder));
         self.runtime.end_turn(&self.hub, TurnEnd::waiting(vec![tool_id])).await;
     }

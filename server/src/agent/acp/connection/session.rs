@@ -35,8 +35,8 @@ impl Driver {
         });
         let stored = {
             let mut state = self.runtime.state();
-            state.acp.agent_name = name;
-            state.acp.session_id.clone()
+            state.agent.acp.agent_name = name;
+            state.agent.acp.session_id.clone()
         };
         let folder = self.runtime.folder.clone();
         let mut session = None;
@@ -71,7 +71,7 @@ impl Driver {
             }
         };
         let mut state = self.runtime.state();
-        state.acp.session_id = Some(session.0.to_string());
+        state.agent.acp.session_id = Some(session.0.to_string());
         self.runtime.save(&state);
         Ok(session)
     }
@@ -84,7 +84,7 @@ impl Driver {
             self.runtime.set_agent_modes(None);
             return;
         };
-        let chosen = self.runtime.state().acp.chosen_mode.clone();
+        let chosen = self.runtime.state().agent.acp.chosen_mode.clone();
         let target = modes::target(offered, chosen.as_deref());
         let current = offered.current_mode_id.0.to_string();
         match target {
@@ -130,7 +130,7 @@ impl Driver {
             .map_err(|err| format!("The agent did not switch to mode '{mode_id}': {}", describe(&err)))?;
         {
             let mut state = self.runtime.state();
-            state.acp.chosen_mode = Some(mode_id.to_string());
+            state.agent.acp.chosen_mode = Some(mode_id.to_string());
             self.runtime.save(&state);
         }
         self.publish_modes();
@@ -152,10 +152,10 @@ impl Driver {
         offered.current_mode_id = SessionModeId::new(mode_id.to_string());
         if self.mode_picked.take().as_deref() == Some(mode_id) {
             let mut state = self.runtime.state();
-            state.acp.chosen_mode = Some(mode_id.to_string());
+            state.agent.acp.chosen_mode = Some(mode_id.to_string());
             self.runtime.save(&state);
         }
-        let chosen = self.runtime.state().acp.chosen_mode.clone();
+        let chosen = self.runtime.state().agent.acp.chosen_mode.clone();
         if modes::asks(mode_id) == Some(false) && chosen.as_deref() != Some(mode_id) {
             if let Some(target) = modes::target(offered, chosen.as_deref()) {
                 let message = match self.switch_mode(cx, session, &target).await {
@@ -193,7 +193,7 @@ impl Driver {
     }
 
     fn publish_modes(&self) {
-        let chosen = self.runtime.state().acp.chosen_mode.clone();
+        let chosen = self.runtime.state().agent.acp.chosen_mode.clone();
         let shown = self.modes.as_ref().map(|offered| {
             let current = &*offered.current_mode_id.0;
             modes::shown(offered, chosen.as_deref() == Some(current))
