@@ -197,11 +197,14 @@ pub(crate) fn spawn_turn(
     });
 }
 
-/// The ids of the calls waiting for the user's decision, first shown first.
+/// The ids of the calls waiting for the user's decision, first shown first:
+/// the cards, as the agent holds them (calls queued behind the agent's
+/// question among them, which the status does not count).
 pub fn pending_calls(state: &SessionState) -> Vec<String> {
-    match state.machine.phase() {
-        Phase::Waiting { pending } => pending.clone(),
-        _ => Vec::new(),
+    match (&state.agent.paused, &state.agent.acp.waiting) {
+        (Some(paused), _) => paused.batch.pending(),
+        (None, Some(waiting)) => vec![waiting.tool_id.clone()],
+        (None, None) => Vec::new(),
     }
 }
 

@@ -257,10 +257,12 @@ impl Machine {
         }
     }
 
-    /// The turn ends or pauses: its end is saved first, the session still held.
-    /// (An agent may pause outside a prompt of the user's: an ACP agent asks on
-    /// its own.) Returns the status to save.
+    /// The turn ends or pauses: its end is saved first, and the session is
+    /// held until it is shown. (An agent may pause outside a prompt of the
+    /// user's, which holds it too: an ACP agent asks on its own.) Returns the
+    /// status to save.
     pub fn end(&mut self, end: &TurnEnd) -> Status {
+        self.phase = Phase::Running;
         self.ending = Some(end.phase.clone());
         end.phase.status()
     }

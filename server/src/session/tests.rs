@@ -85,6 +85,15 @@ fn stop_asks_a_running_turn_and_takes_up_a_waiting_one() {
 }
 
 #[test]
+fn an_agent_that_pauses_on_its_own_holds_the_session_until_the_pause_shows() {
+    let mut machine = Machine::default();
+    machine.end(&waiting(&["a"]));
+    assert_eq!(machine.check(Starting::Prompt), Err(Refusal::Busy));
+    assert_eq!(machine.show_end().map(|status| status.pending_count), Some(1));
+    assert_eq!(machine.check(Starting::Decide("a")), Ok(()));
+}
+
+#[test]
 fn a_turns_task_acts_only_on_its_own_turn() {
     let mut machine = Machine::default();
     let (first, _) = machine.start();

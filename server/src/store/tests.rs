@@ -136,6 +136,42 @@ async fn a_deleted_session_leaves_nothing_but_its_audit_rows_and_may_come_back_n
     assert_eq!((again.title, again.status), (None, SessionStatus::Idle));
 }
 
+/// The status is the session's own write: a change of it is an update (a
+/// restart's is not), a row saved for a rename leaves it, and a write queued
+/// after the session's delete makes nothing come back.
+#[tokio::test]
+async fn a_sessions_status_is_written_with_its_state_and_only_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let read = |store: &Store| store.sessions().unwrap().into_iter().find(|row| row.id == "s");
+    store.save_session(SessionRow { updated_at_ms: 5, ..row("s", SessionStatus::Idle) });
+    let running = StatusRow { status: SessionStatus::Running, pending_count: 0, updated_at_ms: Some(9) };
+    store.save_session_state("s", Some("{}".into()), running);
+    store.flush().await.unwrap();
+    let saved = read(&store).unwrap();
+    assert_eq!((saved.status, saved.pending_count, saved.updated_at_ms), (SessionStatus::Running, 0, 9));
+
+    // The same status again, or a restart's (no time), is no update.
+    store.save_session_state("s", None, StatusRow { updated_at_ms: Some(20), ..running });
+    let restart = StatusRow { status: SessionStatus::Error, pending_count: 0, updated_at_ms: None };
+    store.save_session_state("s", None, restart);
+    // A rename saves the row with whatever status its caller had: the status stays.
+    store.save_session(SessionRow { title: Some("renamed".into()), updated_at_ms: 7, ..row("s", SessionStatus::Idle) });
+    store.flush().await.unwrap();
+    let saved = read(&store).unwrap();
+    assert_eq!(
+        (saved.status, saved.updated_at_ms, saved.title.as_deref()),
+        (SessionStatus::Error, 9, Some("renamed")),
+        "the status is the state's, the time never goes back"
+    );
+    assert_eq!(store.agent_state("s").unwrap().as_deref(), Some("{}"), "no state given: the saved one is kept");
+
+    store.delete_session("s");
+    store.save_session_state("s", None, running);
+    store.flush().await.unwrap();
+    assert_eq!(read(&store), None, "a status write after the delete makes no row");
+}
+
 #[tokio::test]
 async fn rows_saved_before_bodies_carried_their_seq_still_read() {
     let dir = tempfile::tempdir().unwrap();
