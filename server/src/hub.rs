@@ -274,11 +274,24 @@ impl Hub {
                 // Kept only while the session still exists, checked under the
                 // registry's lock, which a delete holds while it removes both:
                 // a runtime read just before a delete must not outlive it.
-                let registry = self.registry();
-                if registry.get(id).is_none_or(|session| session.folder != folder) {
-                    return Ok(None);
+                let kept = {
+                    let registry = self.registry();
+                    if registry.get(id).is_none_or(|session| session.folder != folder) {
+                        return Ok(None);
+                    }
+                    self.runtimes().entry(id.to_string()).or_insert_with(|| loaded.clone()).clone()
+                };
+                // Read later than the start (its first read failed): what a
+                // killed hub left is settled now, as a restart would have.
+                if Arc::ptr_eq(&kept, &loaded) && kept.needs_recovery() {
+                    let status = kept.recover();
+                    if let Some(session) = self.registry().get_mut(id) {
+                        session.status = status.status;
+                        session.pending_count = status.pending_count;
+                    }
+                    self.projects_changed();
                 }
-                self.runtimes().entry(id.to_string()).or_insert(loaded).clone()
+                kept
             }
         };
         let mut runtimes = self.runtimes();

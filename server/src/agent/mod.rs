@@ -91,6 +91,17 @@ pub struct SessionState {
     pub agent: AgentState,
 }
 
+/// A session's state as the store keeps it.
+pub(crate) fn encode(state: &SessionState) -> serde_json::Result<String> {
+    serde_json::to_string(&Saving { agent: &state.agent, session: state.machine.saved_phase() })
+}
+
+/// A session's state read back from the store, or why it cannot be.
+pub(crate) fn decode(text: &str) -> Result<SessionState, String> {
+    let Saved { agent, session } = unreadable::decode(text)?;
+    Ok(SessionState { machine: Machine::restored(session), agent })
+}
+
 /// The stored form: the agent's state with the phase beside it.
 #[derive(Serialize)]
 struct Saving<'a> {
@@ -267,9 +278,9 @@ impl SessionRuntime {
     pub fn load(id: String, folder: PathBuf, store: Option<Arc<Store>>) -> Result<Self, StoreError> {
         let Some(saved) = &store else { return Ok(Self::fresh(id, folder, None)) };
         let events = saved.events(&id)?;
-        let (state, unreadable) = match saved.agent_state(&id)?.as_deref().map(unreadable::decode::<Saved>) {
+        let (state, unreadable) = match saved.agent_state(&id)?.as_deref().map(decode) {
             None => (SessionState::default(), None),
-            Some(Ok(Saved { agent, session })) => (SessionState { machine: Machine::restored(session), agent }, None),
+            Some(Ok(state)) => (state, None),
             // Not started afresh over it: see `unreadable`.
             Some(Err(why)) => {
                 tracing::error!(session = %id, "{why}");
@@ -344,17 +355,27 @@ impl SessionRuntime {
         // An unreadable state is kept as it was: only the status is written.
         let text = match self.unreadable {
             Some(_) => None,
-            None => {
-                match serde_json::to_string(&Saving { agent: &state.agent, session: state.machine.saved_phase() }) {
-                    Ok(text) => Some(text),
-                    Err(err) => {
-                        tracing::error!("agent state not saved: {err}");
-                        return;
-                    }
+            None => match encode(state) {
+                Ok(text) => Some(text),
+                Err(err) => {
+                    tracing::error!("agent state not saved: {err}");
+                    return;
                 }
-            }
+            },
         };
         self.saved.store(store.save_session_state(&self.id, text, row), Ordering::Release);
+    }
+
+    /// A phase only a killed hub leaves on disk: a turn running, or a wait
+    /// with nothing saved to wait on (an ACP agent's request dies with its
+    /// process). [`SessionRuntime::recover`] settles it.
+    pub(crate) fn needs_recovery(&self) -> bool {
+        let state = self.state();
+        match state.machine.phase() {
+            Phase::Running => true,
+            Phase::Waiting { .. } | Phase::Asking { .. } => state.agent.paused.is_none(),
+            Phase::Idle | Phase::Error => false,
+        }
     }
 
     /// After a restart: the session's status, settled by [`crate::session::recover`]
@@ -391,7 +412,13 @@ impl SessionRuntime {
                 end.phase
             }
             Recovery::Interrupted => {
-                self.state().agent.recover_interrupted();
+                {
+                    // Saved before it is said: a kill in between says it once, next time.
+                    let mut state = self.state();
+                    state.agent.recover_interrupted();
+                    state.machine = Machine::restored(Phase::Error);
+                    self.write(&state, None);
+                }
                 self.close_unreported_calls();
                 self.log.push(AgentEvent::Error {
                     severity: Severity::Error,
@@ -625,15 +652,63 @@ mod tests {
         state.machine.start();
         state.machine.end(&TurnEnd::waiting(vec!["a".into()]));
         // Saved ahead of its showing: the end's phase is what goes to disk.
-        let text =
-            serde_json::to_string(&Saving { agent: &state.agent, session: state.machine.saved_phase() }).unwrap();
-        let back: Saved = serde_json::from_str(&text).unwrap();
-        assert_eq!(back.session, Phase::Waiting { pending: vec!["a".into()] });
+        let back = decode(&encode(&state).unwrap()).unwrap();
+        assert_eq!(back.machine.phase(), &Phase::Waiting { pending: vec!["a".into()] });
         assert_eq!(back.agent.completions, 3);
 
-        let older: Saved =
-            serde_json::from_str(r#"{"messages":[],"paused":null,"allowed_tools":[],"completions":2}"#).unwrap();
-        assert_eq!((older.session, older.agent.completions), (Phase::Idle, 2));
+        let older = decode(r#"{"messages":[],"paused":null,"allowed_tools":[],"completions":2}"#).unwrap();
+        assert_eq!((older.machine.phase(), older.agent.completions), (&Phase::Idle, 2));
+    }
+
+    /// A session read after the start (its first read failed) is not left
+    /// with the phase a killed hub saved: running, or waiting on a request
+    /// that died with its agent's process. A built-in agent's card still waits.
+    #[tokio::test]
+    async fn a_phase_only_a_kill_leaves_is_settled_when_read_later() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let card = || {
+            let call = crate::approval::NewCall {
+                tool_id: "a".into(),
+                tool_name: "run_shell_command".into(),
+                editable: false,
+                initial: crate::approval::Initial::Pending,
+            };
+            PausedTurn { batch: ApprovalBatch::new(vec![call]).unwrap(), calls: HashMap::new() }
+        };
+        let cases = [
+            ("running", None, false),
+            ("acp-waiting", Some(vec!["a".to_string()]), false),
+            ("builtin-waiting", Some(vec!["a".to_string()]), true),
+        ];
+        for (id, waiting, builtin) in &cases {
+            let runtime = SessionRuntime::fresh(id.to_string(), dir.path().into(), Some(store.clone()));
+            let user = AgentEvent::Message { role: protocol::events::Role::User, content: "go".into(), delta: false };
+            runtime.log.push(user);
+            let mut state = runtime.state();
+            state.machine.start();
+            if let Some(pending) = waiting {
+                let end = TurnEnd::waiting(pending.clone());
+                state.machine.end(&end);
+                state.machine.show_end();
+                runtime.log.push(AgentEvent::Result { status: end.result, pending: end.pending() });
+            }
+            if *builtin {
+                state.agent.paused = Some(card());
+            }
+            runtime.save(&state);
+        }
+        store.flush().await.unwrap();
+        for (id, _, builtin) in cases {
+            let runtime = SessionRuntime::load(id.into(), dir.path().into(), Some(store.clone())).unwrap();
+            assert_eq!(runtime.needs_recovery(), !builtin, "{id}");
+            if builtin {
+                continue;
+            }
+            assert_eq!(runtime.recover().status, SessionStatus::Error, "{id}");
+            assert!(!runtime.needs_recovery(), "{id}");
+            assert_eq!(runtime.state().machine.check(crate::session::Starting::Prompt), Ok(()), "{id} takes a prompt");
+        }
     }
 
     #[tokio::test]

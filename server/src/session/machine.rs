@@ -75,11 +75,14 @@ impl TurnEnd {
     /// A turn that ended by itself: success and cancelled leave the session idle.
     pub fn ended(result: ResultStatus) -> Self {
         match result {
-            ResultStatus::Error => Self::error(),
-            // A pause is said with its calls (`waiting`, `asking`): this one names none.
-            ResultStatus::WaitingApproval => Self::waiting(Vec::new()),
-            ResultStatus::WaitingInput => Self::asking(String::new()),
             ResultStatus::Success | ResultStatus::Cancelled => Self { result, phase: Phase::Idle },
+            ResultStatus::Error => Self::error(),
+            // A pause names what waits (`waiting`, `asking`); one that names
+            // nothing would leave a card nothing can answer.
+            ResultStatus::WaitingApproval | ResultStatus::WaitingInput => {
+                debug_assert!(false, "a turn ended with {result:?}: use TurnEnd::waiting or TurnEnd::asking");
+                Self::error()
+            }
         }
     }
 
@@ -248,7 +251,13 @@ impl Machine {
     /// was under way, and the status to show when it changed.
     pub fn reopen(&mut self) -> (bool, Option<Status>) {
         match self.phase {
-            Phase::Running => (true, None),
+            Phase::Running => {
+                // A pause being saved is not shown: what it waited on is being closed.
+                if self.ending.as_ref().is_some_and(Phase::under_way) {
+                    self.ending = None;
+                }
+                (true, None)
+            }
             Phase::Waiting { .. } | Phase::Asking { .. } => {
                 self.phase = Phase::Running;
                 (true, Some(self.status()))
@@ -262,6 +271,9 @@ impl Machine {
     /// user's, which holds it too: an ACP agent asks on its own.) Returns the
     /// status to save.
     pub fn end(&mut self, end: &TurnEnd) -> Status {
+        if self.deleted {
+            return end.phase.status();
+        }
         self.phase = Phase::Running;
         self.ending = Some(end.phase.clone());
         end.phase.status()

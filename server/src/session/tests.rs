@@ -94,6 +94,28 @@ fn an_agent_that_pauses_on_its_own_holds_the_session_until_the_pause_shows() {
 }
 
 #[test]
+fn stop_while_a_pause_is_being_saved_keeps_it_from_showing() {
+    let mut machine = Machine::default();
+    machine.start();
+    machine.end(&waiting(&["a"]));
+    assert_eq!(machine.reopen(), (true, None));
+    assert_eq!(machine.show_end(), None, "what it waited on is being closed");
+    assert!(machine.is_running(), "the turn's own end closes it");
+    machine.end(&TurnEnd::ended(ResultStatus::Cancelled));
+    assert_eq!(machine.show_end().map(|status| status.status), Some(SessionStatus::Idle));
+}
+
+#[test]
+fn a_deleted_sessions_turn_end_shows_nothing() {
+    let mut machine = Machine::default();
+    machine.start();
+    assert_eq!(machine.delete(true), Ok(true));
+    machine.end(&TurnEnd::error());
+    assert_eq!(machine.show_end(), None, "no status is shown under an id a new session may take");
+    assert_eq!(machine.phase(), &Phase::Idle);
+}
+
+#[test]
 fn a_turns_task_acts_only_on_its_own_turn() {
     let mut machine = Machine::default();
     let (first, _) = machine.start();
@@ -176,6 +198,10 @@ enum Input {
     Decide,
     Answer,
     Stop,
+    /// The running turn works on: events, and (the built-in agent) its calls saved.
+    Work,
+    /// An ACP agent asks for permission outside a prompt.
+    AgentAsks,
     End(u8),
 }
 
@@ -185,6 +211,8 @@ fn input() -> impl Strategy<Value = Input> {
         Just(Input::Decide),
         Just(Input::Answer),
         Just(Input::Stop),
+        Just(Input::Work),
+        Just(Input::AgentAsks),
         (0u8..5).prop_map(Input::End),
     ]
 }
@@ -225,22 +253,44 @@ fn drive(inputs: &[Input], builtin: bool) -> (Machine, Vec<(Write, bool)>) {
             Input::Prompt => Some(Starting::Prompt),
             Input::Decide => Some(Starting::Decide(&first_pending)),
             Input::Answer => Some(Starting::Answer(&first_pending)),
-            Input::Stop | Input::End(_) => None,
+            _ => None,
         };
         if let Some(starting) = starting {
             if machine.check(starting).is_ok() {
                 // A decision or an answer resumes the built-in agent's saved calls.
                 let resumed = batch(machine.phase());
                 machine.start();
-                writes.push((Write::Events, false));
-                writes.push((Write::Phase(Phase::Running), resumed));
+                if resumed {
+                    // Saved first (the decision with the calls), then what it does is logged.
+                    writes.push((Write::Phase(Phase::Running), true));
+                    writes.push((Write::Events, false));
+                } else {
+                    // A prompt (or an ACP agent's decision) is logged, then the turn saved.
+                    writes.push((Write::Events, false));
+                    writes.push((Write::Phase(Phase::Running), false));
+                }
             }
             continue;
         }
         let end = match input {
+            Input::Work if machine.is_running() => {
+                writes.push((Write::Events, false));
+                writes.push((Write::Phase(Phase::Running), builtin));
+                continue;
+            }
+            Input::AgentAsks if !builtin && machine.check(Starting::Prompt).is_ok() => {
+                writes.push((Write::Events, false));
+                TurnEnd::waiting(vec![format!("request-{}", writes.len())])
+            }
             Input::Stop => match machine.stop() {
-                Ok(_) => {
-                    machine.reopen();
+                Ok(stop) => {
+                    if stop == Stop::Waiting {
+                        // Taken up (saved as running), its calls answered as stopped.
+                        let resumed = batch(machine.phase());
+                        machine.reopen();
+                        writes.push((Write::Phase(Phase::Running), resumed));
+                        writes.push((Write::Events, false));
+                    }
                     TurnEnd::ended(ResultStatus::Cancelled)
                 }
                 Err(_) => continue,
@@ -281,10 +331,9 @@ proptest! {
     #[test]
     fn the_status_always_follows_the_phase(inputs in prop::collection::vec(input(), 0..40), builtin: bool) {
         let (mut machine, _) = drive(&inputs, builtin);
-        let status = machine.status();
-        prop_assert_eq!(status.pending_count > 0, matches!(machine.phase(), Phase::Waiting { pending } if !pending.is_empty()));
-        prop_assert_eq!(status.status == SessionStatus::Running, machine.is_running());
+        prop_assert_eq!(machine.saved_phase(), machine.phase(), "every end was shown");
         prop_assert_eq!(machine.check(Starting::Prompt).is_ok(), matches!(machine.phase(), Phase::Idle | Phase::Error));
+        prop_assert_eq!(machine.stop().is_ok(), machine.phase().under_way());
         let under_way = machine.phase().under_way();
         prop_assert_eq!(machine.clone().delete(false).is_err(), under_way);
         machine.delete(true).unwrap();
@@ -307,7 +356,9 @@ proptest! {
         if let Recovery::AsItWas(phase) = &recovery {
             prop_assert!(!phase.under_way(), "resumed {:?}", phase);
         }
-        let started = writes[..written].iter().rposition(|(write, _)| matches!(write, Write::Events));
+        let started = writes[..written]
+            .iter()
+            .rposition(|(write, _)| matches!(write, Write::Events | Write::Phase(Phase::Running)));
         let ended = writes[..written].iter().rposition(|(write, _)| matches!(write, Write::Result(_)));
         let cut_short = started.is_some_and(|start| ended.is_none_or(|end| end < start));
         if cut_short {
@@ -317,13 +368,14 @@ proptest! {
         if paused && !batch {
             prop_assert_eq!(&recovery, &Recovery::Interrupted, "a wait nothing can answer is closed");
         }
-        if written == writes.len() && !cut_short && !paused {
-            let last = ended.map(|end| &writes[end].0);
-            let expected = match last {
-                Some(Write::Result(ResultStatus::Error)) => Phase::Error,
-                _ => Phase::Idle,
-            };
-            prop_assert_eq!(recovery, Recovery::AsItWas(expected));
+        // Killed right after a turn's end was logged: the session is as that turn left it.
+        match writes[..written].last() {
+            Some((Write::Result(ResultStatus::Error), _)) => prop_assert_eq!(recovery, Recovery::AsItWas(Phase::Error)),
+            Some((Write::Result(ResultStatus::Success | ResultStatus::Cancelled), _)) => {
+                prop_assert_eq!(recovery, Recovery::AsItWas(Phase::Idle))
+            }
+            None => prop_assert_eq!(recovery, Recovery::AsItWas(Phase::Idle)),
+            _ => {}
         }
     }
 }

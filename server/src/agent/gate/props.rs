@@ -21,7 +21,7 @@ use serde_json::json;
 use super::{start, Facts, Ruling};
 use crate::agent::batch::{AlreadyLogged, Settled};
 use crate::agent::builtin::apply_decision;
-use crate::agent::{AgentState, PausedTurn, PlannedCall, SessionRuntime, SessionState};
+use crate::agent::{PausedTurn, PlannedCall, SessionRuntime};
 use crate::approval::{ApprovalBatch, Decision, Initial, NewCall};
 use crate::policy;
 
@@ -241,9 +241,9 @@ impl Session {
 
     /// The hub stopped and came back: the saved state read anew, and recovered.
     fn restart(&mut self) -> Result<(), TestCaseError> {
-        let saved = serde_json::to_string(&self.runtime.state().agent).map_err(fail)?;
-        let agent: AgentState = serde_json::from_str(&saved).map_err(fail)?;
-        let state = SessionState { agent, ..Default::default() };
+        // In the form the store keeps, the session's phase with it.
+        let saved = crate::agent::encode(&self.runtime.state()).map_err(fail)?;
+        let state = crate::agent::decode(&saved).map_err(fail)?;
         self.runtime =
             SessionRuntime::with("props".into(), PathBuf::from("/nonexistent/props"), None, Vec::new(), state);
         // Recovery judges nothing: it closes what was cut short and keeps the cards.
