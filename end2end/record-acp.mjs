@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Records what a real ACP agent sends, line by line, for the hub's mapping
-// tests (server/src/agent/acp/fixtures/) and for reading an agent's habits.
+// tests (server/src/agents/acp/fixtures/) and for reading an agent's habits.
 //
 //   node end2end/record-acp.mjs --out rec.jsonl --cwd /tmp/folder \
 //     [--mode default] [--answer allow_once|reject_once|allow_always|cancel] \

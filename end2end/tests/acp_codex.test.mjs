@@ -6,7 +6,7 @@
 // answers by itself, Stop ends a turn, a restarted hub goes on with the
 // conversation, and the mode the hub puts Codex in keeps every write on a card.
 //
-// What Codex does (server/src/agent/acp/fixtures/codex/): a command asks only
+// What Codex does (server/src/agents/acp/fixtures/codex/): a command asks only
 // when the model runs it outside Codex's sandbox (`sandbox_permissions:
 // "require_escalated"`, as a real model does in read-only mode when it has to
 // write), and then the permission request is the call's first sighting; a file

@@ -6,7 +6,7 @@
 // turn clean, YOLO answers by itself, Stop ends a turn, a restarted hub goes on
 // with the conversation, and Qwen Code's own default mode does not get past the hub.
 //
-// What Qwen Code does (server/src/agent/acp/fixtures/qwen/): it announces a call
+// What Qwen Code does (server/src/agents/acp/fixtures/qwen/): it announces a call
 // as soon as the model starts it, before the arguments are known (`title:
 // "Shell"`, `rawInput: {}`); only its permission request carries the command or
 // the diff. It starts in its `auto` mode, where a write in the folder runs

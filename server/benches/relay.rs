@@ -22,7 +22,7 @@ mod fake_model;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_hub::agent::model::ModelConfig;
+use agent_hub::agents::builtin::model::ModelConfig;
 use agent_hub::cli::Cli;
 use agent_hub::http::access::Access;
 use agent_hub::hub::{Hub, HubOptions};

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use agent_hub::agent::log::EventLog;
+use agent_hub::agents::log::EventLog;
 use agent_hub::registry::default_session_id;
 use agent_hub::store::{SessionRow, Store};
 use protocol::api::SessionStatus;

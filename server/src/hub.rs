@@ -11,11 +11,11 @@ use protocol::api::{ChatConfig, HubUpdate, ProjectsResponse, SessionStatus, Yolo
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::acp::AcpAgent;
-use crate::agent::model::ModelConfig;
-use crate::agent::port::HubPort;
-use crate::agent::{AgentError, SessionRuntime};
-use crate::agents::{AgentEntry, Catalog};
+use crate::agents::acp::AcpAgent;
+use crate::agents::builtin::model::ModelConfig;
+use crate::agents::catalog::{AgentEntry, Catalog};
+use crate::agents::port::HubPort;
+use crate::agents::{AgentError, SessionRuntime};
 use crate::folder::canonical_folder;
 use crate::policy::{PolicyDirs, PolicyFiles};
 use crate::registry::{Registry, Session, YoloLocked, YoloState};
@@ -106,7 +106,7 @@ impl Hub {
     /// folder would write over a stored one's history.
     pub fn try_new(options: HubOptions) -> Result<Arc<Self>, StoreError> {
         let agents = options.agents.unwrap_or_else(|| {
-            Catalog::new(crate::agents::AgentFlags {
+            Catalog::new(crate::agents::catalog::AgentFlags {
                 model: options.model.clone(),
                 acp: options.acp.clone(),
                 ..Default::default()
@@ -545,7 +545,7 @@ impl Hub {
         self.shutdown.cancel();
         let runtimes: Vec<Arc<SessionRuntime>> = self.runtimes().values().cloned().collect();
         for runtime in runtimes {
-            crate::agent::stop_running(&self.port(), &runtime);
+            crate::agents::stop_running(&self.port(), &runtime);
         }
     }
 
@@ -567,7 +567,7 @@ impl HubPort for Hub {
         Hub::policy_set(self, folder)
     }
 
-    fn agent_of(&self, session_id: &str) -> Result<Arc<dyn crate::agent::Agent>, AgentError> {
+    fn agent_of(&self, session_id: &str) -> Result<Arc<dyn crate::agents::Agent>, AgentError> {
         Hub::agent_of(self, session_id).map(|entry| entry.agent())
     }
 

@@ -1,7 +1,6 @@
 #![recursion_limit = "256"]
 //! Agent Hub server: HTTP, gates, sessions, settings.
 
-pub mod agent;
 pub mod agents;
 pub mod approval;
 pub mod audit;

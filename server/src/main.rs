@@ -2,9 +2,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_hub::agent::acp::{groups, AcpAgent};
-use agent_hub::agent::model::ModelConfig;
-use agent_hub::agents::AgentsFile;
+use agent_hub::agents::acp::{groups, AcpAgent};
+use agent_hub::agents::builtin::model::ModelConfig;
+use agent_hub::agents::catalog::AgentsFile;
 use agent_hub::cli::{AgentKind, Cli};
 use agent_hub::http::access::Access;
 use agent_hub::http::web;
@@ -83,7 +83,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         .or_else(default_data_dir)
         .ok_or("no data dir: set --data-dir or HUB_DATA_DIR (HOME is not set either).".to_string())?;
     let store = Store::open(&data_dir).map_err(|err| err.to_string())?;
-    agent_hub::agent::protected::protect_data_dir(&data_dir);
+    agent_hub::agents::protected::protect_data_dir(&data_dir);
     tracing::info!(database = %store.path().display(), "sessions are kept here");
     let agents = agents(&cli, model, acp)?;
     // Once the agents file's `api_key_env` is known to be a secret.
@@ -155,16 +155,16 @@ fn agents(
     cli: &Cli,
     model: Option<ModelConfig>,
     acp: Option<Arc<AcpAgent>>,
-) -> Result<agent_hub::agents::Catalog, String> {
+) -> Result<agent_hub::agents::catalog::Catalog, String> {
     let (path, required) = match &cli.agents_file {
         Some(path) => (Some(path.clone()), true),
-        None => (agent_hub::agents::file::standard_path(), false),
+        None => (agent_hub::agents::catalog::file::standard_path(), false),
     };
     let file = match path {
         Some(path) => AgentsFile::read(&path, required).map_err(|err| err.to_string())?,
         None => None,
     };
-    Ok(agent_hub::agents::Catalog::new(agent_hub::agents::AgentFlags {
+    Ok(agent_hub::agents::catalog::Catalog::new(agent_hub::agents::catalog::AgentFlags {
         model,
         acp,
         file,

@@ -118,7 +118,7 @@ pub fn on_signals(hub: Arc<Hub>, mut signals: Signals, progress: Progress, grace
 /// reaches only the direct child) and every command's group still in its
 /// grace gets SIGKILL first.
 fn exit_now(code: i32) -> ! {
-    crate::agent::acp::groups::end_all(Duration::ZERO);
+    crate::agents::acp::groups::end_all(Duration::ZERO);
     crate::tools::kill_remaining_groups();
     std::process::exit(code);
 }

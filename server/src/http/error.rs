@@ -73,16 +73,16 @@ pub struct ApiQuery<T>(pub T);
 pub type ApiResult<T> = Result<T, ApiError>;
 
 /// The agent's refusals, in the contract's statuses and codes.
-impl From<crate::agent::AgentError> for ApiError {
-    fn from(err: crate::agent::AgentError) -> Self {
-        use crate::agent::AgentError as E;
+impl From<crate::agents::AgentError> for ApiError {
+    fn from(err: crate::agents::AgentError) -> Self {
+        use crate::agents::AgentError as E;
         let (status, code) = match &err {
             E::Busy(_) => (StatusCode::CONFLICT, "session_busy"),
             E::NoSession(_) | E::Deleted(_) => (StatusCode::NOT_FOUND, "not_found"),
             E::NotRunning => (StatusCode::CONFLICT, "not_running"),
             E::NotPending(_) => (StatusCode::CONFLICT, "not_pending"),
             E::Invalid(_) => (StatusCode::BAD_REQUEST, "bad_request"),
-            E::StateUnreadable(_) => (StatusCode::CONFLICT, crate::agent::STATE_UNREADABLE),
+            E::StateUnreadable(_) => (StatusCode::CONFLICT, crate::agents::STATE_UNREADABLE),
             E::AgentGone(_) => (StatusCode::CONFLICT, "agent_unavailable"),
             E::NotStarted => (StatusCode::CONFLICT, "agent_not_started"),
             E::ModeTimeout => (StatusCode::GATEWAY_TIMEOUT, "agent_timeout"),
@@ -103,9 +103,9 @@ impl From<crate::folder::FolderError> for ApiError {
     }
 }
 
-impl From<crate::agents::ChoiceError> for ApiError {
-    fn from(err: crate::agents::ChoiceError) -> Self {
-        use crate::agents::ChoiceError as E;
+impl From<crate::agents::catalog::ChoiceError> for ApiError {
+    fn from(err: crate::agents::catalog::ChoiceError) -> Self {
+        use crate::agents::catalog::ChoiceError as E;
         let (status, code) = match &err {
             E::Unknown { .. } => (StatusCode::BAD_REQUEST, "unknown_agent"),
             E::Unavailable { .. } => (StatusCode::CONFLICT, "agent_unavailable"),
@@ -140,7 +140,7 @@ impl From<crate::hub::HubError> for ApiError {
             E::Occupied(_) => (StatusCode::CONFLICT, "session_busy"),
             E::YoloLocked => (StatusCode::FORBIDDEN, "yolo_locked"),
             E::FolderTrustOff => (StatusCode::CONFLICT, "folder_trust_off"),
-            E::StoreFailed(_) => (StatusCode::SERVICE_UNAVAILABLE, crate::agent::STORE_FAILED),
+            E::StoreFailed(_) => (StatusCode::SERVICE_UNAVAILABLE, crate::agents::STORE_FAILED),
             E::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
         Self::new(status, code, err.to_string())
@@ -150,8 +150,8 @@ impl From<crate::hub::HubError> for ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::AgentError;
-    use crate::agents::ChoiceError;
+    use crate::agents::catalog::ChoiceError;
+    use crate::agents::AgentError;
     use crate::folder::FolderError;
     use crate::hub::HubError;
     use crate::registry::{RegistryError, TitleError};

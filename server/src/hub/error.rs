@@ -2,8 +2,8 @@
 //! folder's trust; nothing changed. Domain words only: `crate::http::error` gives
 //! each its HTTP status and code.
 
-use crate::agent::AgentError;
-use crate::agents::ChoiceError;
+use crate::agents::catalog::ChoiceError;
+use crate::agents::AgentError;
 use crate::folder::FolderError;
 use crate::policy::SavedRuleError;
 use crate::registry::{RegistryError, TitleError};

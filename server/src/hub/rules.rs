@@ -10,7 +10,7 @@ use protocol::api::{PolicyDecision, RulesResponse, SessionGrant};
 use serde_json::Value;
 
 use super::{now_ms, Hub, HubError, HubResult};
-use crate::agent::SessionRuntime;
+use crate::agents::SessionRuntime;
 use crate::folder::canonical_folder;
 use crate::policy::{self, Mode, PolicySet, Rule};
 use crate::store::{NewSavedRule, SavedRule, StoreError};
@@ -79,7 +79,7 @@ impl Hub {
         prefix: Option<String>,
     ) -> HubResult<SavedRule> {
         let Some((name, args)) = runtime.waiting_call(tool_id) else {
-            return Err(crate::agent::AgentError::call_not_pending(tool_id).into());
+            return Err(crate::agents::AgentError::call_not_pending(tool_id).into());
         };
         let command_prefix = rule_prefix(&name, &args, prefix)?;
         let store = self.store().ok_or_else(|| {

@@ -10,8 +10,8 @@ use protocol::api::{ChatConfig, SessionStatus, SessionSummary};
 use protocol::events::{AgentEvent, ResultStatus};
 
 use super::{now_ms, Hub, HubError, HubResult};
-use crate::agent::log::until_turn_pauses;
-use crate::agent::SessionRuntime;
+use crate::agents::log::until_turn_pauses;
+use crate::agents::SessionRuntime;
 use crate::folder::canonical_folder;
 use crate::registry::{checked_title, Session, YoloState};
 use crate::session::Occupied;
@@ -138,7 +138,7 @@ impl Hub {
     /// the audit trail too); a built-in agent's running turn is given a moment
     /// to end, its command killed. An ACP agent's process ends with the session.
     async fn stop_for_delete(self: &Arc<Self>, runtime: &Arc<SessionRuntime>) {
-        match crate::agent::cancel(&self.port(), runtime).await {
+        match crate::agents::cancel(&self.port(), runtime).await {
             Ok(after) if self.agent_of(&runtime.id).is_ok_and(|agent| agent.is_builtin()) => {
                 let ended = until_turn_pauses(runtime.log.clone(), after).for_each(|_| std::future::ready(()));
                 if tokio::time::timeout(STOP_WAIT, ended).await.is_err() {
@@ -160,7 +160,7 @@ impl Hub {
         if let Some(stop) = &state.agent.stop {
             stop.cancel();
         }
-        crate::agent::acp::end_process(&mut state.agent);
+        crate::agents::acp::end_process(&mut state.agent);
         if was_running {
             // Whoever still reads its live events hears that it ended (kept in memory only).
             runtime.log.push(AgentEvent::Result { status: ResultStatus::Cancelled, pending: None });

@@ -180,7 +180,7 @@ impl TestHub {
 /// Hub options for the built-in agent against the scripted model.
 pub fn model_options(fake: &fake_model::FakeModel) -> HubOptions {
     HubOptions {
-        model: Some(agent_hub::agent::model::ModelConfig {
+        model: Some(agent_hub::agents::builtin::model::ModelConfig {
             base_url: fake.base_url.clone(),
             model: "fake-model".into(),
             api_key: None,

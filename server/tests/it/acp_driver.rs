@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_hub::agent::acp::AcpAgent;
+use agent_hub::agents::acp::AcpAgent;
 use agent_hub::hub::HubOptions;
 use axum::http::StatusCode;
 use common::*;

@@ -7,7 +7,7 @@ use crate::common;
 
 use std::sync::Arc;
 
-use agent_hub::agent::acp::AcpAgent;
+use agent_hub::agents::acp::AcpAgent;
 use agent_hub::hub::HubOptions;
 use axum::http::StatusCode;
 use common::*;

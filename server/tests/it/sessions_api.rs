@@ -325,7 +325,7 @@ const SCRIPTED_ACP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/
 
 #[tokio::test]
 async fn an_acp_sessions_forced_delete_leaves_nothing_in_the_store_but_its_audit_rows() {
-    use agent_hub::agent::acp::AcpAgent;
+    use agent_hub::agents::acp::AcpAgent;
     use agent_hub::store::{AuditFilter, Store};
 
     let data = tempfile::tempdir().unwrap();

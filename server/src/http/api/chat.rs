@@ -17,8 +17,8 @@ use protocol::events::{AgentEvent, ResultStatus, SeqEvent};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::agent::log::{events_of, until_turn_pauses, Logged};
-use crate::agent::{begin, pending_calls, SessionRuntime, Start};
+use crate::agents::log::{events_of, until_turn_pauses, Logged};
+use crate::agents::{begin, pending_calls, SessionRuntime, Start};
 use crate::approval::Decision;
 use crate::http::error::{ApiError, ApiJson, ApiQuery, ApiResult};
 use crate::hub::Hub;
@@ -126,7 +126,7 @@ pub async fn input(
 /// `result` `cancelled`.
 pub async fn cancel(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> ApiResult<Response> {
     let runtime = runtime_off_thread(&hub, &id).await?;
-    let after = crate::agent::cancel(&hub.port(), &runtime).await?;
+    let after = crate::agents::cancel(&hub.port(), &runtime).await?;
     respond(&hub, runtime, after, true).await
 }
 
@@ -223,7 +223,7 @@ pub fn session_runtime(hub: &Hub, id: &str) -> ApiResult<Arc<SessionRuntime>> {
         Ok(None) => Err(ApiError::not_found(format!("No session with id '{id}'."))),
         Err(err) => Err(ApiError::new(
             axum::http::StatusCode::SERVICE_UNAVAILABLE,
-            crate::agent::STORE_FAILED,
+            crate::agents::STORE_FAILED,
             format!("The session could not be read from the database: {err}."),
         )),
     }

@@ -20,7 +20,7 @@ pub async fn recent(State(hub): State<Arc<Hub>>) -> ApiResult<Json<RecentFolders
         let rows = store.recent_folders().map_err(|err| {
             ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
-                crate::agent::STORE_FAILED,
+                crate::agents::STORE_FAILED,
                 format!("The recent folders could not be read: {err}."),
             )
         })?;

@@ -139,16 +139,16 @@ fn session_page(hub: &Hub, id: &str, after: u64, limit: usize) -> ApiResult<Sess
     let (page, has_more) = runtime.log.page(after, limit).map_err(|err| {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
-            crate::agent::STORE_FAILED,
+            crate::agents::STORE_FAILED,
             format!("The session's events could not be read from the database: {err}."),
         )
     })?;
-    let events = crate::agent::log::events_of(&page);
+    let events = crate::agents::log::events_of(&page);
     let next_after = if has_more { events.last().map(|event| event.seq) } else { None };
     // The first waiting call's card, wherever its `tool_use` is in the log.
-    let first_pending = crate::agent::pending_calls(&runtime.state()).into_iter().next();
+    let first_pending = crate::agents::pending_calls(&runtime.state()).into_iter().next();
     let announced: Vec<_> = first_pending.and_then(|tool_id| runtime.log.announcement(&tool_id)).into_iter().collect();
-    let pending_input = crate::agent::builtin::pending_input(&runtime.state().agent);
+    let pending_input = crate::agents::builtin::pending_input(&runtime.state().agent);
     Ok(SessionDetail {
         has_more,
         next_after,

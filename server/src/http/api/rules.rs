@@ -76,7 +76,7 @@ pub async fn audit(State(hub): State<Arc<Hub>>, ApiQuery(query): ApiQuery<AuditQ
     let Some(store) = hub.store() else {
         return Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
-            crate::agent::STORE_FAILED,
+            crate::agents::STORE_FAILED,
             "The audit trail lives in the hub's database, and this hub runs without one.",
         ));
     };
@@ -90,7 +90,7 @@ pub async fn audit(State(hub): State<Arc<Hub>>, ApiQuery(query): ApiQuery<AuditQ
         reader.audit(&filter).map_err(|err| {
             ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
-                crate::agent::STORE_FAILED,
+                crate::agents::STORE_FAILED,
                 format!("The audit trail could not be read: {err}."),
             )
         })

@@ -1,26 +1,8 @@
-//! Agents and their turns. A session's runtime holds its event log and the
-//! agent's state; a turn runs in a task of its own, so a closed connection
-//! neither stops nor corrupts it.
+//! A session's runtime: its event log and state (its machine's phase and
+//! what its agent keeps), and the IO that applies the machine's answers
+//! (saves, the status the pages see). A turn runs in a task of its own, so a
+//! closed connection neither stops nor corrupts it.
 
-pub mod acp;
-pub(crate) mod audit;
-mod batch;
-pub mod builtin;
-mod calls;
-pub mod error;
-pub(crate) mod gate;
-mod interface;
-pub mod log;
-pub mod model;
-pub mod port;
-pub mod protected;
-pub mod question;
-mod sse;
-mod unreadable;
-pub use unreadable::STATE_UNREADABLE;
-
-pub use error::AgentError;
-pub use interface::Agent;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,12 +12,13 @@ use protocol::events::{AgentEvent, ResultStatus, Severity};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::agent::port::HubPort;
+use super::log::EventLog;
+use super::port::HubPort;
+use super::{acp, builtin, unreadable, AgentError};
 use crate::approval::ApprovalBatch;
 use crate::session::{Machine, Phase, Recovery, Status, Tail, TurnEnd};
 use crate::store::{StatusRow, Store, StoreError};
 use crate::tools::{Tool, ToolFailure};
-use log::EventLog;
 
 /// The `error` code of a turn whose state could not be saved.
 pub const STORE_FAILED: &str = "store_failed";
@@ -258,7 +241,7 @@ pub struct SessionRuntime {
     pub folder: PathBuf,
     pub log: Arc<EventLog>,
     state: Mutex<SessionState>,
-    store: Option<Arc<Store>>,
+    pub(super) store: Option<Arc<Store>>,
     /// The store ticket of the last agent state queued for saving.
     saved: AtomicU64,
     /// When the hub last handed this runtime out (its clock of uses).
@@ -297,7 +280,7 @@ impl SessionRuntime {
         Self::with(id, folder, store, Vec::new(), SessionState::default())
     }
 
-    fn with(
+    pub(crate) fn with(
         id: String,
         folder: PathBuf,
         store: Option<Arc<Store>>,

@@ -22,8 +22,9 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 use super::mapping::{self, Mapper};
 use super::process::{keep_last_words, spawn, Launch, ProcessGroup};
 use super::{Command, Then};
-use crate::agent::port::HubPort;
-use crate::agent::{SessionRuntime, TurnEnd};
+use crate::agents::port::HubPort;
+use crate::agents::SessionRuntime;
+use crate::session::TurnEnd;
 use protocol::audit::Outcome;
 
 /// How long an agent may take to start and answer `initialize` and `session/new`.

@@ -19,9 +19,9 @@ use protocol::events::{AgentEvent, ToolStatus};
 use serde_json::json;
 
 use super::{start, Facts, Ruling};
-use crate::agent::batch::{AlreadyLogged, Settled};
-use crate::agent::builtin::apply_decision;
-use crate::agent::{PausedTurn, PlannedCall, SessionRuntime};
+use crate::agents::builtin::apply_decision;
+use crate::agents::builtin::batch::{AlreadyLogged, Settled};
+use crate::agents::{PausedTurn, PlannedCall, SessionRuntime};
 use crate::approval::{ApprovalBatch, Decision, Initial, NewCall};
 use crate::policy;
 
@@ -242,8 +242,8 @@ impl Session {
     /// The hub stopped and came back: the saved state read anew, and recovered.
     fn restart(&mut self) -> Result<(), TestCaseError> {
         // In the form the store keeps, the session's phase with it.
-        let saved = crate::agent::encode(&self.runtime.state()).map_err(fail)?;
-        let state = crate::agent::decode(&saved).map_err(fail)?;
+        let saved = crate::agents::encode(&self.runtime.state()).map_err(fail)?;
+        let state = crate::agents::decode(&saved).map_err(fail)?;
         self.runtime =
             SessionRuntime::with("props".into(), PathBuf::from("/nonexistent/props"), None, Vec::new(), state);
         // Recovery judges nothing: it closes what was cut short and keeps the cards.

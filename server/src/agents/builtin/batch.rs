@@ -13,11 +13,11 @@ use std::collections::{HashMap, HashSet};
 use protocol::events::{AgentEvent, ResultStatus, Severity, ToolError, ToolKind, ToolStatus};
 use serde_json::json;
 
-use super::audit::outcome_of_skip;
-use super::gate;
 use super::question;
-use super::{AgentState, PausedTurn, PlannedCall, SessionRuntime, TurnEnd, INTERRUPTED_MESSAGE};
+use crate::agents::trail::outcome_of_skip;
+use crate::agents::{gate, AgentState, PausedTurn, PlannedCall, SessionRuntime, INTERRUPTED_MESSAGE};
 use crate::approval::{BatchError, Initial, SkipReason, Step};
+use crate::session::TurnEnd;
 use crate::tools::Tool;
 use protocol::audit::Outcome;
 

@@ -10,10 +10,10 @@ use protocol::events::{AgentEvent, PolicyNote, ToolError, ToolStatus};
 
 use super::mapping;
 use super::rule_call::{rule_call, RuleCall};
-use crate::agent::gate::{self, Facts};
-use crate::agent::port::HubPort;
-use crate::agent::protected::touches_settings;
-use crate::agent::SessionRuntime;
+use crate::agents::gate::{self, Facts};
+use crate::agents::port::HubPort;
+use crate::agents::protected::touches_settings;
+use crate::agents::SessionRuntime;
 use crate::approval::{Decision, Initial};
 use crate::policy::{Mode, ToolCall, Verdict};
 use protocol::audit::Outcome;

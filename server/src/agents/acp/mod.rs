@@ -22,11 +22,11 @@ use protocol::events::{AgentChoice, AgentEvent, ChoiceKind, Role};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-use super::audit::Authority;
 use super::builtin::decision_word;
 use super::builtin::STOPPED_RESULT;
+use super::trail::Authority;
 use super::{AgentError, AgentState, SessionRuntime, Start};
-use crate::agent::port::HubPort;
+use crate::agents::port::HubPort;
 use crate::approval::{ApprovalBatch, Decision, DecisionError, Initial, NewCall, SkipReason, Step};
 use process::Launch;
 use protocol::audit::{AuditDecision, Outcome};
@@ -281,7 +281,7 @@ impl AcpAgent {
     }
 }
 
-impl crate::agent::Agent for AcpAgent {
+impl crate::agents::Agent for AcpAgent {
     fn begin(&self, hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>, start: Start) -> Result<u64, AgentError> {
         AcpAgent::begin(self, hub, runtime, start)
     }

@@ -9,8 +9,8 @@
 use protocol::api::PolicyDecision;
 use protocol::events::PolicyNote;
 
-use super::audit::Authority;
 use super::protected;
+use super::trail::Authority;
 use crate::approval::{ApprovalBatch, Initial, Judgement};
 use crate::policy;
 use protocol::audit::AuditDecision;

@@ -10,7 +10,7 @@ use super::super::permission::{self, Judged};
 use super::super::rule_call::RuleCall;
 use super::super::{Then, Waiting};
 use super::{Driver, REJECT_GRACE};
-use crate::agent::TurnEnd;
+use crate::session::TurnEnd;
 
 impl Driver {
     /// A permission request: shown (with the agent's choices), judged on all

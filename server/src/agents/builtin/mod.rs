@@ -11,17 +11,24 @@ use protocol::events::{AgentEvent, ResultStatus, Role, ToolKind};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::batch::{AlreadyLogged, Judge, Settled};
-use super::calls::{check, keep_within_review_budget, result_event, CallIds, Checked};
-use super::model::{ModelClient, ToolCallRequest};
-use super::question::{self, Answer};
-use super::{audit, gate, AgentError, AgentState, PausedTurn, PlannedCall, SessionRuntime, Start};
-use crate::agent::port::HubPort;
+pub(crate) mod batch;
+mod calls;
+pub mod model;
+pub mod question;
+mod sse;
+
+use crate::agents::port::HubPort;
+use crate::agents::trail;
+use crate::agents::{gate, AgentError, AgentState, PausedTurn, PlannedCall, SessionRuntime, Start};
 use crate::approval::{ApprovalBatch, BatchError, Decision, DecisionError, Initial, NewCall};
 use crate::policy;
 use crate::session::{Stop, TurnEnd};
 use crate::store::StoreError;
 use crate::tools::{self, Tool, ToolFailure, Workspace};
+use batch::{AlreadyLogged, Judge, Settled};
+use calls::{check, keep_within_review_budget, result_event, CallIds, Checked};
+use model::{ModelClient, ToolCallRequest};
+use question::Answer;
 
 /// A turn that keeps calling tools is stopped after this many completions.
 pub const MAX_COMPLETIONS_PER_TURN: usize = 50;
@@ -232,7 +239,7 @@ pub(crate) fn apply_decision(
         Ok(allowed) => {
             let still = paused.batch.pending();
             for id in waiting.iter().filter(|id| !still.contains(id)) {
-                let Some((verdict, by)) = audit::of_user_decision(&decision, id == tool_id) else { continue };
+                let Some((verdict, by)) = trail::of_user_decision(&decision, id == tool_id) else { continue };
                 if let Some(call) = paused.calls.get(id) {
                     runtime.audit_decision(id, &call.name, &call.args, verdict, &by);
                 }

@@ -255,7 +255,7 @@ fn a_bare_title_is_held_back_until_the_call_says_what_it_does() {
 }
 
 fn rule_call_of(mapper: &Mapper, id: &str) -> Value {
-    crate::agent::acp::rule_call::rule_call(&mapper.fields(id)).args
+    crate::agents::acp::rule_call::rule_call(&mapper.fields(id)).args
 }
 
 #[test]
@@ -391,7 +391,7 @@ fn replay(path: &std::path::Path) -> Replay {
 
 #[test]
 fn in_every_recorded_session_a_card_shows_the_command_or_the_diff_and_each_call_ends_once() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/agent/acp/fixtures");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/agents/acp/fixtures");
     let mut cards = 0;
     for agent in ["claude", "codex", "qwen"] {
         let mut files: Vec<_> =

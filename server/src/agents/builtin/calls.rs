@@ -7,9 +7,9 @@ use std::collections::HashSet;
 use protocol::events::{AgentEvent, FileDiff, ToolError, ToolStatus};
 use serde_json::{json, Value};
 
-use super::log::EventLog;
 use super::model::ToolCallRequest;
 use super::question;
+use crate::agents::log::EventLog;
 use crate::tools::{Tool, ToolFailure, Workspace};
 
 /// A call as checked before anyone is asked about it.
