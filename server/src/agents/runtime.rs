@@ -3,7 +3,7 @@
 //! (saves, the status the pages see). A turn runs in a task of its own, so a
 //! closed connection neither stops nor corrupts it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -15,10 +15,8 @@ use serde_json::Value;
 use super::log::EventLog;
 use super::port::HubPort;
 use super::{acp, builtin, unreadable, AgentError};
-use crate::approval::ApprovalBatch;
 use crate::session::{Machine, Phase, Recovery, Status, Tail, TurnEnd};
 use crate::store::{StatusRow, Store, StoreError};
-use crate::tools::{Tool, ToolFailure};
 
 /// The `error` code of a turn whose state could not be saved.
 pub const STORE_FAILED: &str = "store_failed";
@@ -26,44 +24,19 @@ pub const STORE_FAILED: &str = "store_failed";
 pub const INTERRUPTED_MESSAGE: &str = "The hub stopped while this turn was running. Nothing more of it \
      was done, and calls it had not finished were not run again. Send a new prompt to go on.";
 
-/// A call of a paused model turn, as the runtime will run it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PlannedCall {
-    /// The model's id for the call where the hub gave it another (the model's
-    /// was empty, repeated, or not fit to show); the conversation keeps the model's.
-    #[serde(default)]
-    pub model_id: Option<String>,
-    pub tool: Option<Tool>,
-    pub name: String,
-    pub args: Value,
-    /// Found before any card (bad arguments, path outside, no match): reported instead of running.
-    pub failure: Option<ToolFailure>,
-}
-
-/// A model turn waiting for the user's decisions.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PausedTurn {
-    pub batch: ApprovalBatch,
-    pub calls: HashMap<String, PlannedCall>,
-}
-
-/// What the agent needs to go on, saved whole to the store (with the
-/// session's phase, see [`SessionState`]).
+/// What the session's agent keeps, saved whole to the store (with the
+/// session's phase, see [`SessionState`]): each agent kind's own side, and
+/// the grants both kinds give. (Stored flat: states saved before the split read.)
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct AgentState {
-    /// The conversation in Chat Completions form.
-    pub messages: Vec<Value>,
-    pub paused: Option<PausedTurn>,
     /// Tools approved "for this session".
     pub allowed_tools: HashSet<String>,
-    /// Completions requested so far (names made-up call ids).
-    pub completions: usize,
+    /// The built-in agent's side of the session.
+    #[serde(flatten)]
+    pub builtin: builtin::BuiltinState,
     /// An ACP agent's side of the session.
     #[serde(default)]
     pub acp: acp::AcpState,
-    /// Stops the built-in agent's running turn (the Stop button).
-    #[serde(skip)]
-    pub stop: Option<tokio_util::sync::CancellationToken>,
 }
 
 /// A session's state under its lock: where its turns stand (the machine, the
@@ -191,48 +164,40 @@ pub(crate) fn spawn_turn(
     });
 }
 
-/// The ids of the calls waiting for the user's decision, first shown first:
-/// the cards, as the agent holds them (calls queued behind the agent's
-/// question among them, which the status does not count).
+/// The ids of the calls waiting for the user's decision, first shown first.
 pub fn pending_calls(state: &SessionState) -> Vec<String> {
-    match (&state.agent.paused, &state.agent.acp.waiting) {
-        (Some(paused), _) => paused.batch.pending(),
-        (None, Some(waiting)) => vec![waiting.tool_id.clone()],
-        (None, None) => Vec::new(),
-    }
+    state.agent.pending_calls()
 }
 
+/// What the runtime asks of either agent kind's side.
 impl AgentState {
-    /// The latest model reply that called tools: its place in the conversation,
-    /// and the ids of its calls that have no result yet.
-    fn unanswered_calls(&self) -> Option<(usize, Vec<String>)> {
-        let index = self.messages.iter().rposition(|m| m["role"] == "assistant" && m.get("tool_calls").is_some())?;
-        let answered: HashSet<&str> = self.messages[index + 1..]
-            .iter()
-            .filter(|m| m["role"] == "tool")
-            .filter_map(|m| m["tool_call_id"].as_str())
-            .collect();
-        let open = self.messages[index]["tool_calls"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|call| call["id"].as_str())
-            .filter(|id| !answered.contains(id))
-            .map(str::to_string)
-            .collect();
-        Some((index, open))
+    /// The cards, as the agent holds them, first shown first (calls queued
+    /// behind the built-in agent's question among them, which the status
+    /// does not count).
+    pub fn pending_calls(&self) -> Vec<String> {
+        match (&self.builtin.paused, &self.acp.waiting) {
+            (Some(paused), _) => paused.batch.pending(),
+            (None, Some(waiting)) => vec![waiting.tool_id.clone()],
+            (None, None) => Vec::new(),
+        }
     }
 
-    /// After a restart cut a running turn: forget the turn's unfinished calls, and
-    /// drop a model reply whose tool calls did not all get results, so the
-    /// conversation is one the model accepts and nothing half-done is resumed.
-    pub fn recover_interrupted(&mut self) {
-        self.paused = None;
-        if let Some((index, open)) = self.unanswered_calls() {
-            if !open.is_empty() {
-                self.messages.truncate(index);
-            }
+    /// The call on a card under `tool_id`, as the folder's rules see it (name, arguments).
+    pub fn waiting_call(&self, tool_id: &str) -> Option<(String, Value)> {
+        if let Some(waiting) = self.acp.waiting.as_ref().filter(|waiting| waiting.tool_id == tool_id) {
+            return Some((waiting.call.name.clone(), waiting.call.args.clone()));
         }
+        let paused = self.builtin.paused.as_ref()?;
+        if !paused.batch.pending().iter().any(|id| id == tool_id) {
+            return None;
+        }
+        paused.calls.get(tool_id).map(|call| (call.name.clone(), call.args.clone()))
+    }
+
+    /// Whether a turn's calls are saved to go on from after a restart (the
+    /// built-in agent's; an ACP agent's request dies with its process).
+    pub fn has_saved_turn(&self) -> bool {
+        self.builtin.paused.is_some()
     }
 }
 
@@ -356,7 +321,7 @@ impl SessionRuntime {
         let state = self.state();
         match state.machine.phase() {
             Phase::Running => true,
-            Phase::Waiting { .. } | Phase::Asking { .. } => state.agent.paused.is_none(),
+            Phase::Waiting { .. } | Phase::Asking { .. } => !state.agent.has_saved_turn(),
             Phase::Idle | Phase::Error => false,
         }
     }
@@ -380,7 +345,7 @@ impl SessionRuntime {
         };
         let (saved, batch) = {
             let state = self.state();
-            (state.machine.phase().clone(), state.agent.paused.is_some())
+            (state.machine.phase().clone(), state.agent.has_saved_turn())
         };
         let phase = match crate::session::recover(&saved, tail, batch) {
             Recovery::AsItWas(phase) => phase,
@@ -398,7 +363,7 @@ impl SessionRuntime {
                 {
                     // Saved before it is said: a kill in between says it once, next time.
                     let mut state = self.state();
-                    state.agent.recover_interrupted();
+                    state.agent.builtin.recover_interrupted();
                     state.machine = Machine::restored(Phase::Error);
                     self.write(&state, None);
                 }
@@ -472,11 +437,11 @@ impl SessionRuntime {
         let end = self.recover_batch().unwrap_or_else(|| {
             let mut state = self.state();
             // A model reply whose calls got no results is dropped, as after a crash.
-            state.agent.recover_interrupted();
+            state.agent.builtin.recover_interrupted();
             self.save(&state);
             TurnEnd::error()
         });
-        self.state().agent.stop = None;
+        self.state().agent.builtin.stop = None;
         self.end_turn(hub, end).await;
     }
 
@@ -564,16 +529,7 @@ impl SessionRuntime {
 
     /// The call waiting on a card under `tool_id`, as the folder's rules see it (name, arguments).
     pub fn waiting_call(&self, tool_id: &str) -> Option<(String, Value)> {
-        let guard = self.state();
-        let state = &guard.agent;
-        if let Some(waiting) = state.acp.waiting.as_ref().filter(|waiting| waiting.tool_id == tool_id) {
-            return Some((waiting.call.name.clone(), waiting.call.args.clone()));
-        }
-        let paused = state.paused.as_ref()?;
-        if !paused.batch.pending().iter().any(|id| id == tool_id) {
-            return None;
-        }
-        paused.calls.get(tool_id).map(|call| (call.name.clone(), call.args.clone()))
+        self.state().agent.waiting_call(tool_id)
     }
 
     /// Reports an error (with a machine-readable code) as the turn's event.
@@ -590,7 +546,8 @@ impl SessionRuntime {
             return false;
         }
         // Locked means in use: not idle.
-        let idle = self.state.try_lock().is_ok_and(|state| !state.machine.is_running() && state.agent.stop.is_none());
+        let idle =
+            self.state.try_lock().is_ok_and(|state| !state.machine.is_running() && state.agent.builtin.stop.is_none());
         let saved = self.saved.load(Ordering::Acquire).max(self.log.saved_ticket());
         idle && store.committed(&self.id, saved)
     }
@@ -608,39 +565,24 @@ impl SessionRuntime {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agents::builtin::PausedTurn;
+    use crate::approval::ApprovalBatch;
     use protocol::api::SessionStatus;
-    use serde_json::json;
-
-    #[test]
-    fn an_interrupted_turn_drops_calls_without_results() {
-        let user = json!({"role": "user", "content": "go"});
-        let calls = json!({"role": "assistant", "content": "", "tool_calls": [{"id": "a"}, {"id": "b"}]});
-        let result = json!({"role": "tool", "tool_call_id": "a", "content": "ok"});
-        let mut state =
-            AgentState { messages: vec![user.clone(), calls.clone(), result.clone()], ..Default::default() };
-        state.recover_interrupted();
-        assert_eq!(state.messages, vec![user.clone()], "b never got a result");
-
-        let done = json!({"role": "tool", "tool_call_id": "b", "content": "ok"});
-        let complete = vec![user, calls, result, done];
-        let mut state = AgentState { messages: complete.clone(), ..Default::default() };
-        state.recover_interrupted();
-        assert_eq!(state.messages, complete, "a finished exchange is kept");
-    }
+    use std::collections::HashMap;
 
     #[test]
     fn the_phase_is_saved_beside_the_agents_state_and_older_states_still_read() {
         let mut state = SessionState::default();
-        state.agent.completions = 3;
+        state.agent.builtin.completions = 3;
         state.machine.start();
         state.machine.end(&TurnEnd::waiting(vec!["a".into()]));
         // Saved ahead of its showing: the end's phase is what goes to disk.
         let back = decode(&encode(&state).unwrap()).unwrap();
         assert_eq!(back.machine.phase(), &Phase::Waiting { pending: vec!["a".into()] });
-        assert_eq!(back.agent.completions, 3);
+        assert_eq!(back.agent.builtin.completions, 3);
 
         let older = decode(r#"{"messages":[],"paused":null,"allowed_tools":[],"completions":2}"#).unwrap();
-        assert_eq!((older.machine.phase(), older.agent.completions), (&Phase::Idle, 2));
+        assert_eq!((older.machine.phase(), older.agent.builtin.completions), (&Phase::Idle, 2));
     }
 
     /// A session read after the start (its first read failed) is not left
@@ -677,7 +619,7 @@ mod tests {
                 runtime.log.push(AgentEvent::Result { status: end.result, pending: end.pending() });
             }
             if *builtin {
-                state.agent.paused = Some(card());
+                state.agent.builtin.paused = Some(card());
             }
             runtime.save(&state);
         }
@@ -710,7 +652,7 @@ mod tests {
         runtime.log.push(ended(ResultStatus::Cancelled));
         {
             let mut state = runtime.state();
-            state.agent.completions = 7;
+            state.agent.builtin.completions = 7;
             runtime.save(&state);
         }
         store.flush().await.unwrap();

@@ -102,7 +102,7 @@ impl SessionRuntime {
     /// call was decided "stopped" by the user (its outcome follows as it is closed).
     pub(crate) fn audit_stopped_cards(&self) {
         let state = self.state();
-        let Some(paused) = &state.agent.paused else { return };
+        let Some(paused) = &state.agent.builtin.paused else { return };
         for id in paused.batch.pending() {
             if let Some(call) = paused.calls.get(&id) {
                 self.audit_decision(&id, &call.name, &call.args, AuditDecision::Stopped, &Authority::User);

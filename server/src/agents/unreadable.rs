@@ -39,7 +39,9 @@ mod tests {
             r#"{"messages":[],"paused":null,"allowed_tools":[],"completions":0}"#
         )
         .is_ok());
-        let why = decode::<super::super::AgentState>(r#"{"messages": 5}"#).unwrap_err();
+        let why = decode::<super::super::AgentState>(r#"{"allowed_tools": [], "messages": 5}"#).unwrap_err();
         assert!(why.starts_with("The agent's saved state of this session could not be read (invalid type"), "{why}");
+        let why = decode::<super::super::AgentState>(r#"{"messages": []}"#).unwrap_err();
+        assert!(why.contains("missing field `allowed_tools`"), "{why}");
     }
 }

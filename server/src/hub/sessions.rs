@@ -157,7 +157,7 @@ impl Hub {
     fn forget(&self, runtime: &SessionRuntime, force: bool) -> HubResult<()> {
         let mut state = runtime.state();
         let was_running = runtime.detach(&mut state, force).map_err(occupied)?;
-        if let Some(stop) = &state.agent.stop {
+        if let Some(stop) = &state.agent.builtin.stop {
             stop.cancel();
         }
         crate::agents::acp::end_process(&mut state.agent);

@@ -14,8 +14,9 @@ use protocol::events::{AgentEvent, ResultStatus, Severity, ToolError, ToolKind, 
 use serde_json::json;
 
 use super::question;
+use super::{PausedTurn, PlannedCall};
 use crate::agents::trail::outcome_of_skip;
-use crate::agents::{gate, AgentState, PausedTurn, PlannedCall, SessionRuntime, INTERRUPTED_MESSAGE};
+use crate::agents::{gate, AgentState, SessionRuntime, INTERRUPTED_MESSAGE};
 use crate::approval::{BatchError, Initial, SkipReason, Step};
 use crate::session::TurnEnd;
 use crate::tools::Tool;
@@ -80,8 +81,8 @@ impl PausedTurn {
 
 /// A call's result for the model, in the conversation (under the model's id).
 fn tool_message(state: &mut AgentState, tool_id: &str, content: String) {
-    let model_id = state.paused.as_ref().map_or_else(|| tool_id.to_string(), |paused| paused.model_id(tool_id));
-    state.messages.push(json!({"role": "tool", "tool_call_id": model_id, "content": content}));
+    let model_id = state.builtin.paused.as_ref().map_or_else(|| tool_id.to_string(), |paused| paused.model_id(tool_id));
+    state.builtin.messages.push(json!({"role": "tool", "tool_call_id": model_id, "content": content}));
 }
 
 /// The event of a call that did not run (or a question answered).
@@ -130,7 +131,7 @@ impl SessionRuntime {
         let mut guard = self.state();
         loop {
             let state = &mut *guard;
-            let Some(paused) = state.agent.paused.as_mut() else { return Ok(Settled::Continue) };
+            let Some(paused) = state.agent.builtin.paused.as_mut() else { return Ok(Settled::Continue) };
             match paused.batch.step()? {
                 Step::Judge(tool_id) => {
                     let call = paused.calls.get(&tool_id);
@@ -237,7 +238,7 @@ impl SessionRuntime {
         self.audit_outcome(tool_id, if ran { Outcome::Ran } else { Outcome::Failed });
         let mut state = self.state();
         self.log.push(event);
-        if let Some(paused) = state.agent.paused.as_mut() {
+        if let Some(paused) = state.agent.builtin.paused.as_mut() {
             paused.batch.finished(tool_id)?;
         }
         tool_message(&mut state.agent, tool_id, text);
@@ -248,7 +249,7 @@ impl SessionRuntime {
     /// Stop: every call without a result is answered `result` (a running one
     /// was killed), and the paused turn is gone.
     pub(crate) fn close_batch(&self, result: &str) {
-        if let Some(paused) = self.state().agent.paused.as_mut() {
+        if let Some(paused) = self.state().agent.builtin.paused.as_mut() {
             paused.batch.stop(result);
         }
         self.settle_closed();
@@ -261,7 +262,7 @@ impl SessionRuntime {
             tracing::error!(session = %self.id, "a closed batch did not settle: {err}");
         }
         let mut state = self.state();
-        state.agent.paused = None;
+        state.agent.builtin.paused = None;
         self.save(&state);
     }
 
@@ -272,7 +273,7 @@ impl SessionRuntime {
     pub(crate) fn recover_batch(&self) -> Option<TurnEnd> {
         let ids: Vec<String> = {
             let mut state = self.state();
-            let paused = state.agent.paused.as_mut()?;
+            let paused = state.agent.builtin.paused.as_mut()?;
             let interrupted = paused.batch.interrupt();
             if !interrupted.is_empty() {
                 tracing::warn!(session = %self.id, calls = ?interrupted, "calls cut short are reported interrupted");
@@ -305,7 +306,7 @@ impl SessionRuntime {
 
     fn forget_batch(&self) {
         let mut state = self.state();
-        state.agent.paused = None;
+        state.agent.builtin.paused = None;
         self.save(&state);
     }
 }

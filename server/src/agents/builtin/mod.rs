@@ -16,10 +16,13 @@ mod calls;
 pub mod model;
 pub mod question;
 mod sse;
+mod state;
+
+pub use state::{BuiltinState, PausedTurn, PlannedCall};
 
 use crate::agents::port::HubPort;
 use crate::agents::trail;
-use crate::agents::{gate, AgentError, AgentState, PausedTurn, PlannedCall, SessionRuntime, Start};
+use crate::agents::{gate, AgentError, AgentState, SessionRuntime, Start};
 use crate::approval::{ApprovalBatch, BatchError, Decision, DecisionError, Initial, NewCall};
 use crate::policy;
 use crate::session::{Stop, TurnEnd};
@@ -69,7 +72,7 @@ impl super::Agent for BuiltinAgent {
     /// stopped under the session's lock, so a turn that pauses meanwhile keeps it.
     fn stop_running(&self, _hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) {
         let state = runtime.state();
-        if let (true, Some(stop)) = (state.machine.is_running(), &state.agent.stop) {
+        if let (true, Some(stop)) = (state.machine.is_running(), &state.agent.builtin.stop) {
             stop.cancel();
         }
     }
@@ -131,7 +134,7 @@ pub fn begin(
                         .into(),
                 ))
             }
-            Start::Prompt(text) => match &state.paused {
+            Start::Prompt(text) => match &state.builtin.paused {
                 // Let through by the machine only as a decision word while a call waits.
                 Some(paused) => {
                     let Some(decision) = decision_word(&text) else {
@@ -143,10 +146,10 @@ pub fn begin(
                     runtime.log.push(AgentEvent::Message { role: Role::User, content: text, delta: false });
                 }
                 None => {
-                    if state.messages.is_empty() {
-                        state.messages.push(system_prompt(runtime));
+                    if state.builtin.messages.is_empty() {
+                        state.builtin.messages.push(system_prompt(runtime));
                     }
-                    state.messages.push(json!({"role": "user", "content": text}));
+                    state.builtin.messages.push(json!({"role": "user", "content": text}));
                     let model_name = model.as_ref().map_or("none", |model| model.model()).to_string();
                     runtime.log.push(AgentEvent::Init { session_id: runtime.id.clone(), model: model_name });
                     runtime.log.push(AgentEvent::Message { role: Role::User, content: text, delta: false });
@@ -154,7 +157,7 @@ pub fn begin(
             },
         }
         let stop = CancellationToken::new();
-        state.stop = Some(stop.clone());
+        state.builtin.stop = Some(stop.clone());
         // Under the lock, so a turn that ends at once cannot be overtaken by this.
         let number = runtime.start_turn(&**hub, &mut guard);
         (after, stop, number)
@@ -181,7 +184,7 @@ pub async fn cancel(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) -> Re
         let after = runtime.log.last_seq();
         match state.machine.stop().map_err(|refusal| AgentError::refused(&runtime.id, refusal))? {
             Stop::Running => {
-                if let Some(stop) = &state.agent.stop {
+                if let Some(stop) = &state.agent.builtin.stop {
                     stop.cancel();
                 }
                 return Ok(after);
@@ -233,7 +236,7 @@ pub(crate) fn apply_decision(
     decision: Decision,
 ) -> Result<(), AgentError> {
     let not_pending = || AgentError::call_not_pending(tool_id);
-    let paused = state.paused.as_mut().ok_or_else(not_pending)?;
+    let paused = state.builtin.paused.as_mut().ok_or_else(not_pending)?;
     let waiting = paused.batch.pending();
     match paused.batch.decide(tool_id, decision.clone()) {
         Ok(allowed) => {
@@ -262,7 +265,7 @@ pub(crate) fn apply_decision(
 /// Checks the answer against the question being asked; nothing changes unless it fits.
 fn apply_answer(state: &mut AgentState, request_id: &str, response: &Value) -> Result<(), AgentError> {
     let not_pending = || AgentError::question_not_pending(request_id);
-    let paused = state.paused.as_mut().ok_or_else(not_pending)?;
+    let paused = state.builtin.paused.as_mut().ok_or_else(not_pending)?;
     if paused.batch.asked() != Some(request_id) {
         return Err(not_pending());
     }
@@ -278,7 +281,7 @@ fn apply_answer(state: &mut AgentState, request_id: &str, response: &Value) -> R
 
 /// The question a paused turn is asking, as `pendingInput` shows it.
 pub fn pending_input(state: &AgentState) -> Option<Value> {
-    let paused = state.paused.as_ref()?;
+    let paused = state.builtin.paused.as_ref()?;
     let id = paused.batch.asked()?;
     let question = question::parse(&paused.calls.get(id)?.args).ok()?.ok()?;
     Some(json!({
@@ -327,7 +330,7 @@ impl Turn {
             }),
             () = self.stop.cancelled() => {
                 // The model's stream or a running command was dropped (and killed) here.
-                let has_batch = self.runtime.state().agent.paused.is_some();
+                let has_batch = self.runtime.state().agent.builtin.paused.is_some();
                 match self.hub.shutdown_token().is_cancelled() && has_batch {
                     // Shutting down: as after a crash, the running call is reported
                     // interrupted and the cards still waiting stay for the restart.
@@ -339,7 +342,7 @@ impl Turn {
                 }
             }
         };
-        self.runtime.state().agent.stop = None;
+        self.runtime.state().agent.builtin.stop = None;
         self.runtime.end_turn(&self.hub, end).await;
     }
 
@@ -373,7 +376,7 @@ impl Turn {
                     // Saved: a finished batch left on disk would be taken, after a
                     // crash, for the turn the next reply's calls belong to.
                     let mut state = self.runtime.state();
-                    if state.agent.paused.take().is_some() {
+                    if state.agent.builtin.paused.take().is_some() {
                         self.runtime.save(&state);
                     }
                 }
@@ -385,8 +388,8 @@ impl Turn {
             completions += 1;
             let (messages, number) = {
                 let mut state = self.runtime.state();
-                state.agent.completions += 1;
-                (state.agent.messages.clone(), state.agent.completions)
+                state.agent.builtin.completions += 1;
+                (state.agent.builtin.messages.clone(), state.agent.builtin.completions)
             };
             let log = self.runtime.log.clone();
             let reply = model
@@ -401,7 +404,7 @@ impl Turn {
             // Checked before the session is locked: an edit's check reads its file.
             let checked = self.check_calls(&reply.tool_calls).await;
             let mut state = self.runtime.state();
-            state.agent.messages.push(reply.to_message());
+            state.agent.builtin.messages.push(reply.to_message());
             if reply.tool_calls.is_empty() {
                 // Saved at the end of the turn.
                 return Ok(TurnEnd::ended(ResultStatus::Success));
@@ -412,7 +415,7 @@ impl Turn {
             for event in announced {
                 self.emit(event);
             }
-            state.agent.paused = Some(planned);
+            state.agent.builtin.paused = Some(planned);
             self.runtime.save(&state);
         }
     }
@@ -427,7 +430,7 @@ impl Turn {
         completion: usize,
     ) -> Result<(PausedTurn, Vec<AgentEvent>), TurnError> {
         // The reply itself is the conversation's last message.
-        let earlier = &state.messages[..state.messages.len().saturating_sub(1)];
+        let earlier = &state.builtin.messages[..state.builtin.messages.len().saturating_sub(1)];
         let mut ids = CallIds::new(earlier, &self.runtime.log, completion);
         let mut calls = HashMap::new();
         let mut new_calls = Vec::new();
@@ -565,14 +568,14 @@ impl Turn {
             };
             // Write-ahead: the call runs only once it is on disk as running.
             if let Err(err) = self.runtime.flush().await {
-                if let Some(paused) = self.runtime.state().agent.paused.as_mut() {
+                if let Some(paused) = self.runtime.state().agent.builtin.paused.as_mut() {
                     paused.batch.not_started(&tool_id)?;
                 }
                 return Err(err.into());
             }
             let call = {
                 let state = self.runtime.state();
-                state.agent.paused.as_ref().and_then(|paused| paused.calls.get(&tool_id).cloned())
+                state.agent.builtin.paused.as_ref().and_then(|paused| paused.calls.get(&tool_id).cloned())
             };
             let result = match call {
                 Some(PlannedCall { failure: Some(failure), .. }) => Err(failure),

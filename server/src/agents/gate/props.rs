@@ -21,7 +21,8 @@ use serde_json::json;
 use super::{start, Facts, Ruling};
 use crate::agents::builtin::apply_decision;
 use crate::agents::builtin::batch::{AlreadyLogged, Settled};
-use crate::agents::{PausedTurn, PlannedCall, SessionRuntime};
+use crate::agents::builtin::{PausedTurn, PlannedCall};
+use crate::agents::SessionRuntime;
 use crate::approval::{ApprovalBatch, Decision, Initial, NewCall};
 use crate::policy;
 
@@ -143,7 +144,8 @@ impl Session {
                 Settled::Run { tool_id, .. } => {
                     let allowed_now = {
                         let state = self.runtime.state();
-                        let call = state.agent.paused.as_ref().and_then(|paused| paused.calls.get(&tool_id)).cloned();
+                        let call =
+                            state.agent.builtin.paused.as_ref().and_then(|paused| paused.calls.get(&tool_id)).cloned();
                         call.is_some_and(|call| {
                             world.judge(&call, &state.agent.allowed_tools).initial == Initial::Cleared
                         })
@@ -163,7 +165,7 @@ impl Session {
                     self.ran += 1;
                 }
                 Settled::Continue => {
-                    self.runtime.state().agent.paused = None;
+                    self.runtime.state().agent.builtin.paused = None;
                     return Ok(());
                 }
                 Settled::Cancelled => {
@@ -176,7 +178,7 @@ impl Session {
     }
 
     fn decide(&mut self, index: usize, decision: Decision) -> Result<(), TestCaseError> {
-        let pending = match self.runtime.state().agent.paused.as_ref() {
+        let pending = match self.runtime.state().agent.builtin.paused.as_ref() {
             Some(paused) => paused.batch.pending(),
             None => return Ok(()),
         };
@@ -190,6 +192,7 @@ impl Session {
                 .runtime
                 .state()
                 .agent
+                .builtin
                 .paused
                 .as_ref()
                 .and_then(|paused| paused.calls.get(&id))
@@ -211,7 +214,7 @@ impl Session {
     }
 
     fn reply(&mut self, calls: Vec<(&'static str, Kind)>) -> Result<(), TestCaseError> {
-        if self.runtime.state().agent.paused.is_some() {
+        if self.runtime.state().agent.builtin.paused.is_some() {
             return Ok(());
         }
         let mut planned = HashMap::new();
@@ -235,7 +238,7 @@ impl Session {
             }
         }
         let batch = ApprovalBatch::new(new_calls).map_err(fail)?;
-        self.runtime.state().agent.paused = Some(PausedTurn { batch, calls: planned });
+        self.runtime.state().agent.builtin.paused = Some(PausedTurn { batch, calls: planned });
         self.work_through()
     }
 
