@@ -1,5 +1,5 @@
 //! What an agent needs of the hub, and no more: a narrow port the hub
-//! implements, so that `agent/` never imports `hub` (the hub owns the agents,
+//! implements, so that `agents/` never imports `hub` (the hub owns the agents,
 //! not the other way round) and an agent's reach is written down in one place.
 
 use std::path::Path;

@@ -245,7 +245,7 @@ impl SessionRuntime {
         Self::with(id, folder, store, Vec::new(), SessionState::default())
     }
 
-    pub(crate) fn with(
+    pub(in crate::agents) fn with(
         id: String,
         folder: PathBuf,
         store: Option<Arc<Store>>,

@@ -1,8 +1,8 @@
 //! The module graphs of the server and the UI, read from their sources: no
 //! two modules import each other, however far round (in the UI each component
 //! counts as a module of its own). The hub owns its agents, never the other
-//! way round: `agent/` reaches the hub only through its narrow port
-//! (`agent::port::HubPort`), and the settings watcher only through a callback,
+//! way round: `agents/` reaches the hub only through its narrow port
+//! (`agents::port::HubPort`), and the settings watcher only through a callback,
 //! so neither imports `hub` (tests inside them may).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -111,8 +111,9 @@ fn imports(text: &str, here: &[String], split: &[&str]) -> BTreeSet<String> {
     found
 }
 
-/// Files compiled for tests only: modules declared right after `#[cfg(test)]`,
-/// and everything beneath them.
+/// Files compiled for tests only: modules declared under `#[cfg(test)]`
+/// (other attributes between, a `#[path = "…"]` followed), and everything
+/// beneath them.
 fn test_only(files: &[PathBuf]) -> Vec<PathBuf> {
     let mut found = Vec::new();
     for file in files {
@@ -123,12 +124,27 @@ fn test_only(files: &[PathBuf]) -> Vec<PathBuf> {
             "mod" | "lib" | "main" => file.parent().unwrap().to_path_buf(),
             _ => file.with_extension(""),
         };
-        for pair in lines.windows(2) {
-            let declared = pair[1].trim_start_matches("pub(crate) ").trim_start_matches("pub ");
+        for (at, line) in lines.iter().enumerate() {
+            if *line != "#[cfg(test)]" {
+                continue;
+            }
+            let mut path = None;
+            let mut next = at + 1;
+            while let Some(attribute) = lines.get(next).filter(|line| line.starts_with("#[")) {
+                if let Some(given) = attribute.strip_prefix("#[path = \"").and_then(|rest| rest.strip_suffix("\"]")) {
+                    path = Some(file.parent().unwrap().join(given));
+                }
+                next += 1;
+            }
+            let Some(declared) = lines.get(next) else { continue };
+            let declared = declared.trim_start_matches("pub(crate) ").trim_start_matches("pub ");
             let Some(name) = declared.strip_prefix("mod ").and_then(|rest| rest.strip_suffix(';')) else { continue };
-            if pair[0] == "#[cfg(test)]" {
-                found.push(dir.join(format!("{name}.rs")));
-                found.push(dir.join(name));
+            match path {
+                Some(path) => found.push(path),
+                None => {
+                    found.push(dir.join(format!("{name}.rs")));
+                    found.push(dir.join(name));
+                }
             }
         }
     }
@@ -205,14 +221,33 @@ fn the_servers_modules_import_each_other_in_no_circle() {
     assert_eq!(circles(&graph), Vec::<Vec<String>>::new(), "import circles in server/src: {graph:#?}");
 }
 
-/// The session machine is plain data: it reaches neither the store, the
-/// hub, the agents nor any other part of the hub that does IO.
+/// The session machine is plain data: neither it nor anything it imports,
+/// however far round, reaches the store, the hub, the agents or any other
+/// part of the hub that does IO, nor names an IO library itself.
 #[test]
 fn the_session_machine_imports_nothing_that_does_io() {
     let graph = graph(SERVER);
     assert!(graph["agents"].contains("session"), "the scan sees who uses it: {graph:?}");
-    let allowed: BTreeSet<String> = ["approval"].into_iter().map(String::from).collect();
-    assert!(graph["session"].is_subset(&allowed), "session imports {:?}", graph["session"]);
+    let (mut reached, mut next) = (BTreeSet::new(), vec!["session".to_string()]);
+    while let Some(module) = next.pop() {
+        if reached.insert(module.clone()) {
+            next.extend(graph[&module].iter().cloned());
+        }
+    }
+    let pure: BTreeSet<String> = ["session", "approval"].into_iter().map(String::from).collect();
+    assert!(reached.is_subset(&pure), "session reaches {reached:?}");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for module in &reached {
+        let place = src.join(module);
+        for file in
+            files_under(&place).into_iter().chain([place.with_extension("rs")].into_iter().filter(|f| f.exists()))
+        {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for io in ["std::fs", "std::process", "std::net", "tokio", "rusqlite", "reqwest", "std::io"] {
+                assert!(!text.contains(io), "{} names {io}", file.display());
+            }
+        }
+    }
 }
 
 #[test]

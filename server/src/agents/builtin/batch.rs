@@ -1,7 +1,7 @@
 //! The built-in agent's paused model turn, worked through with the approval
 //! state machine: everything that needs no tool (a skipped call reported, a
 //! question asked, a crash or a Stop settled) happens here, under the session's
-//! lock; running a call is the turn's job (`builtin.rs`).
+//! lock; running a call is the turn's job (`builtin/mod.rs`).
 //!
 //! Write-ahead: a call handed out to run is saved as running (with the decision
 //! that released it, in one agent-state write) and the caller flushes the store

@@ -11,7 +11,7 @@ use protocol::events::{AgentEvent, ResultStatus, Role, ToolKind};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-pub(crate) mod batch;
+pub(in crate::agents) mod batch;
 mod calls;
 pub mod model;
 pub mod question;
