@@ -328,10 +328,11 @@ impl Hub {
     /// The pages' copy of a session's status takes its machine's (which the
     /// runtime saved with its state), and open pages refetch. Only a
     /// session's runtime calls this, under the session's lock.
-    fn show_status(&self, id: &str, status: crate::session::Status) {
+    fn show_status(&self, id: &str, status: crate::session::Status, at_ms: u64) {
         if let Some(session) = self.registry().get_mut(id) {
+            // The time the database took for the change: a restart shows the same.
             if (session.status, session.pending_count) != (status.status, status.pending_count) {
-                session.updated_at_ms = now_ms();
+                session.updated_at_ms = session.updated_at_ms.max(at_ms);
             }
             session.status = status.status;
             session.pending_count = status.pending_count;
@@ -579,8 +580,8 @@ impl HubPort for Hub {
         Hub::shutdown_token(self)
     }
 
-    fn show_status(&self, session_id: &str, status: crate::session::Status) {
-        Hub::show_status(self, session_id, status)
+    fn show_status(&self, session_id: &str, status: crate::session::Status, at_ms: u64) {
+        Hub::show_status(self, session_id, status, at_ms)
     }
 
     fn projects_changed(&self) {

@@ -23,9 +23,9 @@ pub trait HubPort: Send + Sync + 'static {
     fn shell_timeout(&self) -> Duration;
     /// Cancelled when the hub shuts down.
     fn shutdown_token(&self) -> CancellationToken;
-    /// The pages see the session's new status (its machine's, already saved);
-    /// open pages refetch.
-    fn show_status(&self, session_id: &str, status: Status);
+    /// The pages see the session's new status (its machine's, already saved
+    /// at `at_ms`, which a change of status takes as its time); open pages refetch.
+    fn show_status(&self, session_id: &str, status: Status, at_ms: u64);
     /// Open pages refetch the folders and sessions.
     fn projects_changed(&self);
     /// Open pages get the session's config anew (its agent's modes changed).
@@ -54,8 +54,8 @@ impl<T: HubPort + ?Sized> HubPort for Arc<T> {
         (**self).shutdown_token()
     }
 
-    fn show_status(&self, session_id: &str, status: Status) {
-        (**self).show_status(session_id, status)
+    fn show_status(&self, session_id: &str, status: Status, at_ms: u64) {
+        (**self).show_status(session_id, status, at_ms)
     }
 
     fn projects_changed(&self) {

@@ -291,8 +291,11 @@ impl SessionRuntime {
 
     /// Queues the session's state for saving, its status with it, as an
     /// update (call with the state locked, so saves keep their order).
-    pub fn save(&self, state: &SessionState) {
-        self.write(state, Some(crate::clock::now_ms()));
+    /// Returns the save's time: a status it changed changed then.
+    pub fn save(&self, state: &SessionState) -> u64 {
+        let at_ms = crate::clock::now_ms();
+        self.write(state, Some(at_ms));
+        at_ms
     }
 
     /// `at_ms`: when the status changed (`None`: a restart's, which is no update).
@@ -450,8 +453,8 @@ impl SessionRuntime {
     /// the session's lock. Returns the turn's number.
     pub(crate) fn start_turn(&self, hub: &dyn HubPort, state: &mut SessionState) -> u64 {
         let (turn, status) = state.machine.start();
-        self.save(state);
-        hub.show_status(&self.id, status);
+        let at_ms = self.save(state);
+        hub.show_status(&self.id, status, at_ms);
         turn
     }
 
@@ -460,8 +463,8 @@ impl SessionRuntime {
     pub(crate) fn reopen(&self, hub: &dyn HubPort, state: &mut SessionState) -> bool {
         let (under_way, changed) = state.machine.reopen();
         if let Some(status) = changed {
-            self.save(state);
-            hub.show_status(&self.id, status);
+            let at_ms = self.save(state);
+            hub.show_status(&self.id, status, at_ms);
         }
         under_way
     }
@@ -469,7 +472,7 @@ impl SessionRuntime {
     /// Closes or pauses the running turn with its `result`.
     pub async fn end_turn(&self, hub: &dyn HubPort, end: TurnEnd) {
         // The pause (or end) is on disk, status and all, before anyone can see it and act on it…
-        self.record_end(&end);
+        let mut at_ms = self.record_end(&end);
         if let Err(err) = self.flush().await {
             // …or, when it cannot be, the user is told so: never as if it were saved.
             self.log.withdraw_unpublished();
@@ -477,7 +480,10 @@ impl SessionRuntime {
             let paused = matches!(end.phase, Phase::Waiting { .. } | Phase::Asking { .. });
             // A pause stays a pause (deciding needs the store again, and says so if it still fails).
             let end = if paused { end } else { TurnEnd::error() };
-            self.record_end(&end);
+            let again = self.record_end(&end);
+            if !paused {
+                at_ms = again;
+            }
             // While the fault lasts these writes fail too; they are part of what
             // was just said, not news for the next turn.
             let _ = self.flush().await;
@@ -488,18 +494,20 @@ impl SessionRuntime {
         let shown = state.machine.show_end();
         self.log.publish();
         match shown {
-            Some(status) => hub.show_status(&self.id, status),
+            Some(status) => hub.show_status(&self.id, status, at_ms),
             None => hub.projects_changed(),
         }
     }
 
     /// Saves the turn's end (the state, the phase and status it leaves) and
     /// appends its `result`, unpublished; the session stays held.
-    fn record_end(&self, end: &TurnEnd) {
+    /// Returns the save's time.
+    fn record_end(&self, end: &TurnEnd) -> u64 {
         let mut state = self.state();
         state.machine.end(end);
-        self.save(&state);
+        let at_ms = self.save(&state);
         self.log.append_unpublished(AgentEvent::Result { status: end.result, pending: end.pending() });
+        at_ms
     }
 
     /// A write to the database failed: the turn's error says so (once in a row).

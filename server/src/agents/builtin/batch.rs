@@ -164,7 +164,9 @@ impl SessionRuntime {
                             }
                             self.save(state);
                         }
-                        Initial::Denied(_) => self.save(state),
+                        Initial::Denied(_) => {
+                            self.save(state);
+                        }
                     }
                 }
                 Step::Run { tool_id, modified_content } => {
