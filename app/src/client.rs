@@ -130,8 +130,12 @@ pub async fn recent_folders() -> Result<RecentFolders, HubError> {
 }
 
 pub async fn set_yolo(folder_path: &str, session_id: &str, yolo_mode: bool) -> Result<ChatConfig, HubError> {
-    let body =
-        SetConfigRequest { folder_path: folder_path.to_string(), session_id: Some(session_id.to_string()), yolo_mode };
+    let body = SetConfigRequest {
+        folder_path: folder_path.to_string(),
+        session_id: Some(session_id.to_string()),
+        yolo_mode: Some(yolo_mode),
+        approval_timeout_secs: None,
+    };
     send_json("POST", "/api/chat/config", Some(&body)).await
 }
 

@@ -147,6 +147,8 @@ pub fn audit_decision_label(decision: &AuditDecision) -> String {
         AuditDecision::Stopped => "stopped",
         AuditDecision::ApprovedAgentAlways => "approved · agent's always",
         AuditDecision::RejectedAgentAlways => "rejected · agent's always",
+        AuditDecision::ApprovedTurn => "approved · turn",
+        AuditDecision::TimedOut => "timed out",
         AuditDecision::Other(word) => return unknown_word(word),
     };
     known.to_string()
@@ -159,6 +161,7 @@ pub fn decided_by_label(decided_by: &Decider) -> String {
         Decider::Rule => "rule",
         Decider::Yolo => "YOLO",
         Decider::SessionGrant => "session grant",
+        Decider::TurnGrant => "turn grant",
         Decider::ReadOnlyDefault => "read-only default",
         Decider::Hub => "hub checks",
         Decider::Other(word) => return unknown_word(word),
@@ -195,11 +198,13 @@ pub fn decision_tone(decision: &AuditDecision) -> Tone {
         | AuditDecision::ApprovedEdited
         | AuditDecision::ApprovedSession
         | AuditDecision::ApprovedAlways
+        | AuditDecision::ApprovedTurn
         | AuditDecision::ApprovedAgentAlways => Tone::Go,
         AuditDecision::Rejected
         | AuditDecision::Denied
         | AuditDecision::Refused
         | AuditDecision::Stopped
+        | AuditDecision::TimedOut
         | AuditDecision::RejectedAgentAlways => Tone::Stop,
         AuditDecision::Feedback | AuditDecision::Other(_) => Tone::Neutral,
     }

@@ -138,6 +138,8 @@ impl HubState {
                 self.refresh_projects();
             }
             HubUpdate::Projects => self.refresh_projects(),
+            // The session's own page shows it; the inbox list follows the projects.
+            HubUpdate::TimedOut { .. } => self.refresh_projects(),
         }
     }
 }

@@ -67,7 +67,15 @@ pub struct ChatConfig {
     /// folder whose files would loosen something; the page offers Trust).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trust_needed: Option<TrustNeeded>,
+    /// The folder's approval timeout: a card or question left this many
+    /// seconds is answered "no decision" by the hub (an addition; `null`: it
+    /// waits forever).
+    #[serde(default)]
+    pub approval_timeout_secs: Option<u64>,
 }
+
+/// The longest approval timeout a folder may set: a day.
+pub const MAX_APPROVAL_TIMEOUT_SECS: u64 = 86_400;
 
 /// What an untrusted folder's own files would loosen once the user trusts it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -201,7 +209,31 @@ pub struct SetConfigRequest {
     pub folder_path: String,
     #[serde(default)]
     pub session_id: Option<String>,
-    pub yolo_mode: bool,
+    /// Absent: YOLO stays as it is (then `approvalTimeoutSecs` must be given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yolo_mode: Option<bool>,
+    /// The folder's approval timeout (an addition): absent leaves it, `null`
+    /// waits forever, 1 to [`MAX_APPROVAL_TIMEOUT_SECS`] seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    pub approval_timeout_secs: Option<Option<u64>>,
+}
+
+/// A field that is absent (`None`), `null` (`Some(None)`) or a value.
+mod double_option {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer, T: Serialize>(value: &Option<Option<T>>, serializer: S) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(inner) => inner.serialize(serializer),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Option<T>>, D::Error> {
+        Option::<T>::deserialize(deserializer).map(Some)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -219,6 +251,10 @@ pub struct SessionSummary {
     /// The agent the session works with (an addition).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentRef>,
+    /// While it waits on the user: since when, milliseconds since the Unix
+    /// epoch (an addition; with the folder's timeout, when the wait ends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_since: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -259,6 +295,10 @@ pub enum HubUpdate {
     Config(Box<ChatConfig>),
     /// The list of folders or sessions changed: refetch `/api/projects`.
     Projects,
+    /// Nobody decided in time: the hub answered a waiting call or question
+    /// "no decision" (the folder's approval timeout).
+    #[serde(rename_all = "camelCase")]
+    TimedOut { folder_path: String, session_id: String, summary: String },
 }
 
 /// `POST /api/chat/prompt`.
@@ -315,7 +355,72 @@ words! {
         Edit = "edit",
         /// An ACP agent's own option (`optionId`), answered as it is.
         AgentOption = "agent_option",
+        /// Run it and the same tool's later calls in this turn, through the gate
+        /// (an addition): the grant ends with the turn.
+        ApproveTurn = "approve_turn",
     }
+}
+
+/// `POST /api/approvals`: decisions on waiting calls of any sessions, at once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchApproveRequest {
+    pub decisions: Vec<BatchDecision>,
+}
+
+/// One decision of [`BatchApproveRequest`]: a single approve's body with its session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchDecision {
+    pub session_id: String,
+    #[serde(flatten)]
+    pub request: ApproveRequest,
+}
+
+/// `POST /api/approvals`' answer: one result per decision, in the same order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchApproveResponse {
+    pub results: Vec<BatchResult>,
+}
+
+/// What came of one decision of a batch: `ok`, or the error (`error`,
+/// `message`) the single approve would have answered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchResult {
+    pub session_id: String,
+    pub tool_id: String,
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// `GET /api/approvals`: every card waiting on the user, across folders.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitingList {
+    pub waiting: Vec<WaitingCall>,
+}
+
+/// One waiting card (or question), as the inbox lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WaitingCall {
+    pub folder_path: String,
+    pub session_id: String,
+    #[serde(default)]
+    pub session_title: Option<String>,
+    /// The call's id (a question's `requestId`).
+    pub tool_id: String,
+    pub tool_name: String,
+    /// The call's arguments, readable and short (a command, a path).
+    pub summary: String,
+    /// A question to answer on its page, not a call to approve.
+    #[serde(default)]
+    pub question: bool,
+    /// When the hub answers it "no decision" (the folder's timeout), ms since the epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_at: Option<u64>,
 }
 
 /// `POST /api/sessions/{id}/input`: the answer to the agent's question.
@@ -536,6 +641,7 @@ mod tests {
             trust_needed: None,
             agent_modes: None,
             agent: Some(AgentRef { id: "gemini".into(), name: "Gemini CLI".into() }),
+            approval_timeout_secs: None,
         };
         let json = serde_json::to_value(&config).unwrap();
         assert_eq!(json["agent"], serde_json::json!({"id": "gemini", "name": "Gemini CLI"}));
@@ -567,7 +673,7 @@ mod tests {
             assert_eq!(serde_json::to_value(decision).unwrap(), decision.as_str());
             assert_eq!(read(decision.as_str().into()).unwrap(), *decision);
         }
-        assert_eq!(ApprovalDecision::ALL.len(), 6);
+        assert_eq!(ApprovalDecision::ALL.len(), 7);
         let unknown = read("approve_everything".into()).unwrap();
         assert_eq!(unknown, ApprovalDecision::Other("approve_everything".into()));
         assert_eq!(serde_json::to_value(&unknown).unwrap(), "approve_everything");
@@ -580,9 +686,30 @@ mod tests {
     }
 
     #[test]
-    fn set_config_requires_yolo_mode_and_takes_optional_session() {
+    fn set_config_tells_an_absent_timeout_from_a_null_one() {
         let req: SetConfigRequest = serde_json::from_str(r#"{"folderPath":"/p","yoloMode":true}"#).unwrap();
-        assert_eq!(req.session_id, None);
-        assert!(serde_json::from_str::<SetConfigRequest>(r#"{"folderPath":"/p"}"#).is_err());
+        assert_eq!((req.session_id, req.yolo_mode, req.approval_timeout_secs), (None, Some(true), None));
+        let req: SetConfigRequest =
+            serde_json::from_str(r#"{"folderPath":"/p","approvalTimeoutSecs":null}"#).unwrap();
+        assert_eq!((req.yolo_mode, req.approval_timeout_secs), (None, Some(None)));
+        let req: SetConfigRequest = serde_json::from_str(r#"{"folderPath":"/p","approvalTimeoutSecs":90}"#).unwrap();
+        assert_eq!(req.approval_timeout_secs, Some(Some(90)));
+        for bad in [r#""90""#, "-1", "1.5", "true"] {
+            let body = format!(r#"{{"folderPath":"/p","approvalTimeoutSecs":{bad}}}"#);
+            assert!(serde_json::from_str::<SetConfigRequest>(&body).is_err(), "{bad}");
+        }
+        assert!(serde_json::from_str::<SetConfigRequest>(r#"{"folderPath":"/p","yoloMode":"on"}"#).is_err());
+    }
+
+    #[test]
+    fn a_batch_decision_is_a_single_approve_with_its_session() {
+        let batch: BatchApproveRequest = serde_json::from_str(
+            r#"{"decisions":[{"sessionId":"s","toolId":"t","decision":"approve_turn"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(batch.decisions[0].session_id, "s");
+        assert_eq!(batch.decisions[0].request.decision, ApprovalDecision::ApproveTurn);
+        assert!(serde_json::from_str::<BatchApproveRequest>(r#"{"decisions":[{"toolId":"t","decision":"approve"}]}"#)
+            .is_err());
     }
 }

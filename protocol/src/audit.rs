@@ -24,6 +24,10 @@ words! {
         /// The user picked an ACP agent's own "always" option: the agent keeps it, not the hub.
         ApprovedAgentAlways = "approved_agent_always",
         RejectedAgentAlways = "rejected_agent_always",
+        /// Approved, and the same tool's later calls in this turn run without a card.
+        ApprovedTurn = "approved_turn",
+        /// Nobody decided within the folder's approval timeout: not run.
+        TimedOut = "timed_out",
     }
 }
 
@@ -35,6 +39,8 @@ words! {
         Rule = "rule",
         Yolo = "yolo",
         SessionGrant = "session_grant",
+        /// "Yes, for this turn" given for the tool.
+        TurnGrant = "turn_grant",
         /// The built-in agent runs read-only tools without asking.
         ReadOnlyDefault = "read_only_default",
         /// The hub's own checks.
@@ -120,7 +126,7 @@ mod tests {
         check(Decider::ALL);
         check(Outcome::ALL);
         assert_eq!(AuditDecision::from_word("approved_turn "), AuditDecision::Other("approved_turn ".into()));
-        assert_eq!(AuditDecision::ALL.len(), 12);
+        assert_eq!(AuditDecision::ALL.len(), 14);
     }
 
     #[test]

@@ -27,8 +27,10 @@ mod error;
 mod rules;
 mod sessions;
 mod trust;
+mod waits;
 
 pub use error::{HubError, HubResult};
+pub use waits::checked_timeout;
 
 /// How the hub's agents work.
 #[derive(Debug, Clone)]
@@ -91,6 +93,8 @@ pub struct Hub {
     /// The folder last recorded as opened (`Store::record_folder_opened`).
     last_opened: Mutex<Option<std::path::PathBuf>>,
     pub(crate) trust: FolderTrust,
+    /// Each folder's approval timeout.
+    timeouts: waits::Timeouts,
 }
 
 impl Hub {
@@ -138,9 +142,11 @@ impl Hub {
                 shutdown: CancellationToken::new(),
                 last_opened: Mutex::default(),
                 trust: FolderTrust::load(options.folder_trust, options.store.as_deref()),
+                timeouts: waits::Timeouts::load(options.store.as_deref()),
             }
         });
         hub.restore()?;
+        waits::spawn_sweeper(Arc::downgrade(&hub), hub.shutdown.clone());
         Ok(hub)
     }
 
@@ -167,6 +173,7 @@ impl Hub {
                 }),
                 created_at_ms: row.created_at_ms,
                 updated_at_ms: row.updated_at_ms,
+                waiting_since_ms: None,
             };
             self.registry().restore(session);
             if let Some(watcher) = self.watcher.as_ref().filter(|_| row.folder.is_dir()) {
@@ -176,8 +183,7 @@ impl Hub {
                 // Saved by the runtime; a restart is no update, `updatedAt` stays.
                 let status = runtime.recover();
                 if let Some(session) = self.registry().get_mut(&row.id) {
-                    session.status = status.status;
-                    session.pending_count = status.pending_count;
+                    session.show(status);
                     // The agent given to a session from before sessions had one is kept.
                     self.persist(session);
                 }
@@ -286,8 +292,7 @@ impl Hub {
                 if Arc::ptr_eq(&kept, &loaded) && kept.needs_recovery() {
                     let status = kept.recover();
                     if let Some(session) = self.registry().get_mut(id) {
-                        session.status = status.status;
-                        session.pending_count = status.pending_count;
+                        session.show(status);
                     }
                     self.projects_changed();
                 }
@@ -334,8 +339,7 @@ impl Hub {
             if (session.status, session.pending_count) != (status.status, status.pending_count) {
                 session.updated_at_ms = session.updated_at_ms.max(at_ms);
             }
-            session.status = status.status;
-            session.pending_count = status.pending_count;
+            session.show(status);
         }
         self.projects_changed();
     }
@@ -476,6 +480,7 @@ impl Hub {
             agent: Some(self.agent_ref(&session.agent)),
             trusted,
             trust_needed: (!trusted).then(|| self.trust_needed(&session.folder)).flatten(),
+            approval_timeout_secs: self.approval_timeout(&session.folder),
             ..session.config()
         }
     }

@@ -70,9 +70,18 @@ pub struct Session {
     pub agent: String,
     pub created_at_ms: u64,
     pub updated_at_ms: u64,
+    /// While it waits on the user: since when (its machine's, as last shown).
+    pub waiting_since_ms: Option<u64>,
 }
 
 impl Session {
+    /// Shows the status its machine gives (without touching `updated_at_ms`).
+    pub fn show(&mut self, status: crate::session::Status) {
+        self.status = status.status;
+        self.pending_count = status.pending_count;
+        self.waiting_since_ms = status.waiting_since;
+    }
+
     pub fn config(&self) -> ChatConfig {
         ChatConfig {
             yolo_mode: self.yolo.enabled,
@@ -84,9 +93,10 @@ impl Session {
             accepts_modified_content: true,
             agent_modes: None,
             agent: None,
-            // The hub says whether the folder is trusted.
+            // The hub says whether the folder is trusted, and its timeout.
             trusted: true,
             trust_needed: None,
+            approval_timeout_secs: None,
         }
     }
 
@@ -100,6 +110,7 @@ impl Session {
             updated_at: self.updated_at_ms,
             // The hub puts the agent's name in.
             agent: Some(protocol::api::AgentRef { id: self.agent.clone(), name: self.agent.clone() }),
+            waiting_since: self.waiting_since_ms,
         }
     }
 }
@@ -217,6 +228,7 @@ impl Registry {
             agent: agent.to_string(),
             created_at_ms: now_ms,
             updated_at_ms: now_ms,
+            waiting_since_ms: None,
         });
         if session.folder != folder {
             return Err(RegistryError::SessionOfOtherFolder { id: session.id.clone(), folder: session.folder.clone() });
@@ -291,6 +303,10 @@ impl Registry {
 
     pub fn get(&self, id: &str) -> Option<&Session> {
         self.sessions.get(id)
+    }
+
+    pub fn sessions(&self) -> impl Iterator<Item = &Session> {
+        self.sessions.values()
     }
 
     pub fn get_mut(&mut self, id: &str) -> Option<&mut Session> {
@@ -404,6 +420,7 @@ mod tests {
             agent: "builtin".into(),
             created_at_ms: 0,
             updated_at_ms: 0,
+            waiting_since_ms: None,
         }
     }
 

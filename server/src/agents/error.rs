@@ -66,6 +66,7 @@ impl AgentError {
             Refusal::CallNotPending(tool_id) => Self::call_not_pending(&tool_id),
             Refusal::QuestionNotPending(request_id) => Self::question_not_pending(&request_id),
             Refusal::NotRunning => Self::NotRunning,
+            Refusal::NotDue => Self::NotPending("Nothing in this session has waited past the folder's timeout.".into()),
         }
     }
 }

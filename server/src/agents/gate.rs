@@ -25,6 +25,8 @@ pub struct Facts<'a> {
     pub read_only: bool,
     /// "Yes, for this session" was given for this tool.
     pub granted: bool,
+    /// "Yes, for this turn" was given for this tool, in the turn under way.
+    pub turn_granted: bool,
     /// It may change the folder's `.gemini` (settings, policy files): it asks, unless a rule denies it.
     pub protected: bool,
     pub yolo: bool,
@@ -112,6 +114,8 @@ pub fn start(facts: Facts) -> Ruling {
         None => {
             let by = if facts.granted {
                 Authority::SessionGrant
+            } else if facts.turn_granted {
+                Authority::TurnGrant
             } else if facts.yolo {
                 Authority::Yolo
             } else if facts.read_only {
@@ -141,14 +145,23 @@ mod tests {
     }
 
     fn facts(verdict: &policy::Verdict) -> Facts<'_> {
-        Facts { refused: false, read_only: false, granted: false, protected: false, yolo: false, verdict }
+        Facts {
+            refused: false,
+            read_only: false,
+            granted: false,
+            turn_granted: false,
+            protected: false,
+            yolo: false,
+            verdict,
+        }
     }
 
     #[test]
     fn a_deny_or_an_ask_holds_in_yolo_and_over_a_grant() {
         for decision in [PolicyDecision::Deny, PolicyDecision::AskUser] {
             let verdict = verdict(Some(decision));
-            let start = start(Facts { yolo: true, granted: true, read_only: true, ..facts(&verdict) });
+            let start =
+                start(Facts { yolo: true, granted: true, turn_granted: true, read_only: true, ..facts(&verdict) });
             assert_ne!(start.initial, Initial::Cleared, "{decision:?}");
             assert_eq!(start.note.unwrap().decision, decision);
         }
@@ -169,6 +182,7 @@ mod tests {
         let none = verdict(None);
         let by = |facts: Facts| start(facts).decided.map(|(_, by)| by);
         assert_eq!(by(Facts { granted: true, yolo: true, ..facts(&none) }), Some(Authority::SessionGrant));
+        assert_eq!(by(Facts { turn_granted: true, yolo: true, ..facts(&none) }), Some(Authority::TurnGrant));
         assert_eq!(by(Facts { yolo: true, read_only: true, ..facts(&none) }), Some(Authority::Yolo));
         assert_eq!(by(Facts { read_only: true, ..facts(&none) }), Some(Authority::ReadOnlyDefault));
         let asks = start(facts(&none));
@@ -185,7 +199,7 @@ mod tests {
     #[test]
     fn a_write_to_the_folders_settings_asks_over_allows_grants_and_yolo_but_a_deny_holds() {
         let allow = verdict(Some(PolicyDecision::Allow));
-        let asks = start(Facts { protected: true, yolo: true, granted: true, ..facts(&allow) });
+        let asks = start(Facts { protected: true, yolo: true, granted: true, turn_granted: true, ..facts(&allow) });
         assert_eq!((asks.initial, asks.decided), (Initial::Pending, None));
         assert_eq!(asks.note.unwrap().source, protected::PROTECTED_SOURCE);
         let deny = verdict(Some(PolicyDecision::Deny));

@@ -17,6 +17,17 @@ pub trait Agent: Send + Sync {
     /// answer. Returns the last seq before the turn's first event.
     fn begin(&self, hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>, start: Start) -> Result<u64, AgentError>;
 
+    /// Decides several waiting calls at once (the inbox's batch), each as its
+    /// own decision would be; the turn resumes once. Returns each decision's
+    /// result, in order, and the last seq before the turn's first event when
+    /// one started.
+    fn decide_many(
+        &self,
+        hub: &Arc<dyn HubPort>,
+        runtime: &Arc<SessionRuntime>,
+        decisions: Vec<(String, crate::approval::Decision)>,
+    ) -> (Vec<Result<(), AgentError>>, Option<u64>);
+
     /// Stops the running or waiting turn (the Stop button). Returns the last
     /// seq before the turn's last events.
     fn cancel<'a>(

@@ -31,12 +31,39 @@ pub const INTERRUPTED_MESSAGE: &str = "The hub stopped while this turn was runni
 pub struct AgentState {
     /// Tools approved "for this session".
     pub allowed_tools: HashSet<String>,
+    /// Tools approved "for this turn": emptied when the turn ends.
+    #[serde(default)]
+    pub turn_tools: HashSet<String>,
     /// The built-in agent's side of the session.
     #[serde(flatten)]
     pub builtin: builtin::BuiltinState,
     /// An ACP agent's side of the session.
     #[serde(default)]
     pub acp: acp::AcpState,
+}
+
+/// The grants a session's calls are judged with (the gate still asks first:
+/// rules, guard rails and protected paths hold over both).
+#[derive(Debug, Clone, Copy)]
+pub struct Grants<'a> {
+    /// "Yes, for this session".
+    pub session: &'a HashSet<String>,
+    /// "Yes, for this turn".
+    pub turn: &'a HashSet<String>,
+}
+
+impl AgentState {
+    pub fn grants(&self) -> Grants<'_> {
+        Grants { session: &self.allowed_tools, turn: &self.turn_tools }
+    }
+
+    /// Gives the grant a decision carries.
+    pub fn grant(&mut self, grant: crate::approval::Grant) {
+        match grant {
+            crate::approval::Grant::Session(tool) => self.allowed_tools.insert(tool),
+            crate::approval::Grant::Turn(tool) => self.turn_tools.insert(tool),
+        };
+    }
 }
 
 /// A session's state under its lock: where its turns stand (the machine, the
@@ -49,13 +76,17 @@ pub struct SessionState {
 
 /// A session's state as the store keeps it.
 pub(crate) fn encode(state: &SessionState) -> serde_json::Result<String> {
-    serde_json::to_string(&Saving { agent: &state.agent, session: state.machine.saved_phase() })
+    serde_json::to_string(&Saving {
+        agent: &state.agent,
+        session: state.machine.saved_phase(),
+        waiting_since: state.machine.saved_since(),
+    })
 }
 
 /// A session's state read back from the store, or why it cannot be.
 pub(crate) fn decode(text: &str) -> Result<SessionState, String> {
-    let Saved { agent, session } = unreadable::decode(text)?;
-    Ok(SessionState { machine: Machine::restored(session), agent })
+    let Saved { agent, session, waiting_since } = unreadable::decode(text)?;
+    Ok(SessionState { machine: Machine::restored_since(session, waiting_since), agent })
 }
 
 /// The stored form: the agent's state with the phase beside it.
@@ -64,6 +95,8 @@ struct Saving<'a> {
     #[serde(flatten)]
     agent: &'a AgentState,
     session: &'a Phase,
+    #[serde(rename = "waitingSince", skip_serializing_if = "Option::is_none")]
+    waiting_since: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -73,6 +106,9 @@ struct Saved {
     /// Absent in states saved before the phase was.
     #[serde(default)]
     session: Phase,
+    /// Absent in states saved before the pause's start was.
+    #[serde(default, rename = "waitingSince")]
+    waiting_since: Option<u64>,
 }
 
 /// How a turn begins: a new prompt, a decision on a paused one, or the answer
@@ -92,6 +128,13 @@ pub enum Start {
         request_id: String,
         response: Value,
     },
+    /// Nobody decided within the folder's timeout (`after_secs`): the hub
+    /// answers every waiting call and question "no decision", and the turn
+    /// goes on. Refused unless the pause is that old at `now_ms`.
+    TimeOut {
+        after_secs: u64,
+        now_ms: u64,
+    },
 }
 
 impl Start {
@@ -103,6 +146,9 @@ impl Start {
             Self::Prompt(_) => Starting::Prompt,
             Self::Decide { tool_id, .. } | Self::AgentOption { tool_id, .. } => Starting::Decide(tool_id),
             Self::Answer { request_id, .. } => Starting::Answer(request_id),
+            Self::TimeOut { after_secs, now_ms } => {
+                Starting::TimeOut { now_ms: *now_ms, after_ms: after_secs.saturating_mul(1000) }
+            }
         }
     }
 }
@@ -114,6 +160,24 @@ pub fn begin(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>, start: Start
         return Err(AgentError::StateUnreadable(why.clone()));
     }
     hub.agent_of(&runtime.id)?.begin(hub, runtime, start)
+}
+
+/// Decides several waiting calls of the session at once (the inbox's batch).
+/// Returns each decision's result, in order, and the last seq before the
+/// turn's first event when one started.
+pub fn decide_many(
+    hub: &Arc<dyn HubPort>,
+    runtime: &Arc<SessionRuntime>,
+    decisions: Vec<(String, crate::approval::Decision)>,
+) -> (Vec<Result<(), AgentError>>, Option<u64>) {
+    let refused = |err: AgentError| (decisions.iter().map(|_| Err(err.clone())).collect(), None);
+    if let Some(why) = &runtime.unreadable {
+        return refused(AgentError::StateUnreadable(why.clone()));
+    }
+    match hub.agent_of(&runtime.id) {
+        Ok(agent) => agent.decide_many(hub, runtime, decisions),
+        Err(err) => refused(err),
+    }
 }
 
 /// Stops the running or waiting turn (the Stop button). Returns the last seq
@@ -298,11 +362,20 @@ impl SessionRuntime {
         at_ms
     }
 
+    /// [`SessionRuntime::save`] at a time the caller took (a pause's start).
+    fn save_at(&self, state: &SessionState, at_ms: u64) {
+        self.write(state, Some(at_ms));
+    }
+
     /// `at_ms`: when the status changed (`None`: a restart's, which is no update).
     fn write(&self, state: &SessionState, at_ms: Option<u64>) {
         let Some(store) = self.store.as_ref().filter(|_| !state.machine.is_deleted()) else { return };
-        let status = state.machine.saved_phase().status();
-        let row = StatusRow { status: status.status, pending_count: status.pending_count, updated_at_ms: at_ms };
+        let status = state.machine.saved_status();
+        let row = StatusRow {
+            status: status.status,
+            pending_count: status.pending_count,
+            updated_at_ms: at_ms,
+        };
         // An unreadable state is kept as it was: only the status is written.
         let text = match self.unreadable {
             Some(_) => None,
@@ -346,9 +419,9 @@ impl SessionRuntime {
             Some(AgentEvent::Result { status, .. }) => Tail::Result(status),
             Some(_) => Tail::Unsettled,
         };
-        let (saved, batch) = {
+        let (saved, batch, since) = {
             let state = self.state();
-            (state.machine.phase().clone(), state.agent.has_saved_turn())
+            (state.machine.phase().clone(), state.agent.has_saved_turn(), state.machine.waiting_since())
         };
         let phase = match crate::session::recover(&saved, tail, batch) {
             Recovery::AsItWas(phase) => phase,
@@ -367,6 +440,7 @@ impl SessionRuntime {
                     // Saved before it is said: a kill in between says it once, next time.
                     let mut state = self.state();
                     state.agent.builtin.recover_interrupted();
+                    state.agent.turn_tools.clear();
                     state.machine = Machine::restored(Phase::Error);
                     self.write(&state, None);
                 }
@@ -381,7 +455,9 @@ impl SessionRuntime {
             }
         };
         let mut state = self.state();
-        state.machine = Machine::restored(phase);
+        // A wait goes on across the restart: the time to decide counts from its
+        // start (from now, for a state saved before the start was).
+        state.machine = Machine::restored_since(phase, since.or_else(|| Some(crate::clock::now_ms())));
         self.write(&state, None);
         state.machine.status()
     }
@@ -504,8 +580,13 @@ impl SessionRuntime {
     /// Returns the save's time.
     fn record_end(&self, end: &TurnEnd) -> u64 {
         let mut state = self.state();
-        state.machine.end(end);
-        let at_ms = self.save(&state);
+        let at_ms = crate::clock::now_ms();
+        state.machine.end(end, at_ms);
+        if !end.phase.under_way() {
+            // "For this turn" ends with it.
+            state.agent.turn_tools.clear();
+        }
+        self.save_at(&state, at_ms);
         self.log.append_unpublished(AgentEvent::Result { status: end.result, pending: end.pending() });
         at_ms
     }
@@ -531,6 +612,17 @@ impl SessionRuntime {
             status: protocol::events::ToolStatus::Skipped,
             output: Some(why.to_string()),
             error: None,
+            diff: None,
+        });
+    }
+
+    /// Reports a call nobody decided in time: not run, an error the model reads.
+    pub fn report_timed_out(&self, tool_id: String, message: String) {
+        self.log.push(AgentEvent::ToolResult {
+            tool_id,
+            status: protocol::events::ToolStatus::Error,
+            output: None,
+            error: Some(protocol::events::ToolError { kind: "timed_out".into(), message }),
             diff: None,
         });
     }

@@ -11,7 +11,7 @@ fn the_phase_is_saved_beside_the_agents_state_and_older_states_still_read() {
     let mut state = SessionState::default();
     state.agent.builtin.completions = 3;
     state.machine.start();
-    state.machine.end(&TurnEnd::waiting(vec!["a".into()]));
+    state.machine.end(&TurnEnd::waiting(vec!["a".into()]), 1_000);
     // Saved ahead of its showing: the end's phase is what goes to disk.
     let back = decode(&encode(&state).unwrap()).unwrap();
     assert_eq!(back.machine.phase(), &Phase::Waiting { pending: vec!["a".into()] });
@@ -50,7 +50,7 @@ async fn a_phase_only_a_kill_leaves_is_settled_when_read_later() {
         state.machine.start();
         if let Some(pending) = waiting {
             let end = TurnEnd::waiting(pending.clone());
-            state.machine.end(&end);
+            state.machine.end(&end, 1_000);
             state.machine.show_end();
             runtime.log.push(AgentEvent::Result { status: end.result, pending: end.pending() });
         }

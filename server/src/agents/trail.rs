@@ -18,6 +18,8 @@ pub enum Authority {
     Rule(String),
     Yolo,
     SessionGrant,
+    /// "Yes, for this turn", in the turn under way.
+    TurnGrant,
     /// The built-in agent runs read-only tools without asking.
     ReadOnlyDefault,
     /// The hub's own checks refused it before any card (a path outside the folder…).
@@ -31,6 +33,7 @@ impl Authority {
             Self::Rule(_) => Decider::Rule,
             Self::Yolo => Decider::Yolo,
             Self::SessionGrant => Decider::SessionGrant,
+            Self::TurnGrant => Decider::TurnGrant,
             Self::ReadOnlyDefault => Decider::ReadOnlyDefault,
             Self::Hub => Decider::Hub,
         }
@@ -54,6 +57,7 @@ pub fn outcome_of_skip(reason: SkipReason) -> Option<Outcome> {
         SkipReason::Interrupted => Outcome::Interrupted,
         SkipReason::Stopped | SkipReason::StoppedRunning => Outcome::Stopped,
         SkipReason::Denied => Outcome::Denied,
+        SkipReason::TimedOut => Outcome::Skipped,
     })
 }
 
@@ -65,6 +69,7 @@ pub fn of_user_decision(decision: &Decision, decided: bool) -> Option<(AuditDeci
     let verdict = match (decision, decided) {
         (Decision::Approve, true) => AuditDecision::Approved,
         (Decision::ApproveSession, true) => AuditDecision::ApprovedSession,
+        (Decision::ApproveTurn, true) => AuditDecision::ApprovedTurn,
         (Decision::ApproveAlways, true) => AuditDecision::ApprovedAlways,
         (Decision::Edit { modified_content: Some(_), .. }, true) => AuditDecision::ApprovedEdited,
         (Decision::Reject, _) => AuditDecision::Rejected,

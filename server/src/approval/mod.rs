@@ -40,6 +40,9 @@ pub enum Decision {
     Reject,
     /// Approve, and let every later call of the same tool in this session run without a card.
     ApproveSession,
+    /// Approve, and let the same tool's later calls in this turn run without a
+    /// card (through the gate); the grant ends with the turn.
+    ApproveTurn,
     /// Approve; a rule saved in the hub allows it from now on in this folder
     /// (the other waiting calls are judged again by the runtime, with the rule).
     ApproveAlways,
@@ -90,6 +93,32 @@ pub enum SkipReason {
     StoppedRunning,
     /// A policy rule denies it: it never runs, and the model gets the rule's message.
     Denied,
+    /// Nobody decided within the folder's approval timeout: the hub answered "no decision".
+    TimedOut,
+}
+
+/// What the model sees for a call (or question) nobody decided in time.
+pub fn timed_out_result(after_secs: u64, question: bool) -> String {
+    let after = match after_secs {
+        secs if secs % 60 == 0 && secs >= 60 => match secs / 60 {
+            1 => "1 minute".to_string(),
+            minutes => format!("{minutes} minutes"),
+        },
+        1 => "1 second".to_string(),
+        secs => format!("{secs} seconds"),
+    };
+    match question {
+        false => format!("No decision within {after}; the call was not run."),
+        true => format!("No answer within {after}; the question went unanswered. Go on without it."),
+    }
+}
+
+/// A grant a decision gives beside approving its call: the tool may run
+/// without a card for the rest of the session, or of the turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Grant {
+    Session(String),
+    Turn(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -221,11 +250,11 @@ impl ApprovalBatch {
     }
 
     /// Applies the user's decision to this call alone (a rejection or feedback
-    /// also answers the other waiting calls). Returns the tool name to allow for
-    /// the rest of the session on `ApproveSession`: the runtime judges the other
-    /// waiting calls again with the grant ([`ApprovalBatch::reopen`]). On error
+    /// also answers the other waiting calls). Returns the grant that
+    /// `ApproveSession` or `ApproveTurn` gives: the runtime judges the other
+    /// waiting calls again with it ([`ApprovalBatch::reopen`]). On error
     /// nothing changes.
-    pub fn decide(&mut self, tool_id: &str, decision: Decision) -> Result<Option<String>, DecisionError> {
+    pub fn decide(&mut self, tool_id: &str, decision: Decision) -> Result<Option<Grant>, DecisionError> {
         let index = self
             .calls
             .iter()
@@ -238,7 +267,11 @@ impl ApprovalBatch {
             }
             Decision::ApproveSession => {
                 self.calls[index].state = CallState::Approved { modified_content: None };
-                return Ok(Some(name));
+                return Ok(Some(Grant::Session(name)));
+            }
+            Decision::ApproveTurn => {
+                self.calls[index].state = CallState::Approved { modified_content: None };
+                return Ok(Some(Grant::Turn(name)));
             }
             Decision::Reject => self.reject_all(),
             Decision::Edit { modified_content: Some(content), .. } => {
@@ -285,6 +318,25 @@ impl ApprovalBatch {
             call.state = CallState::Skipped { result, reason };
         }
         Ok(())
+    }
+
+    /// Nobody decided in time: every call waiting for the user, and the
+    /// question being asked, is answered with `result` (a call's) or
+    /// `question` (a question's) and not run; the turn goes on. Returns the
+    /// ids it answered, in order.
+    pub fn time_out(&mut self, result: &str, question: &str) -> Vec<String> {
+        let asked = self.asked().map(str::to_string);
+        let mut answered = Vec::new();
+        for call in &mut self.calls {
+            let text = match &call.state {
+                CallState::Pending => result,
+                CallState::Asking if asked.as_deref() == Some(call.tool_id.as_str()) => question,
+                _ => continue,
+            };
+            call.state = CallState::Skipped { result: text.to_string(), reason: SkipReason::TimedOut };
+            answered.push(call.tool_id.clone());
+        }
+        answered
     }
 
     /// Nothing runs or is asked after a rejection, not even calls cleared earlier.

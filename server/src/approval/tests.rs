@@ -91,7 +91,7 @@ fn reject_skips_everything_left_and_cancels() {
 #[test]
 fn approve_session_approves_that_call_only_and_names_the_tool() {
     let mut batch = three_shell_calls();
-    assert_eq!(batch.decide("a", Decision::ApproveSession), Ok(Some("run_shell_command".into())));
+    assert_eq!(batch.decide("a", Decision::ApproveSession), Ok(Some(Grant::Session("run_shell_command".into()))));
     run(&mut batch, "a");
     assert_eq!(batch.step().unwrap(), Step::Wait(vec!["b".into(), "c".into()]), "the gate judges b, not the batch");
     assert!(batch.reopen("b"), "the runtime found that the grant lets b run");

@@ -55,6 +55,7 @@ impl Hub {
             agent,
             created_at_ms: now,
             updated_at_ms: now,
+            waiting_since_ms: None,
         };
         Ok(self.config_of(&session))
     }

@@ -31,6 +31,9 @@ pub struct Status {
     pub status: SessionStatus,
     /// Tool calls waiting for the user.
     pub pending_count: usize,
+    /// While it waits on the user: since when (ms since the epoch). The
+    /// folder's approval timeout counts from here.
+    pub waiting_since: Option<u64>,
 }
 
 impl Phase {
@@ -42,7 +45,7 @@ impl Phase {
             Self::Asking { .. } => (SessionStatus::WaitingInput, 0),
             Self::Error => (SessionStatus::Error, 0),
         };
-        Status { status, pending_count }
+        Status { status, pending_count, waiting_since: None }
     }
 
     /// Whether a turn is under way in it: running, or paused on the user.
@@ -107,6 +110,9 @@ pub enum Starting<'a> {
     Decide(&'a str),
     /// The answer to the question with this id.
     Answer(&'a str),
+    /// The hub answers what waits "no decision": the pause began at least
+    /// `after_ms` before `now_ms` (the folder's timeout).
+    TimeOut { now_ms: u64, after_ms: u64 },
 }
 
 /// Why a turn cannot start, or Stop has nothing to do; nothing changed.
@@ -123,6 +129,8 @@ pub enum Refusal {
     QuestionNotPending(String),
     /// Stop, with no turn under way.
     NotRunning,
+    /// A time-out, but nothing waits, or not for that long.
+    NotDue,
 }
 
 /// What Stop does.
@@ -165,12 +173,37 @@ pub struct Machine {
     turn: u64,
     /// The session was deleted: nothing starts in it, nothing of it is saved.
     deleted: bool,
+    /// When the pause saved or shown began (ms since the epoch): the user's
+    /// time to decide counts from here, across restarts.
+    since: Option<u64>,
 }
 
 impl Machine {
     /// A machine in the phase a restart settled on.
     pub fn restored(phase: Phase) -> Self {
         Self { phase, ..Self::default() }
+    }
+
+    /// A machine in the phase a restart settled on, paused since `since`
+    /// (kept only if the phase is a pause).
+    pub fn restored_since(phase: Phase, since: Option<u64>) -> Self {
+        let since = since.filter(|_| matches!(phase, Phase::Waiting { .. } | Phase::Asking { .. }));
+        Self { phase, since, ..Self::default() }
+    }
+
+    /// Since when the session waits on the user, while it does (as shown).
+    pub fn waiting_since(&self) -> Option<u64> {
+        self.since.filter(|_| matches!(self.phase, Phase::Waiting { .. } | Phase::Asking { .. }))
+    }
+
+    /// The pause's start as saved (a pause being saved counts from its save).
+    pub fn saved_since(&self) -> Option<u64> {
+        self.since.filter(|_| matches!(self.saved_phase(), Phase::Waiting { .. } | Phase::Asking { .. }))
+    }
+
+    /// The status to save: the saved phase's, with its pause's start.
+    pub fn saved_status(&self) -> Status {
+        Status { waiting_since: self.saved_since(), ..self.saved_phase().status() }
     }
 
     /// The phase the pages see.
@@ -184,7 +217,7 @@ impl Machine {
     }
 
     pub fn status(&self) -> Status {
-        self.phase.status()
+        Status { waiting_since: self.waiting_since(), ..self.phase.status() }
     }
 
     /// A turn holds the session (its end may be saved and not yet shown).
@@ -219,6 +252,12 @@ impl Machine {
             (Phase::Waiting { pending }, Starting::Decide(id)) if pending.iter().any(|p| p == id) => Ok(()),
             (Phase::Waiting { pending }, Starting::DecidingPrompt) if !pending.is_empty() => Ok(()),
             (Phase::Asking { request_id }, Starting::Answer(id)) if request_id == id => Ok(()),
+            (Phase::Waiting { .. } | Phase::Asking { .. }, Starting::TimeOut { now_ms, after_ms })
+                if self.since.is_some_and(|since| since.saturating_add(after_ms) <= now_ms) =>
+            {
+                Ok(())
+            }
+            (_, Starting::TimeOut { .. }) => Err(Refusal::NotDue),
             (_, Starting::Decide(id)) => Err(Refusal::CallNotPending(id.to_string())),
             (_, Starting::Answer(id)) => Err(Refusal::QuestionNotPending(id.to_string())),
             (Phase::Waiting { .. }, Starting::Prompt | Starting::DecidingPrompt) => Err(Refusal::WaitingDecision),
@@ -234,6 +273,7 @@ impl Machine {
         self.turn += 1;
         self.phase = Phase::Running;
         self.ending = None;
+        self.since = None;
         (self.turn, self.status())
     }
 
@@ -260,6 +300,7 @@ impl Machine {
             }
             Phase::Waiting { .. } | Phase::Asking { .. } => {
                 self.phase = Phase::Running;
+                self.since = None;
                 (true, Some(self.status()))
             }
             Phase::Idle | Phase::Error => (false, None),
@@ -268,15 +309,16 @@ impl Machine {
 
     /// The turn ends or pauses: its end is saved first, and the session is
     /// held until it is shown. (An agent may pause outside a prompt of the
-    /// user's, which holds it too: an ACP agent asks on its own.) Returns the
-    /// status to save.
-    pub fn end(&mut self, end: &TurnEnd) -> Status {
+    /// user's, which holds it too: an ACP agent asks on its own.) `at_ms`:
+    /// when, the start of a pause. Returns the status to save.
+    pub fn end(&mut self, end: &TurnEnd, at_ms: u64) -> Status {
         if self.deleted {
             return end.phase.status();
         }
         self.phase = Phase::Running;
         self.ending = Some(end.phase.clone());
-        end.phase.status()
+        self.since = end.phase.under_way().then_some(at_ms);
+        self.saved_status()
     }
 
     /// The saved end is shown: the session is free (or waits). Returns the
@@ -306,6 +348,7 @@ impl Machine {
         let running = self.is_running();
         self.phase = Phase::Idle;
         self.ending = None;
+        self.since = None;
         Ok(running)
     }
 }

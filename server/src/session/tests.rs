@@ -12,7 +12,7 @@ fn waiting(ids: &[&str]) -> TurnEnd {
 fn after(end: TurnEnd) -> Machine {
     let mut machine = Machine::default();
     machine.start();
-    machine.end(&end);
+    machine.end(&end, 1_000);
     machine.show_end();
     machine
 }
@@ -22,13 +22,13 @@ fn a_prompt_starts_a_turn_that_holds_the_session_until_its_end_is_shown() {
     let mut machine = Machine::default();
     assert_eq!(machine.check(Starting::Prompt), Ok(()));
     let (turn, status) = machine.start();
-    assert_eq!((turn, status), (1, Status { status: SessionStatus::Running, pending_count: 0 }));
+    assert_eq!((turn, status), (1, Status { status: SessionStatus::Running, pending_count: 0, waiting_since: None }));
     assert!(machine.holds(1));
     assert_eq!(machine.check(Starting::Prompt), Err(Refusal::Busy));
 
     // Saved ahead of its showing: the session is still held, the saved phase is the end's.
-    let saved = machine.end(&waiting(&["a", "b"]));
-    assert_eq!(saved, Status { status: SessionStatus::WaitingApproval, pending_count: 2 });
+    let saved = machine.end(&waiting(&["a", "b"]), 1_000);
+    assert_eq!(saved, Status { status: SessionStatus::WaitingApproval, pending_count: 2, waiting_since: Some(1_000) });
     assert_eq!(machine.saved_phase(), &Phase::Waiting { pending: vec!["a".into(), "b".into()] });
     assert_eq!(machine.status().status, SessionStatus::Running);
     assert_eq!(machine.check(Starting::Decide("a")), Err(Refusal::Busy));
@@ -73,9 +73,9 @@ fn stop_asks_a_running_turn_and_takes_up_a_waiting_one() {
 
     let mut paused = after(waiting(&["a"]));
     assert_eq!(paused.stop(), Ok(Stop::Waiting));
-    assert_eq!(paused.reopen(), (true, Some(Status { status: SessionStatus::Running, pending_count: 0 })));
+    assert_eq!(paused.reopen(), (true, Some(Status { status: SessionStatus::Running, pending_count: 0, waiting_since: None })));
     assert_eq!(paused.check(Starting::Decide("a")), Err(Refusal::Busy), "taken up: nothing is decided any more");
-    paused.end(&TurnEnd::ended(ResultStatus::Cancelled));
+    paused.end(&TurnEnd::ended(ResultStatus::Cancelled), 1_000);
     assert_eq!(paused.show_end().map(|status| status.status), Some(SessionStatus::Idle));
 
     let mut idle = Machine::default();
@@ -87,7 +87,7 @@ fn stop_asks_a_running_turn_and_takes_up_a_waiting_one() {
 #[test]
 fn an_agent_that_pauses_on_its_own_holds_the_session_until_the_pause_shows() {
     let mut machine = Machine::default();
-    machine.end(&waiting(&["a"]));
+    machine.end(&waiting(&["a"]), 1_000);
     assert_eq!(machine.check(Starting::Prompt), Err(Refusal::Busy));
     assert_eq!(machine.show_end().map(|status| status.pending_count), Some(1));
     assert_eq!(machine.check(Starting::Decide("a")), Ok(()));
@@ -97,11 +97,11 @@ fn an_agent_that_pauses_on_its_own_holds_the_session_until_the_pause_shows() {
 fn stop_while_a_pause_is_being_saved_keeps_it_from_showing() {
     let mut machine = Machine::default();
     machine.start();
-    machine.end(&waiting(&["a"]));
+    machine.end(&waiting(&["a"]), 1_000);
     assert_eq!(machine.reopen(), (true, None));
     assert_eq!(machine.show_end(), None, "what it waited on is being closed");
     assert!(machine.is_running(), "the turn's own end closes it");
-    machine.end(&TurnEnd::ended(ResultStatus::Cancelled));
+    machine.end(&TurnEnd::ended(ResultStatus::Cancelled), 1_000);
     assert_eq!(machine.show_end().map(|status| status.status), Some(SessionStatus::Idle));
 }
 
@@ -110,7 +110,7 @@ fn a_deleted_sessions_turn_end_shows_nothing() {
     let mut machine = Machine::default();
     machine.start();
     assert_eq!(machine.delete(true), Ok(true));
-    machine.end(&TurnEnd::error());
+    machine.end(&TurnEnd::error(), 1_000);
     assert_eq!(machine.show_end(), None, "no status is shown under an id a new session may take");
     assert_eq!(machine.phase(), &Phase::Idle);
 }
@@ -119,7 +119,7 @@ fn a_deleted_sessions_turn_end_shows_nothing() {
 fn a_turns_task_acts_only_on_its_own_turn() {
     let mut machine = Machine::default();
     let (first, _) = machine.start();
-    machine.end(&TurnEnd::ended(ResultStatus::Success));
+    machine.end(&TurnEnd::ended(ResultStatus::Success), 1_000);
     machine.show_end();
     let (second, _) = machine.start();
     assert!(!machine.holds(first));
@@ -298,7 +298,7 @@ fn drive(inputs: &[Input], builtin: bool) -> (Machine, Vec<(Write, bool)>) {
             Input::End(choice) if machine.is_running() => end_of(*choice, writes.len() as u64),
             _ => continue,
         };
-        machine.end(&end);
+        machine.end(&end, 1_000);
         let saved = machine.saved_phase().clone();
         writes.push((Write::Phase(saved.clone()), batch(&saved)));
         writes.push((Write::Result(end.result), batch(&saved)));

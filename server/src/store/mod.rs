@@ -17,6 +17,7 @@
 mod audit;
 mod folders;
 mod rules;
+mod folder_settings;
 mod trust;
 mod writer;
 
@@ -42,6 +43,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/004_recent_folders.sql"),
     include_str!("../../migrations/005_session_agents.sql"),
     include_str!("../../migrations/006_folder_trust.sql"),
+    include_str!("../../migrations/007_folder_settings.sql"),
 ];
 
 /// What went wrong with the database, said so that the user can act on it.

@@ -40,13 +40,14 @@ pub struct SavedRule {
 
 type Reply<T> = tokio::sync::oneshot::Sender<Result<T, StoreError>>;
 
-/// A change to what a folder's rules may do (its saved rules, its trust),
-/// waiting for the writer.
+/// A change to what a folder's rules may do (its saved rules, its trust, its
+/// approval timeout), waiting for the writer.
 pub(super) enum RuleChange {
     Save(NewSavedRule, Reply<SavedRule>),
     Delete(i64, Reply<Option<SavedRule>>),
     Trust(super::TrustedFolder, Reply<super::TrustedFolder>),
     Untrust(std::path::PathBuf, Reply<bool>),
+    ApprovalTimeout(std::path::PathBuf, Option<u64>, Reply<()>),
 }
 
 const COLUMNS: &str = "id, folder, tool_name, command_prefix, decision, created_at_ms, session_id, tool_id";
@@ -105,6 +106,9 @@ impl RuleChange {
             }
             RuleChange::Untrust(folder, reply) => {
                 let _ = reply.send(super::trust::untrust(db, &folder).map_err(failed));
+            }
+            RuleChange::ApprovalTimeout(folder, secs, reply) => {
+                let _ = reply.send(super::folder_settings::set_approval_timeout(db, &folder, secs).map_err(failed));
             }
         }
     }

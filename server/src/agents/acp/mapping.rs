@@ -389,7 +389,7 @@ pub fn stop_reason(reason: StopReason) -> (ResultStatus, Option<&'static str>) {
 }
 
 /// The answer to a permission request for the user's decision: approve →
-/// `allow_once`; approve_session and approve_always → `allow_once` too, since
+/// `allow_once`; approve_session, approve_turn and approve_always → `allow_once` too, since
 /// the hub holds the grant or the rule itself (so the user can see and withdraw
 /// it, and the folder's rules still judge each later call); reject and edit →
 /// `reject_once`, else cancelled (never run; never a `reject_always` the agent
@@ -399,7 +399,7 @@ pub fn answer(decision: &Decision, options: &[PermissionOption]) -> Result<Reque
         options.iter().find(|option| option.kind == kind).map(|option| option.option_id.clone())
     };
     let chosen = match decision {
-        Decision::Approve | Decision::ApproveSession | Decision::ApproveAlways => {
+        Decision::Approve | Decision::ApproveSession | Decision::ApproveTurn | Decision::ApproveAlways => {
             Some(find(PermissionOptionKind::AllowOnce).ok_or("This agent offers no 'allow once' here.")?)
         }
         Decision::Reject | Decision::Edit { .. } => find(PermissionOptionKind::RejectOnce),

@@ -193,6 +193,7 @@ impl AcpAgent {
         let state = &mut guard.agent;
         let command = match start {
             Start::Answer { request_id, .. } => return Err(AgentError::question_not_pending(&request_id)),
+            Start::TimeOut { after_secs, .. } => time_out(runtime, state, after_secs)?,
             Start::Decide { tool_id, decision } => decide(runtime, state, &tool_id, decision, None)?,
             Start::AgentOption { tool_id, option_id } => {
                 let waiting = state.acp.waiting.as_ref().filter(|waiting| waiting.tool_id == tool_id);
@@ -228,18 +229,51 @@ impl AcpAgent {
                 }
             },
         };
-        let link = match state.acp.link.clone().filter(|link| !link.is_closed()) {
+        self.send(hub, runtime, &mut guard, command);
+        Ok(after)
+    }
+
+    /// Decides several waiting calls at once (the inbox's batch): the one on
+    /// the card is decided as alone; an ACP agent asks one at a time, so any
+    /// other is not waiting. Returns each decision's result, in order, and the
+    /// last seq before the turn's first event when one started.
+    pub fn decide_many(
+        &self,
+        hub: &Arc<dyn HubPort>,
+        runtime: &Arc<SessionRuntime>,
+        decisions: Vec<(String, Decision)>,
+    ) -> (Vec<Result<(), AgentError>>, Option<u64>) {
+        let mut guard = runtime.state();
+        let after = runtime.log.last_seq();
+        let mut decided = None;
+        let results = decisions
+            .into_iter()
+            .map(|(tool_id, decision)| {
+                let starting = crate::session::Starting::Decide(&tool_id);
+                guard.machine.check(starting).map_err(|refusal| AgentError::refused(&runtime.id, refusal))?;
+                decided = Some(decide(runtime, &mut guard.agent, &tool_id, decision, None)?);
+                Ok(())
+            })
+            .collect();
+        let Some(command) = decided else { return (results, None) };
+        self.send(hub, runtime, &mut guard, command);
+        (results, Some(after))
+    }
+
+    /// Hands the turn's start to the session's agent process (started here
+    /// when none runs) and records it; call with the state locked.
+    fn send(&self, hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>, guard: &mut crate::agents::SessionState, command: Command) {
+        let link = match guard.agent.acp.link.clone().filter(|link| !link.is_closed()) {
             Some(link) => link,
             None => {
                 let link = connection::start(hub.clone(), runtime.clone(), self.launch.clone());
-                state.acp.link = Some(link.clone());
+                guard.agent.acp.link = Some(link.clone());
                 link
             }
         };
         // The receiver lives until the process's end is recorded, under this lock.
         let _ = link.send(command);
-        runtime.start_turn(&**hub, &mut guard);
-        Ok(after)
+        runtime.start_turn(&**hub, guard);
     }
 
     /// Stops the running turn (`session/cancel`); a waiting permission request is answered `cancelled`.
@@ -286,6 +320,15 @@ impl crate::agents::Agent for AcpAgent {
         AcpAgent::begin(self, hub, runtime, start)
     }
 
+    fn decide_many(
+        &self,
+        hub: &Arc<dyn HubPort>,
+        runtime: &Arc<SessionRuntime>,
+        decisions: Vec<(String, Decision)>,
+    ) -> (Vec<Result<(), AgentError>>, Option<u64>) {
+        AcpAgent::decide_many(self, hub, runtime, decisions)
+    }
+
     fn cancel<'a>(
         &'a self,
         hub: &'a Arc<dyn HubPort>,
@@ -320,6 +363,21 @@ pub fn end_process(state: &mut AgentState) {
     }
 }
 
+/// Nobody decided in time: the waiting request is rejected once (else
+/// cancelled), recorded `timed_out` by the hub, and the agent goes on.
+fn time_out(runtime: &SessionRuntime, state: &mut AgentState, after_secs: u64) -> Result<Command, AgentError> {
+    if state.acp.link.as_ref().is_none_or(|link| link.is_closed()) {
+        return Err(AgentError::NotPending("The agent's process has ended; nothing waits.".into()));
+    }
+    let waiting = state.acp.waiting.take().ok_or_else(|| AgentError::NotPending("Nothing waits.".into()))?;
+    let answer = mapping::answer(&Decision::Reject, &waiting.options).unwrap_or_else(|_| mapping::cancelled());
+    let call = &waiting.call;
+    runtime.audit_decision(&waiting.tool_id, &call.name, &call.args, AuditDecision::TimedOut, &Authority::Hub);
+    runtime.audit_outcome(&waiting.tool_id, Outcome::Skipped);
+    runtime.report_timed_out(waiting.tool_id.clone(), crate::approval::timed_out_result(after_secs, false));
+    Ok(Command::Decided { tool_id: waiting.tool_id, answer, then: Then::GoOn, agent_option: false })
+}
+
 /// The command for the user's decision on the waiting request (`option`: one
 /// of the agent's own options, answered as it is); nothing changes on error.
 fn decide(
@@ -339,7 +397,7 @@ fn decide(
     let waiting = state.acp.waiting.as_ref().filter(|waiting| waiting.tool_id == tool_id).ok_or_else(not_waiting)?;
     let allows = match (&decision, &option) {
         (_, Some(option)) => option.kind.allows(),
-        (Decision::Approve | Decision::ApproveSession | Decision::ApproveAlways, None) => true,
+        (Decision::Approve | Decision::ApproveSession | Decision::ApproveTurn | Decision::ApproveAlways, None) => true,
         (Decision::Reject | Decision::Edit { .. }, None) => false,
     };
     if let (true, Some(message)) = (allows, &waiting.denied) {
@@ -387,6 +445,10 @@ fn decide(
         (Decision::ApproveSession, _) => {
             state.allowed_tools.insert(call.name.clone());
             (AuditDecision::ApprovedSession, None)
+        }
+        (Decision::ApproveTurn, _) => {
+            state.turn_tools.insert(call.name.clone());
+            (AuditDecision::ApprovedTurn, None)
         }
         (Decision::ApproveAlways, _) => (AuditDecision::ApprovedAlways, None),
         (Decision::Reject, _) => (AuditDecision::Rejected, Some(Outcome::Rejected)),

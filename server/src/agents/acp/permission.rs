@@ -71,9 +71,20 @@ pub(super) fn judge(
     let call = rule_call(fields);
     let yolo = hub.yolo(&runtime.id);
     let verdict = rules_verdict(hub, runtime, &call, yolo);
-    let granted = runtime.state().agent.allowed_tools.contains(&call.name);
+    let (granted, turn_granted) = {
+        let state = runtime.state();
+        (state.agent.allowed_tools.contains(&call.name), state.agent.turn_tools.contains(&call.name))
+    };
     let protected = touches_settings(&runtime.folder, &call.name, &call.args);
-    let start = gate::start(Facts { refused: false, read_only: false, granted, protected, yolo, verdict: &verdict });
+    let start = gate::start(Facts {
+        refused: false,
+        read_only: false,
+        granted,
+        turn_granted,
+        protected,
+        yolo,
+        verdict: &verdict,
+    });
     let note = start.note;
     let allowed = match start.initial {
         Initial::Pending | Initial::Asking => return (Judged::Ask(call), note),

@@ -16,7 +16,7 @@ use serde_json::json;
 use super::question;
 use super::{PausedTurn, PlannedCall};
 use crate::agents::trail::outcome_of_skip;
-use crate::agents::{gate, AgentState, SessionRuntime, INTERRUPTED_MESSAGE};
+use crate::agents::{gate, AgentState, Grants, SessionRuntime, INTERRUPTED_MESSAGE};
 use crate::approval::{BatchError, Initial, SkipReason, Step};
 use crate::session::TurnEnd;
 use crate::tools::Tool;
@@ -24,7 +24,7 @@ use protocol::audit::Outcome;
 
 /// The gate, asked about a call at the instant it starts, with the session's
 /// grants as they are then. Nothing of its answer is kept.
-pub(crate) type Judge<'a> = &'a (dyn Fn(&PlannedCall, &HashSet<String>) -> gate::Ruling + Sync);
+pub(crate) type Judge<'a> = &'a (dyn Fn(&PlannedCall, Grants) -> gate::Ruling + Sync);
 
 /// Where working through a batch stopped: a call to run, or a pause or end.
 #[derive(Debug, PartialEq, Eq)]
@@ -106,11 +106,14 @@ fn skip_event(tool_id: String, result: String, reason: SkipReason) -> AgentEvent
             }),
             diff: None,
         },
-        SkipReason::Denied => AgentEvent::ToolResult {
+        SkipReason::Denied | SkipReason::TimedOut => AgentEvent::ToolResult {
             tool_id,
             status: ToolStatus::Error,
             output: None,
-            error: Some(ToolError { kind: "denied_by_policy".into(), message: result }),
+            error: Some(ToolError {
+                kind: if reason == SkipReason::Denied { "denied_by_policy" } else { "timed_out" }.into(),
+                message: result,
+            }),
             diff: None,
         },
         SkipReason::Rejected | SkipReason::Feedback | SkipReason::Stopped => AgentEvent::ToolResult {
@@ -136,7 +139,9 @@ impl SessionRuntime {
                 Step::Judge(tool_id) => {
                     let call = paused.calls.get(&tool_id);
                     let start = match (judge, call) {
-                        (Some(judge), Some(call)) => judge(call, &state.agent.allowed_tools),
+                        (Some(judge), Some(call)) => {
+                            judge(call, Grants { session: &state.agent.allowed_tools, turn: &state.agent.turn_tools })
+                        }
                         _ => gate::Ruling::user_decides(),
                     };
                     paused.batch.judged(&tool_id, start.judgement())?;

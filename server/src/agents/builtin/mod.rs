@@ -2,7 +2,7 @@
 //! model turn's tool calls go through the approval state machine; the turn
 //! pauses at the first call waiting for the user and resumes on a decision.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
@@ -22,7 +22,7 @@ pub use state::{BuiltinState, PausedTurn, PlannedCall};
 
 use crate::agents::port::HubPort;
 use crate::agents::trail;
-use crate::agents::{gate, AgentError, AgentState, SessionRuntime, Start};
+use crate::agents::{gate, AgentError, AgentState, Grants, SessionRuntime, Start};
 use crate::approval::{ApprovalBatch, BatchError, Decision, DecisionError, Initial, NewCall};
 use crate::policy;
 use crate::session::{Stop, TurnEnd};
@@ -58,6 +58,15 @@ impl BuiltinAgent {
 impl super::Agent for BuiltinAgent {
     fn begin(&self, hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>, start: Start) -> Result<u64, AgentError> {
         begin(hub, runtime, self.model.clone(), start)
+    }
+
+    fn decide_many(
+        &self,
+        hub: &Arc<dyn HubPort>,
+        runtime: &Arc<SessionRuntime>,
+        decisions: Vec<(String, Decision)>,
+    ) -> (Vec<Result<(), AgentError>>, Option<u64>) {
+        decide_many(hub, runtime, self.model.clone(), decisions)
     }
 
     fn cancel<'a>(
@@ -112,21 +121,22 @@ pub fn begin(
     model: Option<Arc<ModelClient>>,
     start: Start,
 ) -> Result<u64, AgentError> {
-    let (after, stop, number) = {
-        let mut guard = runtime.state();
-        let refused = |refusal| AgentError::refused(&runtime.id, refusal);
-        guard.machine.admit().map_err(refused)?;
-        if !matches!(start, Start::AgentOption { .. }) {
-            guard.machine.check(start.starting()).map_err(refused)?;
-        }
-        let after = runtime.log.last_seq();
+    let mut guard = runtime.state();
+    let refused = |refusal| AgentError::refused(&runtime.id, refusal);
+    guard.machine.admit().map_err(refused)?;
+    if !matches!(start, Start::AgentOption { .. }) {
+        guard.machine.check(start.starting()).map_err(refused)?;
+    }
+    let after = runtime.log.last_seq();
+    {
         let state = &mut guard.agent;
         match start {
             Start::Decide { tool_id, decision } => {
-                let judge = |call: &PlannedCall, grants: &HashSet<String>| judge_now(&**hub, runtime, call, grants);
+                let judge = |call: &PlannedCall, grants: Grants| judge_now(&**hub, runtime, call, grants);
                 apply_decision(&judge, runtime, state, &tool_id, decision)?
             }
             Start::Answer { request_id, response } => apply_answer(state, &request_id, &response)?,
+            Start::TimeOut { after_secs, .. } => time_out(runtime, state, after_secs)?,
             Start::AgentOption { .. } => {
                 return Err(AgentError::Invalid(
                     "decision agent_option answers an ACP agent's own option; the built-in agent has none: use \
@@ -141,7 +151,7 @@ pub fn begin(
                         return Err(refused(crate::session::Refusal::WaitingDecision));
                     };
                     let first = paused.batch.pending().into_iter().next().unwrap_or_default();
-                    let judge = |call: &PlannedCall, grants: &HashSet<String>| judge_now(&**hub, runtime, call, grants);
+                    let judge = |call: &PlannedCall, grants: Grants| judge_now(&**hub, runtime, call, grants);
                     apply_decision(&judge, runtime, state, &first, decision)?;
                     runtime.log.push(AgentEvent::Message { role: Role::User, content: text, delta: false });
                 }
@@ -156,12 +166,51 @@ pub fn begin(
                 }
             },
         }
-        let stop = CancellationToken::new();
-        state.builtin.stop = Some(stop.clone());
-        // Under the lock, so a turn that ends at once cannot be overtaken by this.
-        let number = runtime.start_turn(&**hub, &mut guard);
-        (after, stop, number)
-    };
+    }
+    run_turn(hub, runtime, model, guard);
+    Ok(after)
+}
+
+/// Decides several waiting calls at once (the inbox's batch), each as its own
+/// decision would be, under one lock; the turn resumes once. Returns each
+/// decision's result, in order, and the last seq before the turn's first
+/// event when one started.
+pub fn decide_many(
+    hub: &Arc<dyn HubPort>,
+    runtime: &Arc<SessionRuntime>,
+    model: Option<Arc<ModelClient>>,
+    decisions: Vec<(String, Decision)>,
+) -> (Vec<Result<(), AgentError>>, Option<u64>) {
+    let mut guard = runtime.state();
+    let after = runtime.log.last_seq();
+    let judge = |call: &PlannedCall, grants: Grants| judge_now(&**hub, runtime, call, grants);
+    let results: Vec<Result<(), AgentError>> = decisions
+        .into_iter()
+        .map(|(tool_id, decision)| {
+            guard.machine.check(crate::session::Starting::Decide(&tool_id)).map_err(|refusal| AgentError::refused(&runtime.id, refusal))?;
+            apply_decision(&judge, runtime, &mut guard.agent, &tool_id, decision)
+        })
+        .collect();
+    if !results.iter().any(Result::is_ok) {
+        return (results, None);
+    }
+    run_turn(hub, runtime, model, guard);
+    (results, Some(after))
+}
+
+/// Starts the turn the session's machine admitted (its start is recorded in
+/// `guard`), in a task of its own.
+fn run_turn(
+    hub: &Arc<dyn HubPort>,
+    runtime: &Arc<SessionRuntime>,
+    model: Option<Arc<ModelClient>>,
+    mut guard: std::sync::MutexGuard<'_, crate::agents::SessionState>,
+) {
+    let stop = CancellationToken::new();
+    guard.agent.builtin.stop = Some(stop.clone());
+    // Under the lock, so a turn that ends at once cannot be overtaken by this.
+    let number = runtime.start_turn(&**hub, &mut guard);
+    drop(guard);
     let turn = Turn {
         hub: hub.clone(),
         runtime: runtime.clone(),
@@ -170,7 +219,23 @@ pub fn begin(
         stop,
     };
     super::spawn_turn(hub, runtime, number, turn.run());
-    Ok(after)
+}
+
+/// Nobody decided in time: every waiting call and the question asked are
+/// answered "no decision" (recorded `timed_out` by the hub); the turn goes on.
+fn time_out(runtime: &SessionRuntime, state: &mut AgentState, after_secs: u64) -> Result<(), AgentError> {
+    let paused = state.builtin.paused.as_mut().ok_or_else(|| AgentError::NotPending("Nothing waits.".into()))?;
+    let call_result = crate::approval::timed_out_result(after_secs, false);
+    let question_result = crate::approval::timed_out_result(after_secs, true);
+    let answered = paused.batch.time_out(&call_result, &question_result);
+    if answered.is_empty() {
+        return Err(AgentError::NotPending("Nothing waits.".into()));
+    }
+    for id in answered {
+        let Some(call) = paused.calls.get(&id).filter(|call| call.name != question::TOOL_NAME) else { continue };
+        runtime.audit_decision(&id, &call.name, &call.args, protocol::audit::AuditDecision::TimedOut, &trail::Authority::Hub);
+    }
+    Ok(())
 }
 
 /// What the model sees for a call the user stopped before it ran.
@@ -210,7 +275,7 @@ pub(crate) fn judge_now(
     hub: &dyn HubPort,
     runtime: &SessionRuntime,
     call: &PlannedCall,
-    grants: &HashSet<String>,
+    grants: Grants,
 ) -> gate::Ruling {
     let yolo = hub.yolo(&runtime.id);
     let rules = hub.policy_set(&runtime.folder);
@@ -219,7 +284,8 @@ pub(crate) fn judge_now(
     gate::start(gate::Facts {
         refused: call.failure.is_some(),
         read_only: call.tool.is_some_and(|tool| tool.kind() == ToolKind::Read),
-        granted: grants.contains(&call.name),
+        granted: grants.session.contains(&call.name),
+        turn_granted: grants.turn.contains(&call.name),
         protected: super::protected::touches_settings(&runtime.folder, &call.name, &call.args),
         yolo,
         verdict: &verdict,
@@ -247,12 +313,14 @@ pub(crate) fn apply_decision(
                     runtime.audit_decision(id, &call.name, &call.args, verdict, &by);
                 }
             }
-            if let Some(allowed) = allowed {
-                state.allowed_tools.insert(allowed);
+            let loosens = allowed.is_some() || decision == Decision::ApproveAlways;
+            if let Some(grant) = allowed {
+                state.grant(grant);
             }
-            if matches!(decision, Decision::ApproveSession | Decision::ApproveAlways) {
+            if loosens {
                 // The grant or the new rule may let other waiting calls run.
-                let (calls, grants) = (&paused.calls, &state.allowed_tools);
+                let paused = state.builtin.paused.as_mut().ok_or_else(not_pending)?;
+                let (calls, grants) = (&paused.calls, Grants { session: &state.allowed_tools, turn: &state.turn_tools });
                 gate::reopen_allowed(&mut paused.batch, |id| calls.get(id).map(|call| judge(call, grants)));
             }
             Ok(())
@@ -453,6 +521,7 @@ impl Turn {
                 refused: failure.is_some(),
                 read_only: kind == ToolKind::Read,
                 granted: state.allowed_tools.contains(&request.name),
+                turn_granted: state.turn_tools.contains(&request.name),
                 protected,
                 yolo,
                 verdict: &verdict,
@@ -557,7 +626,7 @@ impl Turn {
             // Off the async workers: the gate may read the rules' files and the store.
             let (hub, runtime) = (self.hub.clone(), self.runtime.clone());
             let settled = tokio::task::spawn_blocking(move || {
-                let judge = |call: &PlannedCall, grants: &HashSet<String>| judge_now(&hub, &runtime, call, grants);
+                let judge = |call: &PlannedCall, grants: Grants| judge_now(&hub, &runtime, call, grants);
                 runtime.settle(&AlreadyLogged::default(), Some(&judge))
             })
             .await

@@ -20,6 +20,7 @@ use serde_json::json;
 
 use super::{start, Facts, Ruling};
 use crate::agents::builtin::apply_decision;
+use crate::agents::Grants;
 use crate::agents::builtin::batch::{AlreadyLogged, Settled};
 use crate::agents::builtin::{PausedTurn, PlannedCall};
 use crate::agents::SessionRuntime;
@@ -95,7 +96,7 @@ struct World {
 
 impl World {
     /// The gate as the hub would ask it (`builtin::judge_now`), with the session's `grants`.
-    fn judge(&self, call: &PlannedCall, grants: &HashSet<String>) -> Ruling {
+    fn judge(&self, call: &PlannedCall, grants: Grants) -> Ruling {
         let kind = Kind::of(call);
         let decision = match kind {
             Kind::Denied => Some(PolicyDecision::Deny),
@@ -108,7 +109,8 @@ impl World {
         start(Facts {
             refused: false,
             read_only: kind == Kind::ReadOnly,
-            granted: grants.contains(&call.name),
+            granted: grants.session.contains(&call.name),
+            turn_granted: grants.turn.contains(&call.name),
             protected: kind == Kind::Protected,
             yolo: self.yolo,
             verdict: &verdict,
@@ -139,7 +141,7 @@ impl Session {
     fn work_through(&mut self) -> Result<(), TestCaseError> {
         loop {
             let world = &self.world;
-            let judge = |call: &PlannedCall, grants: &HashSet<String>| world.judge(call, grants);
+            let judge = |call: &PlannedCall, grants: Grants| world.judge(call, grants);
             match self.runtime.settle(&AlreadyLogged::default(), Some(&judge)).map_err(fail)? {
                 Settled::Run { tool_id, .. } => {
                     let allowed_now = {
@@ -147,7 +149,7 @@ impl Session {
                         let call =
                             state.agent.builtin.paused.as_ref().and_then(|paused| paused.calls.get(&tool_id)).cloned();
                         call.is_some_and(|call| {
-                            world.judge(&call, &state.agent.allowed_tools).initial == Initial::Cleared
+                            world.judge(&call, state.agent.grants()).initial == Initial::Cleared
                         })
                     };
                     prop_assert!(
@@ -202,7 +204,7 @@ impl Session {
         let approves = matches!(decision, Decision::Approve | Decision::ApproveSession | Decision::ApproveAlways);
         {
             let world = &self.world;
-            let judge = |call: &PlannedCall, grants: &HashSet<String>| world.judge(call, grants);
+            let judge = |call: &PlannedCall, grants: Grants| world.judge(call, grants);
             let mut state = self.runtime.state();
             apply_decision(&judge, &self.runtime, &mut state.agent, &id, decision)
                 .map_err(|err| fail(err.to_string()))?;
@@ -232,7 +234,7 @@ impl Session {
                     failure: None,
                 };
                 // As `Turn::plan` does: the gate when the reply is planned shows the cards.
-                let initial = self.world.judge(&call, &state.agent.allowed_tools).initial;
+                let initial = self.world.judge(&call, state.agent.grants()).initial;
                 new_calls.push(NewCall { tool_id: id.clone(), tool_name: tool.to_string(), editable: false, initial });
                 planned.insert(id, call);
             }

@@ -51,7 +51,28 @@ pub async fn approve(
     ApiJson(request): ApiJson<ApproveRequest>,
 ) -> ApiResult<Response> {
     let runtime = runtime_off_thread(&hub, &id).await?;
-    let decision = match (request.decision, request.modified_content) {
+    let stream = request.stream.unwrap_or(true);
+    let tool_id = request.tool_id.clone();
+    let after = match decision_of(request)? {
+        Decided::Plain(decision) => begin(&hub.port(), &runtime, Start::Decide { tool_id, decision })?,
+        Decided::Always(prefix) => approve_always(&hub, &runtime, tool_id, prefix).await?,
+        Decided::AgentOption(option_id) => begin(&hub.port(), &runtime, Start::AgentOption { tool_id, option_id })?,
+    };
+    respond(&hub, runtime, after, stream).await
+}
+
+/// What a card's decision asks of the hub.
+pub enum Decided {
+    Plain(Decision),
+    /// "Always in this folder": the rule (with this command prefix) is saved first.
+    Always(Option<String>),
+    /// One of an ACP agent's own options, answered as it is.
+    AgentOption(String),
+}
+
+/// The decision an approve body asks for, or why it is malformed.
+pub fn decision_of(request: ApproveRequest) -> ApiResult<Decided> {
+    Ok(Decided::Plain(match (request.decision, request.modified_content) {
         // The user's content for an edit tool goes with approving it (or with `edit`).
         (ApprovalDecision::Approve | ApprovalDecision::Edit, Some(content)) => {
             Decision::Edit { instruction: None, modified_content: Some(content) }
@@ -59,10 +80,8 @@ pub async fn approve(
         (ApprovalDecision::Approve, None) => Decision::Approve,
         (ApprovalDecision::Reject, None) => Decision::Reject,
         (ApprovalDecision::ApproveSession, None) => Decision::ApproveSession,
-        (ApprovalDecision::ApproveAlways, None) => {
-            let after = approve_always(&hub, &runtime, request.tool_id, request.command_prefix).await?;
-            return respond(&hub, runtime, after, request.stream.unwrap_or(true)).await;
-        }
+        (ApprovalDecision::ApproveTurn, None) => Decision::ApproveTurn,
+        (ApprovalDecision::ApproveAlways, None) => return Ok(Decided::Always(request.command_prefix)),
         (ApprovalDecision::Edit, None) => {
             Decision::Edit { instruction: request.edit_instruction, modified_content: None }
         }
@@ -70,24 +89,22 @@ pub async fn approve(
             let Some(option_id) = request.option_id.filter(|id| !id.is_empty()) else {
                 return Err(ApiError::bad_request("decision agent_option needs optionId: one of the card's choices."));
             };
-            let after = begin(&hub.port(), &runtime, Start::AgentOption { tool_id: request.tool_id, option_id })?;
-            return respond(&hub, runtime, after, request.stream.unwrap_or(true)).await;
+            return Ok(Decided::AgentOption(option_id));
         }
         (
             ApprovalDecision::Reject
             | ApprovalDecision::ApproveSession
+            | ApprovalDecision::ApproveTurn
             | ApprovalDecision::ApproveAlways
             | ApprovalDecision::AgentOption,
             Some(_),
         ) => return Err(ApiError::bad_request("modifiedContent goes with decision approve or edit.")),
         (ApprovalDecision::Other(other), _) => {
             return Err(ApiError::bad_request(format!(
-            "decision must be approve, reject, approve_session, approve_always, edit or agent_option; got '{other}'."
+            "decision must be approve, reject, approve_session, approve_turn, approve_always, edit or agent_option; got '{other}'."
         )))
         }
-    };
-    let after = begin(&hub.port(), &runtime, Start::Decide { tool_id: request.tool_id, decision })?;
-    respond(&hub, runtime, after, request.stream.unwrap_or(true)).await
+    }))
 }
 
 /// "Always in this folder": the rule is saved (on disk) first, then the call

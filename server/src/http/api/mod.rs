@@ -1,6 +1,7 @@
 //! `/api/*` handlers for folders, sessions and the YOLO config.
 
 mod agents;
+mod approvals;
 mod changes;
 mod chat;
 mod folders;
@@ -38,6 +39,7 @@ pub fn router() -> Router<Arc<Hub>> {
         .route("/sessions/{id}", get(session).patch(sessions::rename).delete(sessions::delete))
         .route("/chat/prompt", post(chat::prompt))
         .route("/sessions/{id}/approve", post(chat::approve))
+        .route("/approvals", get(approvals::list).post(approvals::decide))
         .route("/sessions/{id}/input", post(chat::input))
         .route("/sessions/{id}/cancel", post(chat::cancel))
         .route("/sessions/{id}/mode", post(chat::set_mode))
@@ -93,11 +95,33 @@ where
     }
 }
 
+/// `POST /api/chat/config`: YOLO (`yoloMode`), the folder's approval timeout
+/// (`approvalTimeoutSecs`), or both; checked whole before anything changes.
 async fn set_config(
     State(hub): State<Arc<Hub>>,
     ApiJson(body): ApiJson<SetConfigRequest>,
 ) -> ApiResult<Json<ChatConfig>> {
-    blocking(move || hub.set_yolo(&body.folder_path, body.session_id.as_deref(), body.yolo_mode)).await.map(Json)
+    let SetConfigRequest { folder_path, session_id, yolo_mode, approval_timeout_secs } = body;
+    let Some(timeout) = approval_timeout_secs else {
+        let Some(enabled) = yolo_mode else {
+            return Err(ApiError::bad_request("Give yoloMode, approvalTimeoutSecs or both."));
+        };
+        return blocking(move || hub.set_yolo(&folder_path, session_id.as_deref(), enabled)).await.map(Json);
+    };
+    crate::hub::checked_timeout(timeout)?;
+    if let Some(enabled) = yolo_mode {
+        // A YOLO switch the folder locks is refused before the timeout changes.
+        let (peek, path, session) = (hub.clone(), folder_path.clone(), session_id.clone());
+        let config = blocking(move || peek.peek_config(&path, session.as_deref())).await?;
+        if config.yolo_locked && config.yolo_mode != enabled {
+            return Err(crate::hub::HubError::YoloLocked.into());
+        }
+    }
+    let config = hub.set_approval_timeout(&folder_path, session_id.as_deref(), timeout).await?;
+    match yolo_mode {
+        Some(enabled) => blocking(move || hub.set_yolo(&folder_path, session_id.as_deref(), enabled)).await.map(Json),
+        None => Ok(Json(config)),
+    }
 }
 
 /// A page of `GET /api/sessions/{id}`'s events when no `limit` is asked:
@@ -148,11 +172,24 @@ fn session_page(hub: &Hub, id: &str, after: u64, limit: usize) -> ApiResult<Sess
     // The first waiting call's card, wherever its `tool_use` is in the log.
     let first_pending = crate::agents::pending_calls(&runtime.state()).into_iter().next();
     let announced: Vec<_> = first_pending.and_then(|tool_id| runtime.log.announcement(&tool_id)).into_iter().collect();
-    let pending_input = crate::agents::builtin::pending_input(&runtime.state().agent);
+    let (mut pending_input, since) = {
+        let state = runtime.state();
+        (crate::agents::builtin::pending_input(&state.agent), state.machine.waiting_since())
+    };
+    // When the hub answers "no decision" (the folder's timeout), for the card's countdown.
+    let deadline_at = since
+        .zip(hub.approval_timeout(&runtime.folder))
+        .map(|(since, secs)| since.saturating_add(secs.saturating_mul(1000)));
+    let mut pending_approval = chat::pending_approval(&runtime, &announced);
+    for pending in [pending_input.as_mut(), Some(&mut pending_approval)].into_iter().flatten() {
+        if let (Some(object), Some(at)) = (pending.as_object_mut(), deadline_at) {
+            object.insert("deadlineAt".into(), at.into());
+        }
+    }
     Ok(SessionDetail {
         has_more,
         next_after,
-        pending_approval: Some(chat::pending_approval(&runtime, &announced)).filter(|pending| !pending.is_null()),
+        pending_approval: Some(pending_approval).filter(|pending| !pending.is_null()),
         id: session.id,
         title: session.title,
         folder_path: session.folder.display().to_string(),

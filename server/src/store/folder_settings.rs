@@ -1,0 +1,42 @@
+//! What the hub keeps per folder beside its rules and trust: the approval
+//! timeout. A change goes through the writer in a transaction of its own and
+//! is answered after its commit, as a rule change is.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{params, Connection};
+
+use super::rules::RuleChange;
+use super::{Command, Store, StoreError};
+
+impl Store {
+    /// Every folder's approval timeout (canonical folder, seconds).
+    pub fn approval_timeouts(&self) -> Result<Vec<(PathBuf, u64)>, StoreError> {
+        self.read(|db| {
+            let mut statement = db.prepare_cached(
+                "SELECT folder, approval_timeout_secs FROM folder_settings WHERE approval_timeout_secs IS NOT NULL",
+            )?;
+            let rows = statement.query_map([], |row| {
+                Ok((PathBuf::from(row.get::<_, String>(0)?), row.get::<_, i64>(1)?.max(1) as u64))
+            })?;
+            rows.collect()
+        })
+    }
+
+    /// Sets (or with `None` clears) a folder's approval timeout; answered once committed.
+    pub async fn set_approval_timeout(&self, folder: &Path, secs: Option<u64>) -> Result<(), StoreError> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.send(Command::Rule(RuleChange::ApprovalTimeout(folder.to_path_buf(), secs, reply)));
+        answer.await.unwrap_or(Err(StoreError::Closed))
+    }
+}
+
+pub(super) fn set_approval_timeout(db: &mut Connection, folder: &Path, secs: Option<u64>) -> rusqlite::Result<()> {
+    let tx = db.transaction()?;
+    tx.execute(
+        "INSERT INTO folder_settings (folder, approval_timeout_secs) VALUES (?1, ?2)
+         ON CONFLICT(folder) DO UPDATE SET approval_timeout_secs = excluded.approval_timeout_secs",
+        params![folder.to_string_lossy(), secs.map(|secs| secs as i64)],
+    )?;
+    tx.commit()
+}
