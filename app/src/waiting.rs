@@ -67,6 +67,7 @@ mod tests {
             yolo_mode: false,
             updated_at,
             agent: None,
+            waiting_since: None,
         }
     }
 

@@ -253,7 +253,7 @@ test('in the browser: key 1 approves, thinking is folded, an edit card has no ed
   await card.waitFor({ timeout: 30000 });
   assert.match(await card.innerText(), /# Draft/);
   assert.equal(await page.getByTestId('card-open_editor').count(), 0, 'no Edit button');
-  assert.match(await page.getByTestId('card-hint').innerText(), /Enter Allow • a For this session • d Reject • 4 Instruct/);
+  assert.match(await page.getByTestId('card-hint').innerText(), /Enter Allow • a For this session • t For this turn • d Reject • 4 Instruct/);
   await snapshot(page, 'acp-edit-card');
   await expect(async () => assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'approval-card'));
   await page.keyboard.press('e');

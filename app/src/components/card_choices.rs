@@ -8,20 +8,26 @@ use protocol::events::{AgentChoice, ChoiceKind};
 
 /// The card's buttons: label and what they do ("Always in this folder" first
 /// shows what it will save).
-pub const BUTTONS: [(&str, ButtonAction); 4] = [
+pub const BUTTONS: [(&str, ButtonAction); 5] = [
     ("Yes", ButtonAction::Decide(ApprovalDecision::Approve)),
     ("No", ButtonAction::Decide(ApprovalDecision::Reject)),
     ("Yes, for this session", ButtonAction::Decide(ApprovalDecision::ApproveSession)),
+    (TURN_LABEL, ButtonAction::Decide(ApprovalDecision::ApproveTurn)),
     ("Always in this folder", ButtonAction::OpenAlways),
 ];
 /// An edit card's buttons; the last opens the editor.
-pub const EDIT_BUTTONS: [(&str, ButtonAction); 5] = [
+pub const EDIT_BUTTONS: [(&str, ButtonAction); 6] = [
     ("Apply", ButtonAction::Decide(ApprovalDecision::Approve)),
     ("Reject", ButtonAction::Decide(ApprovalDecision::Reject)),
     ("Always for this session", ButtonAction::Decide(ApprovalDecision::ApproveSession)),
+    (TURN_LABEL, ButtonAction::Decide(ApprovalDecision::ApproveTurn)),
     ("Always in this folder", ButtonAction::OpenAlways),
     ("Edit", ButtonAction::OpenEditor),
 ];
+/// "Yes, for this turn": the same tool's later calls in this turn run without
+/// a card (the rules still judge each); the grant ends with the turn.
+pub const TURN_LABEL: &str = "Yes, for this turn";
+const TURN_DOES: &str = "The hub runs this tool without a card until this turn ends; rules still judge each call (key t)";
 
 /// Said under the agent's own persistent choices.
 pub const AGENT_REMEMBERS: &str =
@@ -43,7 +49,7 @@ pub fn buttons(kind: CardKind) -> &'static [(&'static str, ButtonAction)] {
     match kind {
         CardKind::Call => &BUTTONS,
         CardKind::Edit { editor: true } => &EDIT_BUTTONS,
-        CardKind::Edit { editor: false } => &EDIT_BUTTONS[..4],
+        CardKind::Edit { editor: false } => &EDIT_BUTTONS[..5],
     }
 }
 
@@ -111,12 +117,16 @@ impl CardChoices {
         self.hub.iter().chain(&self.agent).any(|button| &button.action == action)
     }
 
-    /// Without the hub's scopes ("for this session", "Always in this folder"):
+    /// Without the hub's scopes ("for this session", "for this turn", "Always in this folder"):
     /// for a call the agent said nothing about, a grant or a rule would cover
     /// whatever that tool does next, unseen.
     pub fn without_scopes(mut self) -> Self {
         self.hub.retain(|button| {
-            !matches!(button.action, ButtonAction::Decide(ApprovalDecision::ApproveSession) | ButtonAction::OpenAlways)
+            !matches!(
+                button.action,
+                ButtonAction::Decide(ApprovalDecision::ApproveSession | ApprovalDecision::ApproveTurn)
+                    | ButtonAction::OpenAlways
+            )
         });
         self
     }
@@ -181,6 +191,7 @@ pub fn card_choices(kind: CardKind, options: Option<&[AgentChoice]>) -> CardChoi
             ButtonAction::Decide(ApprovalDecision::ApproveSession),
             "The hub runs this tool without a card until the session ends; withdraw it under Rules (key 3)",
         ));
+        hub.push(described(TURN_LABEL.to_string(), ButtonAction::Decide(ApprovalDecision::ApproveTurn), TURN_DOES));
         hub.push(described(
             "Always in this folder".to_string(),
             ButtonAction::OpenAlways,

@@ -513,6 +513,7 @@ mod tests {
             yolo_mode: false,
             updated_at: 0,
             agent: None,
+            waiting_since: None,
         };
         assert_eq!(session_label(&session), UNTITLED);
         session.title = Some("Fix it".into());

@@ -35,6 +35,7 @@ pub fn card_key(key: &str, shift: bool, selected: usize, kind: CardKind, choices
         "3" => return decide(ApprovalDecision::ApproveSession),
         "4" => CardAction::Select(input),
         "5" => return choices.has(&ButtonAction::OpenAlways).then_some(CardAction::OpenAlways),
+        "t" | "T" => return decide(ApprovalDecision::ApproveTurn),
         "a" if edit_card => return decide(ApprovalDecision::ApproveSession),
         "d" if edit_card => return decide(ApprovalDecision::Reject),
         "e" if edit_card => return choices.has(&ButtonAction::OpenEditor).then_some(CardAction::OpenEditor),
@@ -59,11 +60,15 @@ pub fn card_hint(kind: CardKind, choices: &CardChoices) -> String {
     let approve = choices.label(&ButtonAction::Decide(ApprovalDecision::Approve));
     let reject = choices.label(&ButtonAction::Decide(ApprovalDecision::Reject)).unwrap_or("Reject");
     let session = choices.has(&ButtonAction::Decide(ApprovalDecision::ApproveSession));
+    let turn = choices.has(&ButtonAction::Decide(ApprovalDecision::ApproveTurn));
     let always = choices.has(&ButtonAction::OpenAlways);
     let mut parts: Vec<String> = Vec::new();
     match kind {
         CardKind::Call => {
             parts.push(if approve.is_some() { "1/2/3 Quick Select".to_string() } else { format!("2 {reject}") });
+            if turn {
+                parts.push("t For this turn".to_string());
+            }
             parts.push("4 Edit".to_string());
         }
         CardKind::Edit { .. } => {
@@ -72,6 +77,9 @@ pub fn card_hint(kind: CardKind, choices: &CardChoices) -> String {
             }
             if session {
                 parts.push(if choices.from_agent { "a For this session" } else { "a Always" }.to_string());
+            }
+            if turn {
+                parts.push("t For this turn".to_string());
             }
             parts.push(format!("d {reject}"));
             if choices.has(&ButtonAction::OpenEditor) {

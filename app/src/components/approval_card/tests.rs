@@ -13,6 +13,7 @@ fn number_keys_decide() {
     assert_eq!(key("3", false, 0, CardKind::Call), Some(CardAction::Decide(ApprovalDecision::ApproveSession)));
     assert_eq!(key("4", false, 0, CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
     assert_eq!(key("5", false, 0, CardKind::Call), Some(CardAction::OpenAlways), "shows the rule first");
+    assert_eq!(key("t", false, 0, CardKind::Call), Some(CardAction::Decide(ApprovalDecision::ApproveTurn)));
     assert_eq!(key("6", false, 0, CardKind::Call), None);
     assert_eq!(key("a", false, 0, CardKind::Call), None);
     assert_eq!(key("c", false, 0, CardKind::Call), Some(CardAction::CopyCommand));
@@ -22,8 +23,8 @@ fn number_keys_decide() {
 #[test]
 fn tab_and_arrows_cycle_through_buttons_and_input() {
     assert_eq!(key("ArrowRight", false, 0, CardKind::Call), Some(CardAction::Select(1)));
-    assert_eq!(key("Tab", false, 2, CardKind::Call), Some(CardAction::Select(3)), "to Always in this folder");
-    assert_eq!(key("Tab", false, 3, CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
+    assert_eq!(key("Tab", false, 2, CardKind::Call), Some(CardAction::Select(3)), "to Yes, for this turn");
+    assert_eq!(key("Tab", false, 4, CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
     assert_eq!(key("ArrowRight", false, BUTTONS.len(), CardKind::Call), Some(CardAction::Select(0)));
     assert_eq!(key("ArrowLeft", false, 0, CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
     assert_eq!(key("Tab", true, 1, CardKind::Call), Some(CardAction::Select(0)));
@@ -33,7 +34,8 @@ fn tab_and_arrows_cycle_through_buttons_and_input() {
 fn enter_acts_on_the_selected_button() {
     assert_eq!(key("Enter", false, 1, CardKind::Call), Some(CardAction::Decide(ApprovalDecision::Reject)));
     assert_eq!(key("Enter", false, 2, CardKind::Call), Some(CardAction::Decide(ApprovalDecision::ApproveSession)));
-    assert_eq!(key("Enter", false, 3, CardKind::Call), Some(CardAction::OpenAlways));
+    assert_eq!(key("Enter", false, 3, CardKind::Call), Some(CardAction::Decide(ApprovalDecision::ApproveTurn)));
+    assert_eq!(key("Enter", false, 4, CardKind::Call), Some(CardAction::OpenAlways));
     assert_eq!(key("Enter", false, BUTTONS.len(), CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
 }
 
@@ -62,11 +64,12 @@ const EDIT: CardKind = CardKind::Edit { editor: true };
 #[test]
 fn an_edit_card_without_the_editor_has_no_edit_button_or_key() {
     let kind = CardKind::Edit { editor: false };
-    assert_eq!(card_choices(kind, None).len(), 4);
+    assert_eq!(card_choices(kind, None).len(), 5);
     assert_eq!(key("e", false, 0, kind), None);
     assert_eq!(key("a", false, 0, kind), Some(CardAction::Decide(ApprovalDecision::ApproveSession)));
+    assert_eq!(key("t", false, 0, kind), Some(CardAction::Decide(ApprovalDecision::ApproveTurn)));
     assert_eq!(key("5", false, 0, kind), Some(CardAction::OpenAlways));
-    assert_eq!(key("Tab", false, 3, kind), Some(CardAction::Select(4)), "past Always to the instruction");
+    assert_eq!(key("Tab", false, 4, kind), Some(CardAction::Select(5)), "past Always to the instruction");
 }
 
 #[test]
@@ -75,12 +78,12 @@ fn edit_cards_take_the_review_keys_too() {
     assert_eq!(key("a", false, 0, EDIT), Some(CardAction::Decide(ApprovalDecision::ApproveSession)));
     assert_eq!(key("d", false, 0, EDIT), Some(CardAction::Decide(ApprovalDecision::Reject)));
     assert_eq!(key("e", false, 0, EDIT), Some(CardAction::OpenEditor));
-    assert_eq!(key("Enter", false, 3, EDIT), Some(CardAction::OpenAlways), "Always in this folder");
-    assert_eq!(key("Enter", false, 4, EDIT), Some(CardAction::OpenEditor), "the Edit button");
+    assert_eq!(key("Enter", false, 4, EDIT), Some(CardAction::OpenAlways), "Always in this folder");
+    assert_eq!(key("Enter", false, 5, EDIT), Some(CardAction::OpenEditor), "the Edit button");
     assert_eq!(key("1", false, 0, EDIT), Some(CardAction::Decide(ApprovalDecision::Approve)), "numbers still work");
     assert_eq!(key("4", false, 0, EDIT), Some(CardAction::Select(EDIT_BUTTONS.len())));
     assert_eq!(key("5", false, 0, EDIT), Some(CardAction::OpenAlways));
-    assert_eq!(key("Tab", false, 4, EDIT), Some(CardAction::Select(5)), "past Edit to the instruction");
+    assert_eq!(key("Tab", false, 5, EDIT), Some(CardAction::Select(6)), "past Edit to the instruction");
     for letter in ["a", "d", "e"] {
         assert_eq!(key(letter, false, 0, CardKind::Call), None, "{letter} is only an edit card's key");
     }
@@ -117,25 +120,32 @@ fn labels(buttons: &[CardButton]) -> Vec<&str> {
 #[test]
 fn the_built_in_agents_card_keeps_the_hubs_buttons() {
     let call = card_choices(CardKind::Call, None);
-    assert_eq!(labels(&call.hub), ["Yes", "No", "Yes, for this session", "Always in this folder"]);
+    assert_eq!(labels(&call.hub), ["Yes", "No", "Yes, for this session", "Yes, for this turn", "Always in this folder"]);
     assert!(call.agent.is_empty() && !call.from_agent);
     assert!(call.hub.iter().all(|button| button.description.is_none()));
     let testids: Vec<String> = call.hub.iter().map(CardButton::testid).collect();
-    assert_eq!(testids, ["card-approve", "card-reject", "card-approve_session", "card-approve_always"]);
+    assert_eq!(
+        testids,
+        ["card-approve", "card-reject", "card-approve_session", "card-approve_turn", "card-approve_always"]
+    );
     let edit = card_choices(EDIT, None);
-    assert_eq!(labels(&edit.hub), ["Apply", "Reject", "Always for this session", "Always in this folder", "Edit"]);
+    assert_eq!(
+        labels(&edit.hub),
+        ["Apply", "Reject", "Always for this session", "Yes, for this turn", "Always in this folder", "Edit"]
+    );
     assert_eq!(
         card_hint(CardKind::Call, &call),
-        "1/2/3 Quick Select • 4 Edit • Tab/←→ Navigate • 5 Always in this folder"
+        "1/2/3 Quick Select • t For this turn • 4 Edit • Tab/←→ Navigate • 5 Always in this folder"
     );
     assert_eq!(
         card_hint(EDIT, &edit),
-        "Enter Apply • a Always • d Reject • e Edit • 4 Instruct • Tab/←→ Navigate • 5 Always in this folder"
+        "Enter Apply • a Always • t For this turn • d Reject • e Edit • 4 Instruct • Tab/←→ Navigate • 5 Always in \
+         this folder"
     );
     let no_editor = CardKind::Edit { editor: false };
     assert_eq!(
         card_hint(no_editor, &card_choices(no_editor, None)),
-        "Enter Apply • a Always • d Reject • 4 Instruct • Tab/←→ Navigate • 5 Always in this folder"
+        "Enter Apply • a Always • t For this turn • d Reject • 4 Instruct • Tab/←→ Navigate • 5 Always in this folder"
     );
 }
 
@@ -143,7 +153,10 @@ fn the_built_in_agents_card_keeps_the_hubs_buttons() {
 fn an_agents_options_label_approve_and_reject_and_its_persistent_ones_stand_apart() {
     let options = claude();
     let choices = card_choices(CardKind::Call, Some(&options));
-    assert_eq!(labels(&choices.hub), ["Allow", "Reject", "Yes, for this session", "Always in this folder"]);
+    assert_eq!(
+        labels(&choices.hub),
+        ["Allow", "Reject", "Yes, for this session", "Yes, for this turn", "Always in this folder"]
+    );
     assert_eq!(choices.hub[0].action, ButtonAction::Decide(ApprovalDecision::Approve));
     assert_eq!(choices.hub[0].description.as_deref(), Some("Yes — runs this call once (key 1)"));
     assert_eq!(choices.hub[1].action, ButtonAction::Decide(ApprovalDecision::Reject));
@@ -155,13 +168,13 @@ fn an_agents_options_label_approve_and_reject_and_its_persistent_ones_stand_apar
     assert_eq!(card_key("1", false, 0, CardKind::Call, &choices), Some(CardAction::Decide(ApprovalDecision::Approve)));
     assert_eq!(card_key("5", false, 0, CardKind::Call, &choices), Some(CardAction::OpenAlways));
     assert_eq!(card_key("6", false, 0, CardKind::Call, &choices), None);
-    assert_eq!(card_key("Tab", false, 3, CardKind::Call, &choices), Some(CardAction::Select(4)));
+    assert_eq!(card_key("Tab", false, 4, CardKind::Call, &choices), Some(CardAction::Select(5)));
     assert_eq!(
-        card_key("Enter", false, 4, CardKind::Call, &choices),
+        card_key("Enter", false, 5, CardKind::Call, &choices),
         Some(CardAction::AgentOption("allow_always".into()))
     );
-    assert_eq!(card_key("4", false, 0, CardKind::Call, &choices), Some(CardAction::Select(5)), "the instruction");
-    assert_eq!(card_key("Tab", false, 5, CardKind::Call, &choices), Some(CardAction::Select(0)));
+    assert_eq!(card_key("4", false, 0, CardKind::Call, &choices), Some(CardAction::Select(6)), "the instruction");
+    assert_eq!(card_key("Tab", false, 6, CardKind::Call, &choices), Some(CardAction::Select(0)));
 }
 
 #[test]
@@ -194,7 +207,7 @@ fn without_an_allow_once_the_card_has_no_approve_buttons() {
     let choices = card_choices(CardKind::Call, Some(&options));
     assert_eq!(labels(&choices.hub), ["No"], "the hub can always turn it down");
     assert_eq!(labels(&choices.agent), ["Always Allow", "Never"]);
-    for key in ["1", "3", "5"] {
+    for key in ["1", "3", "5", "t"] {
         assert_eq!(card_key(key, false, 0, CardKind::Call, &choices), None, "{key} approves nothing");
     }
     assert_eq!(card_key("2", false, 0, CardKind::Call, &choices), Some(CardAction::Decide(ApprovalDecision::Reject)));
@@ -211,11 +224,15 @@ fn an_agents_edit_card_names_its_keys_in_the_agents_words() {
     let options = claude();
     let kind = CardKind::Edit { editor: false };
     let choices = card_choices(kind, Some(&options));
-    assert_eq!(labels(&choices.hub), ["Allow", "Reject", "Yes, for this session", "Always in this folder"]);
+    assert_eq!(
+        labels(&choices.hub),
+        ["Allow", "Reject", "Yes, for this session", "Yes, for this turn", "Always in this folder"]
+    );
     assert_eq!(choices.hub[0].description.as_deref(), Some("Apply — writes this edit once (key 1)"));
     assert_eq!(
         card_hint(kind, &choices),
-        "Enter Allow • a For this session • d Reject • 4 Instruct • Tab/←→ Navigate • 5 Always in this folder"
+        "Enter Allow • a For this session • t For this turn • d Reject • 4 Instruct • Tab/←→ Navigate • 5 Always in \
+         this folder"
     );
     assert_eq!(card_key("a", false, 0, kind, &choices), Some(CardAction::Decide(ApprovalDecision::ApproveSession)));
     let unnamed = [option("ok", " ", ChoiceKind::AllowOnce), option("x", "", ChoiceKind::AllowAlways)];
