@@ -12,6 +12,7 @@ use protocol::api::{
 use protocol::events::SeqEvent;
 
 /// Rules, session grants and the audit trail (issue 15).
+pub mod approvals;
 pub mod policy;
 /// A folder's sessions: created, renamed, deleted (issue 18).
 pub mod sessions;

@@ -103,6 +103,19 @@ impl HubState {
         });
     }
 
+    /// Sets the open folder's approval timeout (`None`: wait forever).
+    pub fn set_approval_timeout(self, secs: Option<u64>) {
+        let Some(Some(config)) = self.config.try_get_untracked() else { return };
+        spawn_local(async move {
+            match client::approvals::set_timeout(&config.folder_path, &config.session_id, secs).await {
+                Ok(next) => self.apply_config(next),
+                Err(error) => {
+                    self.error.try_set(Some(error));
+                }
+            }
+        });
+    }
+
     /// Puts the open session's agent in `mode_id`; `done` hears whether it worked.
     pub fn set_agent_mode(self, mode_id: String, done: impl FnOnce(bool) + 'static) {
         let Some(Some(config)) = self.config.try_get_untracked() else {
@@ -138,8 +151,10 @@ impl HubState {
                 self.refresh_projects();
             }
             HubUpdate::Projects => self.refresh_projects(),
-            // The session's own page shows it; the inbox list follows the projects.
-            HubUpdate::TimedOut { .. } => self.refresh_projects(),
+            HubUpdate::TimedOut { folder_path, summary, .. } => {
+                crate::components::inbox::notify::timed_out(&folder_path, &summary);
+                self.refresh_projects();
+            }
         }
     }
 }

@@ -689,8 +689,7 @@ mod tests {
     fn set_config_tells_an_absent_timeout_from_a_null_one() {
         let req: SetConfigRequest = serde_json::from_str(r#"{"folderPath":"/p","yoloMode":true}"#).unwrap();
         assert_eq!((req.session_id, req.yolo_mode, req.approval_timeout_secs), (None, Some(true), None));
-        let req: SetConfigRequest =
-            serde_json::from_str(r#"{"folderPath":"/p","approvalTimeoutSecs":null}"#).unwrap();
+        let req: SetConfigRequest = serde_json::from_str(r#"{"folderPath":"/p","approvalTimeoutSecs":null}"#).unwrap();
         assert_eq!((req.yolo_mode, req.approval_timeout_secs), (None, Some(None)));
         let req: SetConfigRequest = serde_json::from_str(r#"{"folderPath":"/p","approvalTimeoutSecs":90}"#).unwrap();
         assert_eq!(req.approval_timeout_secs, Some(Some(90)));
@@ -703,10 +702,9 @@ mod tests {
 
     #[test]
     fn a_batch_decision_is_a_single_approve_with_its_session() {
-        let batch: BatchApproveRequest = serde_json::from_str(
-            r#"{"decisions":[{"sessionId":"s","toolId":"t","decision":"approve_turn"}]}"#,
-        )
-        .unwrap();
+        let batch: BatchApproveRequest =
+            serde_json::from_str(r#"{"decisions":[{"sessionId":"s","toolId":"t","decision":"approve_turn"}]}"#)
+                .unwrap();
         assert_eq!(batch.decisions[0].session_id, "s");
         assert_eq!(batch.decisions[0].request.decision, ApprovalDecision::ApproveTurn);
         assert!(serde_json::from_str::<BatchApproveRequest>(r#"{"decisions":[{"toolId":"t","decision":"approve"}]}"#)

@@ -27,7 +27,8 @@ pub const EDIT_BUTTONS: [(&str, ButtonAction); 6] = [
 /// "Yes, for this turn": the same tool's later calls in this turn run without
 /// a card (the rules still judge each); the grant ends with the turn.
 pub const TURN_LABEL: &str = "Yes, for this turn";
-const TURN_DOES: &str = "The hub runs this tool without a card until this turn ends; rules still judge each call (key t)";
+const TURN_DOES: &str =
+    "The hub runs this tool without a card until this turn ends; rules still judge each call (key t)";
 
 /// Said under the agent's own persistent choices.
 pub const AGENT_REMEMBERS: &str =

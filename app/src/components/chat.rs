@@ -204,6 +204,11 @@ pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
         state.config.with(|config| config.as_ref().is_none_or(|config| config.accepts_modified_content))
     });
     let deciding = Signal::derive(move || chat.deciding.get());
+    let deadline = Signal::derive(move || {
+        let secs = state.config.with(|config| config.as_ref().and_then(|config| config.approval_timeout_secs));
+        let session_id = chat.session_id.get_value();
+        state.projects.with(|projects| crate::waiting::deadline(projects, &session_id, secs))
+    });
     let on_decide = Callback::new(move |request: ApproveRequest| chat.decide(request));
     let on_answer = Callback::new(move |answer: InputAnswer| chat.answer(answer));
 
@@ -245,10 +250,11 @@ pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
                 </div>
             </Show>
             {move || {
-                card.get().map(|card| deferred(approval_card_view(card, on_decide, deciding, editor.get_untracked())))
+                card.get()
+                    .map(|card| deferred(approval_card_view(card, on_decide, deciding, editor.get_untracked(), deadline)))
             }}
             {move || {
-                question.get().map(|question| deferred(question_card_view(question, on_answer, deciding)))
+                question.get().map(|question| deferred(question_card_view(question, on_answer, deciding, deadline)))
             }}
             {move || chat.error.get().map(|error| view! { <Alert message=error.message testid="chat-error" /> })}
             <PromptBox on_send=Callback::new(move |text: String| chat.send(text)) busy />

@@ -53,6 +53,7 @@ pub fn Header() -> impl IntoView {
                 "All decisions"
             </a>
             {move || has_modes.get().then(|| deferred(agent_mode_picker_view()))}
+            <crate::components::timeout_picker::TimeoutPicker />
             <YoloSwitch />
         </header>
     }

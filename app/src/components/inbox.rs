@@ -6,6 +6,8 @@ use leptos::prelude::*;
 
 use crate::components::shortcuts::NEXT_WAITING_KEYS;
 use crate::components::status_badge::StatusBadge;
+use crate::components::waiting_calls::waiting_calls_view;
+use crate::parts::{after_hydration, deferred};
 use crate::state::folder_name;
 use crate::state::{session_href, HubState};
 use crate::waiting::{newly_waiting, waiting_sessions, Waiting};
@@ -61,6 +63,7 @@ pub fn Inbox() -> impl IntoView {
                         </li>
                     </For>
                 </ul>
+                {after_hydration(|| deferred(waiting_calls_view()))}
             </Show>
         </section>
     }
@@ -106,6 +109,25 @@ pub mod notify {
         options.set_tag(&item.session_id);
         let _ = Notification::new_with_options("Agent Hub: action required", &options);
     }
+
+    /// Nobody decided in time: the hub answered "no decision" (said even when
+    /// the tab is visible: the card just vanished).
+    #[cfg(feature = "hydrate")]
+    pub fn timed_out(folder_path: &str, summary: &str) {
+        use web_sys::{Notification, NotificationOptions, NotificationPermission};
+        if Notification::permission() != NotificationPermission::Granted {
+            return;
+        }
+        let options = NotificationOptions::new();
+        options.set_body(&format!(
+            "{}: {summary} — no decision in time, it was not run.",
+            super::folder_name(folder_path)
+        ));
+        let _ = Notification::new_with_options("Agent Hub: timed out", &options);
+    }
+
+    #[cfg(not(feature = "hydrate"))]
+    pub fn timed_out(_folder_path: &str, _summary: &str) {}
 
     #[cfg(not(feature = "hydrate"))]
     pub fn ask_once() {}

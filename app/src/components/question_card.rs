@@ -62,12 +62,20 @@ pub fn question_card_view(
     question: Question,
     on_answer: Callback<InputAnswer>,
     busy: Signal<bool>,
+    deadline: Signal<Option<u64>>,
 ) -> Result<AnyView, PartMissing> {
-    Ok(view! { <QuestionCard question on_answer busy /> }.into_any())
+    Ok(view! { <QuestionCard question on_answer busy deadline /> }.into_any())
 }
 
 #[component]
-pub fn QuestionCard(question: Question, on_answer: Callback<InputAnswer>, busy: Signal<bool>) -> impl IntoView {
+pub fn QuestionCard(
+    question: Question,
+    on_answer: Callback<InputAnswer>,
+    busy: Signal<bool>,
+    /// When the hub answers "no answer" (the folder's approval timeout).
+    #[prop(optional, into)]
+    deadline: Signal<Option<u64>>,
+) -> impl IntoView {
     let highlighted = RwSignal::new(0usize);
     let text = RwSignal::new(String::new());
     let input_ref = NodeRef::<leptos::html::Input>::new();
@@ -228,8 +236,9 @@ pub fn QuestionCard(question: Question, on_answer: Callback<InputAnswer>, busy: 
             aria-label="The agent asks"
             class="rounded-xl border-2 border-sky-400 bg-sky-50/60 p-4 shadow-sm focus:outline-none focus-visible:ring-2 focus-visible:ring-sky-500 dark:border-sky-600 dark:bg-sky-950/30"
         >
-            <header class="mb-2 text-xs font-semibold uppercase tracking-wide text-sky-700 dark:text-sky-400">
-                "The agent asks"
+            <header class="mb-2 flex items-center gap-3 text-xs font-semibold uppercase tracking-wide text-sky-700 dark:text-sky-400">
+                <span class="flex-1">"The agent asks"</span>
+                <crate::components::countdown::Countdown deadline testid="question-countdown" />
             </header>
             <p data-testid="question-prompt" class="mb-3 whitespace-pre-wrap">{question.prompt.clone()}</p>
             {body}

@@ -371,11 +371,7 @@ impl SessionRuntime {
     fn write(&self, state: &SessionState, at_ms: Option<u64>) {
         let Some(store) = self.store.as_ref().filter(|_| !state.machine.is_deleted()) else { return };
         let status = state.machine.saved_status();
-        let row = StatusRow {
-            status: status.status,
-            pending_count: status.pending_count,
-            updated_at_ms: at_ms,
-        };
+        let row = StatusRow { status: status.status, pending_count: status.pending_count, updated_at_ms: at_ms };
         // An unreadable state is kept as it was: only the status is written.
         let text = match self.unreadable {
             Some(_) => None,

@@ -105,7 +105,11 @@ impl Hub {
             .sessions()
             .filter(|session| matches!(session.status, SessionStatus::WaitingApproval | SessionStatus::WaitingInput))
             .filter_map(|session| {
-                Some(Wait { session_id: session.id.clone(), folder: session.folder.clone(), since_ms: session.waiting_since_ms? })
+                Some(Wait {
+                    session_id: session.id.clone(),
+                    folder: session.folder.clone(),
+                    since_ms: session.waiting_since_ms?,
+                })
             })
             .collect()
     }

@@ -73,7 +73,10 @@ fn stop_asks_a_running_turn_and_takes_up_a_waiting_one() {
 
     let mut paused = after(waiting(&["a"]));
     assert_eq!(paused.stop(), Ok(Stop::Waiting));
-    assert_eq!(paused.reopen(), (true, Some(Status { status: SessionStatus::Running, pending_count: 0, waiting_since: None })));
+    assert_eq!(
+        paused.reopen(),
+        (true, Some(Status { status: SessionStatus::Running, pending_count: 0, waiting_since: None }))
+    );
     assert_eq!(paused.check(Starting::Decide("a")), Err(Refusal::Busy), "taken up: nothing is decided any more");
     paused.end(&TurnEnd::ended(ResultStatus::Cancelled), 1_000);
     assert_eq!(paused.show_end().map(|status| status.status), Some(SessionStatus::Idle));

@@ -15,9 +15,9 @@
 //! calls it before a pause or the end of a turn is announced.
 
 mod audit;
+mod folder_settings;
 mod folders;
 mod rules;
-mod folder_settings;
 mod trust;
 mod writer;
 

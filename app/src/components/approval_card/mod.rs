@@ -21,6 +21,7 @@ use leptos::prelude::*;
 
 use crate::components::always_step::AlwaysStep;
 pub use crate::components::card_choices::*;
+use crate::components::countdown::Countdown;
 use crate::components::diff_view::DiffView;
 use crate::components::tool_call::{has_details, ParameterList};
 use crate::parts::{wasm_split, PartMissing};
@@ -36,8 +37,9 @@ pub fn approval_card_view(
     on_decide: Callback<ApproveRequest>,
     busy: Signal<bool>,
     editor: bool,
+    deadline: Signal<Option<u64>>,
 ) -> Result<AnyView, PartMissing> {
-    Ok(view! { <ApprovalCard card on_decide busy editor /> }.into_any())
+    Ok(view! { <ApprovalCard card on_decide busy editor deadline /> }.into_any())
 }
 
 #[component]
@@ -47,6 +49,9 @@ pub fn ApprovalCard(
     busy: Signal<bool>,
     /// Whether the hub can write the user's own version of an edit.
     editor: bool,
+    /// When the hub answers "no decision" (the folder's approval timeout).
+    #[prop(optional, into)]
+    deadline: Signal<Option<u64>>,
 ) -> impl IntoView {
     let diff = card.call.diff.clone();
     let kind = if diff.is_some() { CardKind::Edit { editor } } else { CardKind::Call };
@@ -316,6 +321,7 @@ pub fn ApprovalCard(
                 </span>
                 <span data-testid="card-tool" class="font-mono font-semibold">{card.call.tool_name.clone()}</span>
                 <span class="flex-1"></span>
+                <Countdown deadline testid="card-countdown" />
                 <span data-testid="card-position" class="font-mono text-sm text-slate-500 dark:text-slate-400">
                     {format!("{}/{}", card.position, card.total)}
                 </span>

@@ -120,7 +120,10 @@ fn labels(buttons: &[CardButton]) -> Vec<&str> {
 #[test]
 fn the_built_in_agents_card_keeps_the_hubs_buttons() {
     let call = card_choices(CardKind::Call, None);
-    assert_eq!(labels(&call.hub), ["Yes", "No", "Yes, for this session", "Yes, for this turn", "Always in this folder"]);
+    assert_eq!(
+        labels(&call.hub),
+        ["Yes", "No", "Yes, for this session", "Yes, for this turn", "Always in this folder"]
+    );
     assert!(call.agent.is_empty() && !call.from_agent);
     assert!(call.hub.iter().all(|button| button.description.is_none()));
     let testids: Vec<String> = call.hub.iter().map(CardButton::testid).collect();

@@ -262,7 +262,13 @@ impl AcpAgent {
 
     /// Hands the turn's start to the session's agent process (started here
     /// when none runs) and records it; call with the state locked.
-    fn send(&self, hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>, guard: &mut crate::agents::SessionState, command: Command) {
+    fn send(
+        &self,
+        hub: &Arc<dyn HubPort>,
+        runtime: &Arc<SessionRuntime>,
+        guard: &mut crate::agents::SessionState,
+        command: Command,
+    ) {
         let link = match guard.agent.acp.link.clone().filter(|link| !link.is_closed()) {
             Some(link) => link,
             None => {

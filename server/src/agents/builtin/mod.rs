@@ -187,7 +187,10 @@ pub fn decide_many(
     let results: Vec<Result<(), AgentError>> = decisions
         .into_iter()
         .map(|(tool_id, decision)| {
-            guard.machine.check(crate::session::Starting::Decide(&tool_id)).map_err(|refusal| AgentError::refused(&runtime.id, refusal))?;
+            guard
+                .machine
+                .check(crate::session::Starting::Decide(&tool_id))
+                .map_err(|refusal| AgentError::refused(&runtime.id, refusal))?;
             apply_decision(&judge, runtime, &mut guard.agent, &tool_id, decision)
         })
         .collect();
@@ -233,7 +236,13 @@ fn time_out(runtime: &SessionRuntime, state: &mut AgentState, after_secs: u64) -
     }
     for id in answered {
         let Some(call) = paused.calls.get(&id).filter(|call| call.name != question::TOOL_NAME) else { continue };
-        runtime.audit_decision(&id, &call.name, &call.args, protocol::audit::AuditDecision::TimedOut, &trail::Authority::Hub);
+        runtime.audit_decision(
+            &id,
+            &call.name,
+            &call.args,
+            protocol::audit::AuditDecision::TimedOut,
+            &trail::Authority::Hub,
+        );
     }
     Ok(())
 }
@@ -320,7 +329,8 @@ pub(crate) fn apply_decision(
             if loosens {
                 // The grant or the new rule may let other waiting calls run.
                 let paused = state.builtin.paused.as_mut().ok_or_else(not_pending)?;
-                let (calls, grants) = (&paused.calls, Grants { session: &state.allowed_tools, turn: &state.turn_tools });
+                let (calls, grants) =
+                    (&paused.calls, Grants { session: &state.allowed_tools, turn: &state.turn_tools });
                 gate::reopen_allowed(&mut paused.batch, |id| calls.get(id).map(|call| judge(call, grants)));
             }
             Ok(())

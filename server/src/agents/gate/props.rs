@@ -20,9 +20,9 @@ use serde_json::json;
 
 use super::{start, Facts, Ruling};
 use crate::agents::builtin::apply_decision;
-use crate::agents::Grants;
 use crate::agents::builtin::batch::{AlreadyLogged, Settled};
 use crate::agents::builtin::{PausedTurn, PlannedCall};
+use crate::agents::Grants;
 use crate::agents::SessionRuntime;
 use crate::approval::{ApprovalBatch, Decision, Initial, NewCall};
 use crate::policy;
@@ -148,9 +148,7 @@ impl Session {
                         let state = self.runtime.state();
                         let call =
                             state.agent.builtin.paused.as_ref().and_then(|paused| paused.calls.get(&tool_id)).cloned();
-                        call.is_some_and(|call| {
-                            world.judge(&call, state.agent.grants()).initial == Initial::Cleared
-                        })
+                        call.is_some_and(|call| world.judge(&call, state.agent.grants()).initial == Initial::Cleared)
                     };
                     prop_assert!(
                         allowed_now || self.approved.contains(&tool_id),

@@ -93,7 +93,13 @@ pub async fn decide(
                 Ok(()) => (true, None, None),
                 Err(err) => (false, Some(err.code.to_string()), Some(err.message)),
             };
-            BatchResult { session_id: item.session_id.clone(), tool_id: item.request.tool_id.clone(), ok, error, message }
+            BatchResult {
+                session_id: item.session_id.clone(),
+                tool_id: item.request.tool_id.clone(),
+                ok,
+                error,
+                message,
+            }
         })
         .collect();
     Ok(Json(BatchApproveResponse { results }))

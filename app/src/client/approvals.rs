@@ -1,0 +1,81 @@
+//! The cards waiting across folders, and deciding many at once.
+
+use super::{get_json, send_json, HubError};
+use protocol::api::{
+    ApprovalDecision, ApproveRequest, BatchApproveRequest, BatchApproveResponse, BatchDecision, ChatConfig,
+    SetConfigRequest, WaitingList,
+};
+
+pub async fn waiting() -> Result<WaitingList, HubError> {
+    get_json("/api/approvals").await
+}
+
+/// The same decision on each `(session, tool call)`; one result each, in order.
+pub async fn decide_all(
+    calls: &[(String, String)],
+    decision: ApprovalDecision,
+) -> Result<BatchApproveResponse, HubError> {
+    send_json("POST", "/api/approvals", Some(&batch(calls, decision))).await
+}
+
+pub fn batch(calls: &[(String, String)], decision: ApprovalDecision) -> BatchApproveRequest {
+    let decisions = calls
+        .iter()
+        .map(|(session_id, tool_id)| BatchDecision {
+            session_id: session_id.clone(),
+            request: ApproveRequest {
+                tool_id: tool_id.clone(),
+                decision: decision.clone(),
+                option_id: None,
+                command_prefix: None,
+                edit_instruction: None,
+                modified_content: None,
+                stream: None,
+            },
+        })
+        .collect();
+    BatchApproveRequest { decisions }
+}
+
+/// Sets the folder's approval timeout (`None`: wait forever).
+pub async fn set_timeout(folder_path: &str, session_id: &str, secs: Option<u64>) -> Result<ChatConfig, HubError> {
+    let body = SetConfigRequest {
+        folder_path: folder_path.to_string(),
+        session_id: Some(session_id.to_string()),
+        yolo_mode: None,
+        approval_timeout_secs: Some(secs),
+    };
+    send_json("POST", "/api/chat/config", Some(&body)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_names_each_session_and_call() {
+        let calls = [("s1".to_string(), "t1".to_string()), ("s2".to_string(), "t2".to_string())];
+        let body = serde_json::to_value(batch(&calls, ApprovalDecision::Reject)).unwrap();
+        assert_eq!(
+            body,
+            serde_json::json!({"decisions": [
+                {"sessionId": "s1", "toolId": "t1", "decision": "reject"},
+                {"sessionId": "s2", "toolId": "t2", "decision": "reject"},
+            ]})
+        );
+    }
+
+    #[test]
+    fn clearing_the_timeout_sends_null_not_nothing() {
+        let body = SetConfigRequest {
+            folder_path: "/p".into(),
+            session_id: None,
+            yolo_mode: None,
+            approval_timeout_secs: Some(None),
+        };
+        assert_eq!(
+            serde_json::to_value(body).unwrap(),
+            serde_json::json!({"folderPath": "/p", "sessionId": null, "approvalTimeoutSecs": null})
+        );
+    }
+}
