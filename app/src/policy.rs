@@ -163,7 +163,7 @@ pub fn decided_by_label(decided_by: &Decider) -> String {
         Decider::SessionGrant => "session grant",
         Decider::TurnGrant => "turn grant",
         Decider::ReadOnlyDefault => "read-only default",
-        Decider::Hub => "hub checks",
+        Decider::Hub => "the hub",
         Decider::Other(word) => return unknown_word(word),
     };
     known.to_string()

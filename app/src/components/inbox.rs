@@ -16,6 +16,8 @@ use crate::waiting::{newly_waiting, waiting_sessions, Waiting};
 pub fn Inbox() -> impl IntoView {
     let state = expect_context::<HubState>();
     let waiting = Memo::new(move |_| state.projects.with(|projects| waiting_sessions(projects)));
+    // What came of the last batch decided from the inbox.
+    let said = RwSignal::new(None::<String>);
     // Notify about what is new, not about what was already waiting when the page opened.
     Effect::new(move |previous: Option<Vec<Waiting>>| {
         let now = waiting.get();
@@ -63,8 +65,11 @@ pub fn Inbox() -> impl IntoView {
                         </li>
                     </For>
                 </ul>
-                {after_hydration(|| deferred(waiting_calls_view()))}
+                {after_hydration(move || deferred(waiting_calls_view(said)))}
             </Show>
+            <p role="status" data-testid="inbox-outcome" class="mt-1 text-xs text-slate-600 dark:text-slate-400">
+                {move || said.get()}
+            </p>
         </section>
     }
 }

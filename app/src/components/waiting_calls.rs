@@ -49,12 +49,15 @@ pub fn outcome_line(results: &[BatchResult], decision: &ApprovalDecision) -> Str
 
 /// The list, from the `cards` part of the wasm (see `parts`).
 #[wasm_split(cards, wasm_split_path = ::leptos::wasm_split, fallible)]
-pub fn waiting_calls_view() -> Result<AnyView, PartMissing> {
-    Ok(view! { <WaitingCalls /> }.into_any())
+pub fn waiting_calls_view(said: RwSignal<Option<String>>) -> Result<AnyView, PartMissing> {
+    Ok(view! { <WaitingCalls said /> }.into_any())
 }
 
 #[component]
-pub fn WaitingCalls() -> impl IntoView {
+pub fn WaitingCalls(
+    /// What came of the last batch: the inbox says it, also once nothing waits.
+    said: RwSignal<Option<String>>,
+) -> impl IntoView {
     let state = expect_context::<HubState>();
     let list = LocalResource::new(move || {
         // Fetched again whenever the hub reports a change; not at all when nothing waits.
@@ -69,7 +72,6 @@ pub fn WaitingCalls() -> impl IntoView {
     let calls = Memo::new(move |_| list.get().and_then(Result::ok).map(|list| list.waiting).unwrap_or_default());
     let selected = RwSignal::new(Vec::<CallKey>::new());
     let busy = RwSignal::new(false);
-    let said = RwSignal::new(None::<String>);
     // A call that no longer waits is no longer selected.
     Effect::new(move |_| {
         let waiting: Vec<CallKey> = calls.with(|calls| calls.iter().filter(|c| !c.question).map(key_of).collect());
@@ -165,9 +167,6 @@ pub fn WaitingCalls() -> impl IntoView {
                         "Reject selected"
                     </button>
                 </div>
-                <p role="status" data-testid="inbox-outcome" class="text-xs text-slate-600 dark:text-slate-400">
-                    {move || said.get()}
-                </p>
             </div>
         </Show>
     }

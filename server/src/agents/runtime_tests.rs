@@ -13,12 +13,57 @@ fn the_phase_is_saved_beside_the_agents_state_and_older_states_still_read() {
     state.machine.start();
     state.machine.end(&TurnEnd::waiting(vec!["a".into()]), 1_000);
     // Saved ahead of its showing: the end's phase is what goes to disk.
+    state.agent.turn_tools.insert("run_shell_command".into());
     let back = decode(&encode(&state).unwrap()).unwrap();
     assert_eq!(back.machine.phase(), &Phase::Waiting { pending: vec!["a".into()] });
+    assert_eq!(back.machine.waiting_since(), Some(1_000), "the wait's start, for its timeout after a restart");
     assert_eq!(back.agent.builtin.completions, 3);
+    assert!(back.agent.turn_tools.contains("run_shell_command"), "a paused turn keeps its grant");
 
     let older = decode(r#"{"messages":[],"paused":null,"allowed_tools":[],"completions":2}"#).unwrap();
     assert_eq!((older.machine.phase(), older.agent.builtin.completions), (&Phase::Idle, 2));
+}
+
+/// "For this turn" ends with the turn, whichever way it ends; a pause keeps it.
+#[tokio::test]
+async fn a_turn_grant_ends_with_its_turn_and_not_with_a_pause() {
+    struct Quiet;
+    impl HubPort for Quiet {
+        fn show_status(&self, _: &str, _: Status, _: u64) {}
+        fn projects_changed(&self) {}
+        fn config_changed(&self, _: &str) {}
+        fn agent_of(&self, id: &str) -> Result<Arc<dyn crate::agents::Agent>, AgentError> {
+            Err(AgentError::NoSession(id.into()))
+        }
+        fn yolo(&self, _: &str) -> bool {
+            false
+        }
+        fn policy_set(&self, _: &std::path::Path) -> crate::policy::PolicySet {
+            crate::policy::PolicySet::default()
+        }
+        fn shell_timeout(&self) -> std::time::Duration {
+            std::time::Duration::from_secs(1)
+        }
+        fn shutdown_token(&self) -> tokio_util::sync::CancellationToken {
+            tokio_util::sync::CancellationToken::new()
+        }
+    }
+    for (end, kept) in [
+        (TurnEnd::waiting(vec!["a".into()]), true),
+        (TurnEnd::asking("q".into()), true),
+        (TurnEnd::ended(ResultStatus::Success), false),
+        (TurnEnd::ended(ResultStatus::Cancelled), false),
+        (TurnEnd::error(), false),
+    ] {
+        let runtime = SessionRuntime::fresh("s".into(), std::env::temp_dir(), None);
+        {
+            let mut state = runtime.state();
+            runtime.start_turn(&Quiet, &mut state);
+            state.agent.turn_tools.insert("run_shell_command".into());
+        }
+        runtime.end_turn(&Quiet, end.clone()).await;
+        assert_eq!(runtime.state().agent.turn_tools.contains("run_shell_command"), kept, "{end:?}");
+    }
 }
 
 /// A session read after the start (its first read failed) is not left

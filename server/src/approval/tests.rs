@@ -103,6 +103,51 @@ fn approve_session_approves_that_call_only_and_names_the_tool() {
 }
 
 #[test]
+fn approve_turn_approves_that_call_only_and_grants_the_tool_for_the_turn() {
+    let mut batch = three_shell_calls();
+    assert_eq!(batch.decide("a", Decision::ApproveTurn), Ok(Some(Grant::Turn("run_shell_command".into()))));
+    assert_eq!(
+        batch.pending(),
+        vec!["b".to_string(), "c".to_string()],
+        "the others wait until the runtime re-judges them"
+    );
+    assert_eq!(batch.decide("a", Decision::ApproveTurn), Err(DecisionError::NotPending("a".into())));
+}
+
+#[test]
+fn a_time_out_answers_every_waiting_call_and_the_question_asked_and_the_turn_goes_on() {
+    let mut batch = ApprovalBatch::new([
+        call("a", "run_shell_command", false),
+        call("b", "run_shell_command", true),
+        question("q"),
+    ])
+    .unwrap();
+    run_judged(&mut batch, "a");
+    assert_eq!(batch.step().unwrap(), Step::Wait(vec!["b".into()]));
+    assert_eq!(batch.time_out("not run", "unanswered"), vec!["b".to_string()], "the question is not asked yet");
+    assert_eq!(
+        batch.step().unwrap(),
+        Step::Skip { tool_id: "b".into(), result: "not run".into(), reason: SkipReason::TimedOut }
+    );
+    assert_eq!(batch.step().unwrap(), Step::Ask("q".into()));
+    assert_eq!(batch.time_out("not run", "unanswered"), vec!["q".to_string()]);
+    assert_eq!(
+        batch.step().unwrap(),
+        Step::Skip { tool_id: "q".into(), result: "unanswered".into(), reason: SkipReason::TimedOut }
+    );
+    assert_eq!(batch.step().unwrap(), Step::Continue, "not a rejection: the model is called again");
+    assert!(batch.time_out("x", "y").is_empty(), "nothing waits any more");
+}
+
+#[test]
+fn the_time_out_result_says_how_long_in_words() {
+    assert_eq!(timed_out_result(600, false), "No decision within 10 minutes; the call was not run.");
+    assert_eq!(timed_out_result(60, false), "No decision within 1 minute; the call was not run.");
+    assert_eq!(timed_out_result(90, false), "No decision within 90 seconds; the call was not run.");
+    assert!(timed_out_result(1, true).starts_with("No answer within 1 second;"));
+}
+
+#[test]
 fn an_open_call_is_judged_when_it_starts_and_may_ask_or_be_denied_then() {
     let mut batch = ApprovalBatch::new([
         call("a", "run_shell_command", false),

@@ -15,6 +15,7 @@ use super::{Hub, HubError, HubResult};
 use crate::agents::{begin, Start};
 use crate::clock::now_ms;
 use crate::folder::canonical_folder;
+use crate::session::Phase;
 
 /// How often the hub looks for waits past their folder's timeout.
 const SWEEP_EVERY: Duration = Duration::from_millis(500);
@@ -134,15 +135,22 @@ impl Hub {
                 question,
                 deadline_at,
             };
+            // What the session's machine waits on: the calls it would take a decision on, or the question.
             let state = runtime.state();
-            if let Some(asked) = crate::agents::builtin::pending_input(&state.agent) {
-                let id = asked["requestId"].as_str().unwrap_or_default().to_string();
-                let prompt = asked["prompt"].as_str().unwrap_or_default().to_string();
-                waiting.push(item(id, crate::agents::builtin::question::TOOL_NAME.to_string(), prompt, true));
-            }
-            for tool_id in state.agent.pending_calls() {
-                let Some((name, args)) = state.agent.waiting_call(&tool_id) else { continue };
-                waiting.push(item(tool_id, name.clone(), crate::audit::summarize(&name, &args), false));
+            match state.machine.phase() {
+                Phase::Waiting { pending } => {
+                    for tool_id in pending {
+                        let Some((name, args)) = state.agent.waiting_call(tool_id) else { continue };
+                        waiting.push(item(tool_id.clone(), name.clone(), crate::audit::summarize(&name, &args), false));
+                    }
+                }
+                Phase::Asking { request_id } => {
+                    let asked = crate::agents::builtin::pending_input(&state.agent);
+                    let prompt = asked.as_ref().and_then(|asked| asked["prompt"].as_str()).unwrap_or_default();
+                    let name = crate::agents::builtin::question::TOOL_NAME.to_string();
+                    waiting.push(item(request_id.clone(), name, prompt.to_string(), true));
+                }
+                Phase::Idle | Phase::Running | Phase::Error => {}
             }
         }
         WaitingList { waiting }

@@ -382,3 +382,40 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_wait_times_out_only_once_it_is_that_old_and_counts_from_the_pause() {
+    let mut machine = Machine::default();
+    machine.start();
+    machine.end(&waiting(&["a"]), 10_000);
+    let timing_out = |now_ms| Starting::TimeOut { now_ms, after_ms: 5_000 };
+    assert_eq!(machine.check(timing_out(20_000)), Err(Refusal::Busy), "not shown yet: the turn still holds it");
+    machine.show_end();
+    assert_eq!(machine.waiting_since(), Some(10_000));
+    assert_eq!(machine.status().waiting_since, Some(10_000));
+    assert_eq!(machine.check(timing_out(14_999)), Err(Refusal::NotDue));
+    assert_eq!(machine.check(timing_out(15_000)), Ok(()));
+
+    // A decision resumes the turn; the next pause counts afresh.
+    machine.start();
+    assert_eq!(machine.waiting_since(), None);
+    assert_eq!(machine.check(timing_out(u64::MAX)), Err(Refusal::Busy));
+    machine.end(&TurnEnd::asking("q".into()), 30_000);
+    machine.show_end();
+    assert_eq!(machine.check(timing_out(34_999)), Err(Refusal::NotDue));
+    assert_eq!(machine.check(timing_out(35_000)), Ok(()), "a question times out the same way");
+
+    // An ended turn has nothing to time out.
+    machine.start();
+    machine.end(&TurnEnd::ended(ResultStatus::Success), 40_000);
+    machine.show_end();
+    assert_eq!((machine.waiting_since(), machine.check(timing_out(u64::MAX))), (None, Err(Refusal::NotDue)));
+}
+
+#[test]
+fn a_restored_wait_keeps_its_start_and_any_other_phase_drops_it() {
+    let paused = Machine::restored_since(Phase::Waiting { pending: vec!["a".into()] }, Some(7));
+    assert_eq!((paused.waiting_since(), paused.saved_status().waiting_since), (Some(7), Some(7)));
+    assert_eq!(Machine::restored_since(Phase::Error, Some(7)).waiting_since(), None);
+    assert_eq!(Machine::restored_since(Phase::Idle, Some(7)).saved_status().waiting_since, None);
+}

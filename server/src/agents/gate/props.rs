@@ -74,6 +74,9 @@ enum Action {
     Reply(Vec<(&'static str, Kind)>),
     Approve(usize),
     ApproveSession(usize),
+    ApproveTurn(usize),
+    /// The model's turn ends (nothing of it waits): "for this turn" ends with it.
+    EndTurn,
     ApproveAlways(usize),
     Reject(usize),
     Feedback(usize),
@@ -199,7 +202,10 @@ impl Session {
                 .map(|c| c.name.clone());
             self.world.always.extend(name);
         }
-        let approves = matches!(decision, Decision::Approve | Decision::ApproveSession | Decision::ApproveAlways);
+        let approves = matches!(
+            decision,
+            Decision::Approve | Decision::ApproveSession | Decision::ApproveTurn | Decision::ApproveAlways
+        );
         {
             let world = &self.world;
             let judge = |call: &PlannedCall, grants: Grants| world.judge(call, grants);
@@ -259,6 +265,14 @@ impl Session {
             Action::Reply(calls) => self.reply(calls),
             Action::Approve(i) => self.decide(i, Decision::Approve),
             Action::ApproveSession(i) => self.decide(i, Decision::ApproveSession),
+            Action::ApproveTurn(i) => self.decide(i, Decision::ApproveTurn),
+            Action::EndTurn => {
+                let mut state = self.runtime.state();
+                if state.agent.builtin.paused.is_none() {
+                    state.agent.turn_tools.clear();
+                }
+                Ok(())
+            }
             Action::ApproveAlways(i) => self.decide(i, Decision::ApproveAlways),
             Action::Reject(i) => self.decide(i, Decision::Reject),
             Action::Feedback(i) => {
@@ -299,6 +313,8 @@ fn action() -> impl Strategy<Value = Action> {
         3 => prop::collection::vec((tool, kind()), 1..5).prop_map(Action::Reply),
         3 => (0usize..5).prop_map(Action::Approve),
         2 => (0usize..5).prop_map(Action::ApproveSession),
+        2 => (0usize..5).prop_map(Action::ApproveTurn),
+        1 => Just(Action::EndTurn),
         2 => (0usize..5).prop_map(Action::ApproveAlways),
         1 => (0usize..5).prop_map(Action::Reject),
         1 => (0usize..5).prop_map(Action::Feedback),

@@ -104,7 +104,12 @@ async fn set_config(
     let SetConfigRequest { folder_path, session_id, yolo_mode, approval_timeout_secs } = body;
     let Some(timeout) = approval_timeout_secs else {
         let Some(enabled) = yolo_mode else {
-            return Err(ApiError::bad_request("Give yoloMode, approvalTimeoutSecs or both."));
+            // The contract's 422 for a body without `yoloMode`, now that either may come.
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "bad_request",
+                "Give yoloMode (a boolean), approvalTimeoutSecs, or both.",
+            ));
         };
         return blocking(move || hub.set_yolo(&folder_path, session_id.as_deref(), enabled)).await.map(Json);
     };
