@@ -26,6 +26,8 @@ pub struct HubState {
     /// The agent picked for the open folder's next new session (the sessions
     /// list's select; New session and its key both use it).
     pub new_session_agent: RwSignal<Option<String>>,
+    /// The last call the hub answered "no decision" (folder, summary): the inbox notifies.
+    pub timed_out: RwSignal<Option<(String, String)>>,
 }
 
 impl HubState {
@@ -152,7 +154,7 @@ impl HubState {
             }
             HubUpdate::Projects => self.refresh_projects(),
             HubUpdate::TimedOut { folder_path, summary, .. } => {
-                crate::components::inbox::notify::timed_out(&folder_path, &summary);
+                self.timed_out.try_set(Some((folder_path, summary)));
                 self.refresh_projects();
             }
         }

@@ -24,6 +24,7 @@ pub fn HubPage() -> impl IntoView {
         config: RwSignal::new(None),
         error: RwSignal::new(None),
         new_session_agent: RwSignal::new(None),
+        timed_out: RwSignal::new(None),
     };
     provide_context(state);
 

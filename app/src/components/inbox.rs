@@ -16,6 +16,11 @@ use crate::waiting::{newly_waiting, waiting_sessions, Waiting};
 pub fn Inbox() -> impl IntoView {
     let state = expect_context::<HubState>();
     let waiting = Memo::new(move |_| state.projects.with(|projects| waiting_sessions(projects)));
+    Effect::new(move |_| {
+        if let Some((folder_path, summary)) = state.timed_out.get() {
+            notify::timed_out(&folder_path, &summary);
+        }
+    });
     // What came of the last batch decided from the inbox.
     let said = RwSignal::new(None::<String>);
     // Notify about what is new, not about what was already waiting when the page opened.
