@@ -37,11 +37,10 @@ pub fn waiting_sessions(projects: &[ProjectSummary]) -> Vec<Waiting> {
     waiting
 }
 
-/// When the hub answers "no decision" for what waits in the session: its
-/// wait's start plus the folder's timeout (`None`: nothing waits, or no timeout).
-pub fn deadline(projects: &[ProjectSummary], session_id: &str, timeout_secs: Option<u64>) -> Option<u64> {
-    let since = projects.iter().flat_map(|project| &project.sessions).find(|s| s.id == session_id)?.waiting_since?;
-    Some(since.saturating_add(timeout_secs?.saturating_mul(1000)))
+/// When the hub answers "no decision" for what waits in the session, as the
+/// hub said (`None`: nothing waits, or the folder has no timeout).
+pub fn deadline(projects: &[ProjectSummary], session_id: &str) -> Option<u64> {
+    projects.iter().flat_map(|project| &project.sessions).find(|s| s.id == session_id)?.deadline_at
 }
 
 pub fn page_title(waiting: usize) -> String {
@@ -75,20 +74,17 @@ mod tests {
             updated_at,
             agent: None,
             waiting_since: None,
+            deadline_at: None,
         }
     }
 
     #[test]
-    fn a_deadline_needs_a_wait_and_a_timeout() {
+    fn a_sessions_deadline_is_the_hubs() {
         let mut waiting = session("s", SessionStatus::WaitingApproval, 1);
-        waiting.waiting_since = Some(5_000);
+        waiting.deadline_at = Some(65_000);
         let projects = vec![ProjectSummary { folder_path: "/a".into(), sessions: vec![waiting] }];
-        assert_eq!(deadline(&projects, "s", Some(60)), Some(65_000));
-        assert_eq!(deadline(&projects, "s", None), None, "no timeout: it waits forever");
-        assert_eq!(deadline(&projects, "other", Some(60)), None);
-        let idle =
-            vec![ProjectSummary { folder_path: "/a".into(), sessions: vec![session("s", SessionStatus::Idle, 1)] }];
-        assert_eq!(deadline(&idle, "s", Some(60)), None, "nothing waits");
+        assert_eq!(deadline(&projects, "s"), Some(65_000));
+        assert_eq!(deadline(&projects, "other"), None);
     }
 
     #[test]

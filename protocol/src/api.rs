@@ -255,6 +255,10 @@ pub struct SessionSummary {
     /// epoch (an addition; with the folder's timeout, when the wait ends).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting_since: Option<u64>,
+    /// When the folder's approval timeout answers the wait "no decision", ms
+    /// since the Unix epoch (an addition; none without a timeout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_at: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -372,6 +376,10 @@ pub struct BatchApproveRequest {
 #[serde(rename_all = "camelCase")]
 pub struct BatchDecision {
     pub session_id: String,
+    /// The call as the list showed it (`WaitingCall.fingerprint`): a call that
+    /// changed since is not decided (that item's `not_pending`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
     #[serde(flatten)]
     pub request: ApproveRequest,
 }
@@ -418,6 +426,14 @@ pub struct WaitingCall {
     /// A question to answer on its page, not a call to approve.
     #[serde(default)]
     pub question: bool,
+    /// Whether the summary says all the call does, so it may be decided from
+    /// the list: not a question, not a file edit (its diff is on its card),
+    /// not a command too long to show whole.
+    #[serde(default)]
+    pub batchable: bool,
+    /// What identifies the call as listed; sent back with a batch decision.
+    #[serde(default)]
+    pub fingerprint: String,
     /// When the hub answers it "no decision" (the folder's timeout), ms since the epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_at: Option<u64>,

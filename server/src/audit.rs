@@ -15,6 +15,11 @@ pub const SUMMARY_CHARS: usize = 200;
 /// text-reordering characters (a "Trojan Source" summary could read as
 /// another command) as `\u{..}`; a longer text ends with `…`.
 pub fn summarize(tool_name: &str, args: &Value) -> String {
+    summarize_within(tool_name, args, SUMMARY_CHARS)
+}
+
+/// [`summarize`], at most `max` characters.
+pub fn summarize_within(tool_name: &str, args: &Value, max: usize) -> String {
     let text = |key: &str| args.get(key).and_then(Value::as_str).filter(|text| !text.is_empty());
     let readable = match tool_name {
         "run_shell_command" => text("command").map(str::to_string),
@@ -26,7 +31,7 @@ pub fn summarize(tool_name: &str, args: &Value) -> String {
             (None, None) => None,
         },
     };
-    one_line(&readable.unwrap_or_else(|| args.to_string()), SUMMARY_CHARS)
+    one_line(&readable.unwrap_or_else(|| args.to_string()), max)
 }
 
 /// `text` escaped to one line and cut to `max` characters (the last an ellipsis).

@@ -500,8 +500,12 @@ impl Hub {
 
     pub fn projects(&self) -> ProjectsResponse {
         let mut projects = self.registry().projects();
-        for session in projects.projects.iter_mut().flat_map(|project| project.sessions.iter_mut()) {
-            session.agent = session.agent.take().map(|agent| self.agent_ref(&agent.id));
+        for project in &mut projects.projects {
+            let folder = Path::new(&project.folder_path).to_path_buf();
+            for session in &mut project.sessions {
+                session.agent = session.agent.take().map(|agent| self.agent_ref(&agent.id));
+                session.deadline_at = session.waiting_since.and_then(|since| self.deadline(&folder, since));
+            }
         }
         projects
     }

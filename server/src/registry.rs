@@ -111,6 +111,8 @@ impl Session {
             // The hub puts the agent's name in.
             agent: Some(protocol::api::AgentRef { id: self.agent.clone(), name: self.agent.clone() }),
             waiting_since: self.waiting_since_ms,
+            // The hub puts in when the folder's timeout answers it.
+            deadline_at: None,
         }
     }
 }

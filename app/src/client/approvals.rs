@@ -3,28 +3,27 @@
 use super::{get_json, send_json, HubError};
 use protocol::api::{
     ApprovalDecision, ApproveRequest, BatchApproveRequest, BatchApproveResponse, BatchDecision, ChatConfig,
-    SetConfigRequest, WaitingList,
+    SetConfigRequest, WaitingCall, WaitingList,
 };
 
 pub async fn waiting() -> Result<WaitingList, HubError> {
     get_json("/api/approvals").await
 }
 
-/// The same decision on each `(session, tool call)`; one result each, in order.
-pub async fn decide_all(
-    calls: &[(String, String)],
-    decision: ApprovalDecision,
-) -> Result<BatchApproveResponse, HubError> {
+/// The same decision on each call as listed; one result each, in order.
+pub async fn decide_all(calls: &[WaitingCall], decision: ApprovalDecision) -> Result<BatchApproveResponse, HubError> {
     send_json("POST", "/api/approvals", Some(&batch(calls, decision))).await
 }
 
-pub fn batch(calls: &[(String, String)], decision: ApprovalDecision) -> BatchApproveRequest {
+/// Each call with what identifies it as listed: one that changed since is not decided.
+pub fn batch(calls: &[WaitingCall], decision: ApprovalDecision) -> BatchApproveRequest {
     let decisions = calls
         .iter()
-        .map(|(session_id, tool_id)| BatchDecision {
-            session_id: session_id.clone(),
+        .map(|call| BatchDecision {
+            session_id: call.session_id.clone(),
+            fingerprint: Some(call.fingerprint.clone()),
             request: ApproveRequest {
-                tool_id: tool_id.clone(),
+                tool_id: call.tool_id.clone(),
                 decision: decision.clone(),
                 option_id: None,
                 command_prefix: None,
@@ -53,14 +52,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_batch_names_each_session_and_call() {
-        let calls = [("s1".to_string(), "t1".to_string()), ("s2".to_string(), "t2".to_string())];
-        let body = serde_json::to_value(batch(&calls, ApprovalDecision::Reject)).unwrap();
+    fn a_batch_names_each_session_and_call_as_listed() {
+        let listed = |session: &str, tool: &str| WaitingCall {
+            folder_path: "/p".into(),
+            session_id: session.into(),
+            session_title: None,
+            tool_id: tool.into(),
+            tool_name: "run_shell_command".into(),
+            summary: "ls".into(),
+            question: false,
+            batchable: true,
+            fingerprint: format!("f-{tool}"),
+            deadline_at: None,
+        };
+        let body = serde_json::to_value(batch(&[listed("s1", "t1"), listed("s2", "t2")], ApprovalDecision::Reject));
         assert_eq!(
-            body,
+            body.unwrap(),
             serde_json::json!({"decisions": [
-                {"sessionId": "s1", "toolId": "t1", "decision": "reject"},
-                {"sessionId": "s2", "toolId": "t2", "decision": "reject"},
+                {"sessionId": "s1", "fingerprint": "f-t1", "toolId": "t1", "decision": "reject"},
+                {"sessionId": "s2", "fingerprint": "f-t2", "toolId": "t2", "decision": "reject"},
             ]})
         );
     }

@@ -205,9 +205,8 @@ pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
     });
     let deciding = Signal::derive(move || chat.deciding.get());
     let deadline = Signal::derive(move || {
-        let secs = state.config.with(|config| config.as_ref().and_then(|config| config.approval_timeout_secs));
         let session_id = chat.session_id.get_value();
-        state.projects.with(|projects| crate::waiting::deadline(projects, &session_id, secs))
+        state.projects.with(|projects| crate::waiting::deadline(projects, &session_id))
     });
     let on_decide = Callback::new(move |request: ApproveRequest| chat.decide(request));
     let on_answer = Callback::new(move |answer: InputAnswer| chat.answer(answer));

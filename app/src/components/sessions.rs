@@ -514,6 +514,7 @@ mod tests {
             updated_at: 0,
             agent: None,
             waiting_since: None,
+            deadline_at: None,
         };
         assert_eq!(session_label(&session), UNTITLED);
         session.title = Some("Fix it".into());

@@ -32,6 +32,11 @@ pub fn by_folder(calls: &[WaitingCall]) -> Vec<(String, Vec<WaitingCall>)> {
     folders
 }
 
+/// A folder's group is drawn again whenever any of its calls changes.
+fn group_key((folder, calls): &(String, Vec<WaitingCall>)) -> (String, Vec<(CallKey, String, bool)>) {
+    (folder.clone(), calls.iter().map(|call| (key_of(call), call.fingerprint.clone(), call.batchable)).collect())
+}
+
 /// What came of a batch, in a line: how many were decided, and why the others were not.
 pub fn outcome_line(results: &[BatchResult], decision: &ApprovalDecision) -> String {
     let done = results.iter().filter(|result| result.ok).count();
@@ -74,11 +79,13 @@ pub fn WaitingCalls(
     let busy = RwSignal::new(false);
     // A call that no longer waits is no longer selected.
     Effect::new(move |_| {
-        let waiting: Vec<CallKey> = calls.with(|calls| calls.iter().filter(|c| !c.question).map(key_of).collect());
+        let waiting: Vec<CallKey> = calls.with(|calls| calls.iter().filter(|c| c.batchable).map(key_of).collect());
         selected.update(|chosen| chosen.retain(|key| waiting.contains(key)));
     });
     let decide = move |decision: ApprovalDecision| {
-        let chosen = selected.get_untracked();
+        let chosen: Vec<WaitingCall> = calls.with_untracked(|calls| {
+            selected.with_untracked(|keys| calls.iter().filter(|call| keys.contains(&key_of(call))).cloned().collect())
+        });
         if chosen.is_empty() || busy.get_untracked() {
             return;
         }
@@ -107,10 +114,10 @@ pub fn WaitingCalls(
     view! {
         <Show when=move || calls.with(|calls| !calls.is_empty())>
             <div data-testid="inbox-calls" class="mt-3 flex flex-col gap-2 text-sm">
-                <For each=move || by_folder(&calls.get()) key=|(folder, calls)| (folder.clone(), calls.len()) let:group>
+                <For each=move || by_folder(&calls.get()) key=group_key let:group>
                     {
                         let (folder, items) = group;
-                        let keys: Vec<CallKey> = items.iter().filter(|c| !c.question).map(key_of).collect();
+                        let keys: Vec<CallKey> = items.iter().filter(|c| c.batchable).map(key_of).collect();
                         let keys = StoredValue::new(keys);
                         let all = move || {
                             keys.with_value(|keys| {
@@ -185,7 +192,7 @@ fn waiting_row(
     let title = summary.clone();
     let kind = if call.question { "question".to_string() } else { call.tool_name.clone() };
     let label = format!("Select {} {}", call.tool_name, summary);
-    let choice = (!call.question).then(move || {
+    let choice = call.batchable.then(move || {
         let checked = {
             let key = key.clone();
             move || selected.with(|chosen| chosen.contains(&key))
@@ -207,6 +214,7 @@ fn waiting_row(
             <a href=href class="min-w-0 flex-1 hover:underline" title=title>
                 <span class="text-xs text-slate-500 dark:text-slate-400">
                     {kind}
+                    {(!call.batchable).then(|| " · decide on its card")}
                 </span>
                 " "
                 <code data-testid="inbox-call-summary" class="block truncate font-mono text-xs">{summary}</code>
@@ -229,6 +237,8 @@ mod tests {
             tool_name: "run_shell_command".into(),
             summary: "ls".into(),
             question: false,
+            batchable: true,
+            fingerprint: String::new(),
             deadline_at: None,
         }
     }

@@ -25,7 +25,7 @@ pub trait Agent: Send + Sync {
         &self,
         hub: &Arc<dyn HubPort>,
         runtime: &Arc<SessionRuntime>,
-        decisions: Vec<(String, crate::approval::Decision)>,
+        decisions: Vec<super::BatchItem>,
     ) -> (Vec<Result<(), AgentError>>, Option<u64>);
 
     /// Stops the running or waiting turn (the Stop button). Returns the last

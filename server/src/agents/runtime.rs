@@ -133,6 +133,8 @@ pub enum Start {
     /// goes on. Refused unless the pause is that old at `now_ms`.
     TimeOut {
         after_secs: u64,
+        /// When the timeout was set: a wait counts from then if it began before.
+        counted_from_ms: u64,
         now_ms: u64,
     },
 }
@@ -146,9 +148,11 @@ impl Start {
             Self::Prompt(_) => Starting::Prompt,
             Self::Decide { tool_id, .. } | Self::AgentOption { tool_id, .. } => Starting::Decide(tool_id),
             Self::Answer { request_id, .. } => Starting::Answer(request_id),
-            Self::TimeOut { after_secs, now_ms } => {
-                Starting::TimeOut { now_ms: *now_ms, after_ms: after_secs.saturating_mul(1000) }
-            }
+            Self::TimeOut { after_secs, counted_from_ms, now_ms } => Starting::TimeOut {
+                now_ms: *now_ms,
+                after_ms: after_secs.saturating_mul(1000),
+                from_ms: *counted_from_ms,
+            },
         }
     }
 }
@@ -162,13 +166,48 @@ pub fn begin(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>, start: Start
     hub.agent_of(&runtime.id)?.begin(hub, runtime, start)
 }
 
+/// One decision of a batch: the call, the decision, and what the user saw of
+/// the call ([`fingerprint`]; `None`: decided by its id alone, as a card is).
+#[derive(Debug, Clone)]
+pub struct BatchItem {
+    pub tool_id: String,
+    pub decision: crate::approval::Decision,
+    pub seen: Option<String>,
+}
+
+/// What identifies a call as the user saw it: its tool and arguments, hashed
+/// (FNV-1a, 64 bits: a check that the call did not change, not a secret).
+pub fn fingerprint(tool_name: &str, args: &Value) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in tool_name.bytes().chain([0]).chain(args.to_string().into_bytes()) {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+impl AgentState {
+    /// Whether the call waiting under `tool_id` is still the one the user saw
+    /// (`seen`); refused, the item decides nothing.
+    pub fn check_seen(&self, item: &BatchItem) -> Result<(), AgentError> {
+        let Some(seen) = &item.seen else { return Ok(()) };
+        match self.waiting_call(&item.tool_id) {
+            Some((name, args)) if fingerprint(&name, &args) == *seen => Ok(()),
+            Some(_) => Err(AgentError::NotPending(format!(
+                "Tool call '{}' changed since it was listed: open its card to decide it.",
+                item.tool_id
+            ))),
+            None => Err(AgentError::call_not_pending(&item.tool_id)),
+        }
+    }
+}
+
 /// Decides several waiting calls of the session at once (the inbox's batch).
 /// Returns each decision's result, in order, and the last seq before the
 /// turn's first event when one started.
 pub fn decide_many(
     hub: &Arc<dyn HubPort>,
     runtime: &Arc<SessionRuntime>,
-    decisions: Vec<(String, crate::approval::Decision)>,
+    decisions: Vec<BatchItem>,
 ) -> (Vec<Result<(), AgentError>>, Option<u64>) {
     let refused = |err: AgentError| (decisions.iter().map(|_| Err(err.clone())).collect(), None);
     if let Some(why) = &runtime.unreadable {
@@ -451,6 +490,10 @@ impl SessionRuntime {
             }
         };
         let mut state = self.state();
+        if !phase.under_way() {
+            // The restart ended the turn: "for this turn" ends with it.
+            state.agent.turn_tools.clear();
+        }
         // A wait goes on across the restart: the time to decide counts from its
         // start (from now, for a state saved before the start was).
         state.machine = Machine::restored_since(phase, since.or_else(|| Some(crate::clock::now_ms())));

@@ -4,7 +4,7 @@
 //! Whether a wait is due is asked of the session's machine at the instant the
 //! hub acts, never taken from the list it scanned.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -17,6 +17,10 @@ use crate::clock::now_ms;
 use crate::folder::canonical_folder;
 use crate::session::Phase;
 
+/// The longest summary the inbox lists; a call whose summary would be longer
+/// is decided on its card, where it shows whole.
+const LISTED_CHARS: usize = 2_000;
+
 /// How often the hub looks for waits past their folder's timeout.
 const SWEEP_EVERY: Duration = Duration::from_millis(500);
 
@@ -28,20 +32,36 @@ pub(crate) struct Wait {
     pub since_ms: u64,
 }
 
-/// The waits past their folder's timeout at `now_ms`, with that timeout (seconds).
-pub(crate) fn due(waits: &[Wait], timeouts: &HashMap<PathBuf, u64>, now_ms: u64) -> Vec<(String, u64)> {
+/// A folder's approval timeout, and when it was set: a wait counts from
+/// whichever came later, so setting a timeout never answers at once what
+/// already waited longer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeout {
+    pub secs: u64,
+    pub set_at_ms: u64,
+}
+
+impl Timeout {
+    /// When a wait that began at `since_ms` is answered "no decision".
+    pub fn deadline(self, since_ms: u64) -> u64 {
+        since_ms.max(self.set_at_ms).saturating_add(self.secs.saturating_mul(1000))
+    }
+}
+
+/// The waits past their folder's timeout at `now_ms`, with that timeout.
+pub(crate) fn due(waits: &[Wait], timeouts: &HashMap<PathBuf, Timeout>, now_ms: u64) -> Vec<(Wait, Timeout)> {
     waits
         .iter()
         .filter_map(|wait| {
-            let secs = *timeouts.get(&wait.folder)?;
-            (wait.since_ms.saturating_add(secs.saturating_mul(1000)) <= now_ms).then(|| (wait.session_id.clone(), secs))
+            let timeout = *timeouts.get(&wait.folder)?;
+            (timeout.deadline(wait.since_ms) <= now_ms).then(|| (wait.clone(), timeout))
         })
         .collect()
 }
 
-/// The approval timeouts kept per folder (canonical folder → seconds).
+/// The approval timeouts kept per folder (canonical folder).
 #[derive(Debug, Default)]
-pub(crate) struct Timeouts(std::sync::Mutex<HashMap<PathBuf, u64>>);
+pub(crate) struct Timeouts(std::sync::Mutex<HashMap<PathBuf, Timeout>>);
 
 impl Timeouts {
     pub fn load(store: Option<&crate::store::Store>) -> Self {
@@ -49,10 +69,12 @@ impl Timeouts {
             tracing::error!("the folders' approval timeouts could not be read; none applies: {err}");
             None
         });
-        Self(std::sync::Mutex::new(kept.unwrap_or_default().into_iter().collect()))
+        let kept =
+            kept.unwrap_or_default().into_iter().map(|(folder, secs, set_at_ms)| (folder, Timeout { secs, set_at_ms }));
+        Self(std::sync::Mutex::new(kept.collect()))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, u64>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Timeout>> {
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
@@ -70,7 +92,12 @@ pub fn checked_timeout(secs: Option<u64>) -> HubResult<Option<u64>> {
 impl Hub {
     /// The folder's approval timeout in seconds (`None`: it waits forever).
     pub fn approval_timeout(&self, folder: &Path) -> Option<u64> {
-        self.timeouts.lock().get(folder).copied()
+        self.timeouts.lock().get(folder).map(|timeout| timeout.secs)
+    }
+
+    /// When what waits in `folder` since `since_ms` is answered "no decision".
+    pub fn deadline(&self, folder: &Path, since_ms: u64) -> Option<u64> {
+        self.timeouts.lock().get(folder).map(|timeout| timeout.deadline(since_ms))
     }
 
     /// Sets the folder's approval timeout (`None`: wait forever), kept across
@@ -83,18 +110,31 @@ impl Hub {
     ) -> HubResult<ChatConfig> {
         let secs = checked_timeout(secs)?;
         let folder = canonical_folder(folder_path)?;
+        // The session is checked (it may be another folder's) before anything changes.
+        self.peek_off_thread(folder_path, session_id).await?;
+        let set_at_ms = now_ms();
         if let Some(store) = &self.store {
-            store.set_approval_timeout(&folder, secs).await.map_err(|err| HubError::StoreFailed(err.to_string()))?;
+            let stored = store.set_approval_timeout(&folder, secs, set_at_ms).await;
+            stored.map_err(|err| HubError::StoreFailed(err.to_string()))?;
         }
         match secs {
-            Some(secs) => self.timeouts.lock().insert(folder.clone(), secs),
+            Some(secs) => self.timeouts.lock().insert(folder.clone(), Timeout { secs, set_at_ms }),
             None => self.timeouts.lock().remove(&folder),
         };
         for id in self.sessions_in(&folder) {
             self.config_changed(&id);
         }
+        self.projects_changed();
+        self.peek_off_thread(folder_path, session_id).await
+    }
+
+    /// [`Hub::peek_config`] off the async workers: it may read the folder's settings file.
+    pub async fn peek_off_thread(
+        self: &Arc<Self>,
+        folder_path: &str,
+        session_id: Option<&str>,
+    ) -> HubResult<ChatConfig> {
         let (hub, path, session) = (self.clone(), folder_path.to_string(), session_id.map(str::to_string));
-        // The folder's settings file may be read: off the async workers.
         tokio::task::spawn_blocking(move || hub.peek_config(&path, session.as_deref()))
             .await
             .map_err(|err| HubError::Internal(format!("The config could not be read: {err}.")))?
@@ -122,8 +162,7 @@ impl Hub {
         for wait in self.waits() {
             let Some(runtime) = self.runtime(&wait.session_id) else { continue };
             let title = self.registry().get(&wait.session_id).and_then(|session| session.title.clone());
-            let deadline_at =
-                self.approval_timeout(&wait.folder).map(|secs| wait.since_ms.saturating_add(secs.saturating_mul(1000)));
+            let deadline_at = self.deadline(&wait.folder, wait.since_ms);
             let folder_path = wait.folder.display().to_string();
             let item = |tool_id: String, tool_name: String, summary: String, question: bool| WaitingCall {
                 folder_path: folder_path.clone(),
@@ -134,6 +173,8 @@ impl Hub {
                 summary,
                 question,
                 deadline_at,
+                batchable: false,
+                fingerprint: String::new(),
             };
             // What the session's machine waits on: the calls it would take a decision on, or the question.
             let state = runtime.state();
@@ -141,7 +182,15 @@ impl Hub {
                 Phase::Waiting { pending } => {
                     for tool_id in pending {
                         let Some((name, args)) = state.agent.waiting_call(tool_id) else { continue };
-                        waiting.push(item(tool_id.clone(), name.clone(), crate::audit::summarize(&name, &args), false));
+                        let summary = crate::audit::summarize_within(&name, &args, LISTED_CHARS);
+                        // An edit is decided on its diff; a command cut short, on its card.
+                        let whole = !summary.ends_with('…') && !name.trim().is_empty();
+                        let batchable = whole && !matches!(name.as_str(), "write_file" | "replace");
+                        waiting.push(WaitingCall {
+                            batchable,
+                            fingerprint: crate::agents::fingerprint(&name, &args),
+                            ..item(tool_id.clone(), name.clone(), summary, false)
+                        });
                     }
                 }
                 Phase::Asking { request_id } => {
@@ -157,10 +206,13 @@ impl Hub {
     }
 
     /// Answers "no decision" for what waited in the session past the folder's
-    /// timeout, if it still does at this instant (its machine says), and tells
-    /// open pages. Blocking: the session may be read from the store.
-    fn time_out(self: &Arc<Self>, session_id: &str, after_secs: u64) {
-        let Some(runtime) = self.runtime(session_id) else { return };
+    /// timeout as it is now, if it still does at this instant (its machine
+    /// says), and tells open pages. Returns whether it did. Blocking: the
+    /// session may be read from the store.
+    fn time_out(self: &Arc<Self>, session_id: &str) -> bool {
+        let Some(runtime) = self.runtime(session_id) else { return false };
+        // Read again: a timeout changed since the sweep began counts.
+        let Some(timeout) = self.timeouts.lock().get(&runtime.folder).copied() else { return false };
         let summary = {
             let state = runtime.state();
             let first = state.agent.pending_calls().into_iter().next();
@@ -169,13 +221,20 @@ impl Hub {
                 None => "a question".to_string(),
             }
         };
-        match begin(&self.port(), &runtime, Start::TimeOut { after_secs, now_ms: now_ms() }) {
-            Ok(_) => self.publish(HubUpdate::TimedOut {
-                folder_path: runtime.folder.display().to_string(),
-                session_id: session_id.to_string(),
-                summary,
-            }),
-            Err(err) => tracing::debug!(session = session_id, "not timed out: {err}"),
+        let start = Start::TimeOut { after_secs: timeout.secs, counted_from_ms: timeout.set_at_ms, now_ms: now_ms() };
+        match begin(&self.port(), &runtime, start) {
+            Ok(_) => {
+                self.publish(HubUpdate::TimedOut {
+                    folder_path: runtime.folder.display().to_string(),
+                    session_id: session_id.to_string(),
+                    summary,
+                });
+                true
+            }
+            Err(err) => {
+                tracing::debug!(session = session_id, "not timed out: {err}");
+                false
+            }
         }
     }
 }
@@ -186,6 +245,9 @@ pub(crate) fn spawn_sweeper(hub: Weak<Hub>, shutdown: tokio_util::sync::Cancella
     handle.spawn(async move {
         let mut every = tokio::time::interval(SWEEP_EVERY);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // Waits that could not be timed out (their agent is gone, their state
+        // unreadable): not tried again until they wait anew.
+        let mut failed: HashSet<(String, u64)> = HashSet::new();
         loop {
             tokio::select! {
                 _ = every.tick() => {}
@@ -199,9 +261,15 @@ pub(crate) fn spawn_sweeper(hub: Weak<Hub>, shutdown: tokio_util::sync::Cancella
                 }
                 due(&hub.waits(), &timeouts, now_ms())
             };
-            for (session_id, after_secs) in due {
+            for (wait, _) in due {
+                let tried = (wait.session_id.clone(), wait.since_ms);
+                if failed.contains(&tried) {
+                    continue;
+                }
                 let hub = hub.clone();
-                let _ = tokio::task::spawn_blocking(move || hub.time_out(&session_id, after_secs)).await;
+                if !tokio::task::spawn_blocking(move || hub.time_out(&wait.session_id)).await.unwrap_or(false) {
+                    failed.insert(tried);
+                }
             }
         }
     });
@@ -215,14 +283,32 @@ mod tests {
         Wait { session_id: id.into(), folder: folder.into(), since_ms }
     }
 
+    fn ids(due: Vec<(Wait, Timeout)>) -> Vec<String> {
+        due.into_iter().map(|(wait, _)| wait.session_id).collect()
+    }
+
     #[test]
     fn a_wait_is_due_once_its_folders_timeout_has_passed() {
-        let timeouts = HashMap::from([(PathBuf::from("/a"), 60), (PathBuf::from("/b"), 1)]);
+        let timeouts = HashMap::from([
+            (PathBuf::from("/a"), Timeout { secs: 60, set_at_ms: 0 }),
+            (PathBuf::from("/b"), Timeout { secs: 1, set_at_ms: 0 }),
+        ]);
         let waits = [wait("a1", "/a", 1_000), wait("b1", "/b", 1_000), wait("c1", "/c", 0)];
-        assert_eq!(due(&waits, &timeouts, 1_999), vec![]);
-        assert_eq!(due(&waits, &timeouts, 2_000), vec![("b1".to_string(), 1)]);
-        assert_eq!(due(&waits, &timeouts, 61_000), vec![("a1".to_string(), 60), ("b1".to_string(), 1)]);
+        assert!(due(&waits, &timeouts, 1_999).is_empty());
+        assert_eq!(ids(due(&waits, &timeouts, 2_000)), ["b1"]);
+        assert_eq!(ids(due(&waits, &timeouts, 61_000)), ["a1", "b1"]);
         assert_eq!(due(&waits, &timeouts, u64::MAX).len(), 2, "a folder without a timeout waits forever");
+    }
+
+    #[test]
+    fn a_timeout_set_on_an_old_wait_counts_from_when_it_was_set() {
+        let timeouts = HashMap::from([(PathBuf::from("/a"), Timeout { secs: 60, set_at_ms: 500_000 })]);
+        let old = [wait("a1", "/a", 1_000)];
+        assert!(due(&old, &timeouts, 500_000).is_empty(), "not answered the moment the timeout is set");
+        assert!(due(&old, &timeouts, 559_999).is_empty());
+        assert_eq!(ids(due(&old, &timeouts, 560_000)), ["a1"]);
+        let newer = [wait("a2", "/a", 600_000)];
+        assert_eq!(ids(due(&newer, &timeouts, 660_000)), ["a2"], "a later wait counts from its own start");
     }
 
     #[test]

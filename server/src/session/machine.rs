@@ -110,9 +110,10 @@ pub enum Starting<'a> {
     Decide(&'a str),
     /// The answer to the question with this id.
     Answer(&'a str),
-    /// The hub answers what waits "no decision": the pause began at least
-    /// `after_ms` before `now_ms` (the folder's timeout).
-    TimeOut { now_ms: u64, after_ms: u64 },
+    /// The hub answers what waits "no decision": `after_ms` (the folder's
+    /// timeout) have passed by `now_ms` since the pause began, or since
+    /// `from_ms` (when the timeout was set) if that came later.
+    TimeOut { now_ms: u64, after_ms: u64, from_ms: u64 },
 }
 
 /// Why a turn cannot start, or Stop has nothing to do; nothing changed.
@@ -252,8 +253,8 @@ impl Machine {
             (Phase::Waiting { pending }, Starting::Decide(id)) if pending.iter().any(|p| p == id) => Ok(()),
             (Phase::Waiting { pending }, Starting::DecidingPrompt) if !pending.is_empty() => Ok(()),
             (Phase::Asking { request_id }, Starting::Answer(id)) if request_id == id => Ok(()),
-            (Phase::Waiting { .. } | Phase::Asking { .. }, Starting::TimeOut { now_ms, after_ms })
-                if self.since.is_some_and(|since| since.saturating_add(after_ms) <= now_ms) =>
+            (Phase::Waiting { .. } | Phase::Asking { .. }, Starting::TimeOut { now_ms, after_ms, from_ms })
+                if self.since.is_some_and(|since| since.max(from_ms).saturating_add(after_ms) <= now_ms) =>
             {
                 Ok(())
             }

@@ -388,7 +388,7 @@ fn a_wait_times_out_only_once_it_is_that_old_and_counts_from_the_pause() {
     let mut machine = Machine::default();
     machine.start();
     machine.end(&waiting(&["a"]), 10_000);
-    let timing_out = |now_ms| Starting::TimeOut { now_ms, after_ms: 5_000 };
+    let timing_out = |now_ms| Starting::TimeOut { now_ms, after_ms: 5_000, from_ms: 0 };
     assert_eq!(machine.check(timing_out(20_000)), Err(Refusal::Busy), "not shown yet: the turn still holds it");
     machine.show_end();
     assert_eq!(machine.waiting_since(), Some(10_000));
@@ -410,6 +410,12 @@ fn a_wait_times_out_only_once_it_is_that_old_and_counts_from_the_pause() {
     machine.end(&TurnEnd::ended(ResultStatus::Success), 40_000);
     machine.show_end();
     assert_eq!((machine.waiting_since(), machine.check(timing_out(u64::MAX))), (None, Err(Refusal::NotDue)));
+
+    // A timeout set after the pause began counts from when it was set.
+    let paused = after(waiting(&["a"]));
+    let set_late = |now_ms| Starting::TimeOut { now_ms, after_ms: 5_000, from_ms: 50_000 };
+    assert_eq!(paused.check(set_late(54_999)), Err(Refusal::NotDue));
+    assert_eq!(paused.check(set_late(55_000)), Ok(()));
 }
 
 #[test]

@@ -10,33 +10,42 @@ use super::rules::RuleChange;
 use super::{Command, Store, StoreError};
 
 impl Store {
-    /// Every folder's approval timeout (canonical folder, seconds).
-    pub fn approval_timeouts(&self) -> Result<Vec<(PathBuf, u64)>, StoreError> {
+    /// Every folder's approval timeout: canonical folder, seconds, when it was set.
+    pub fn approval_timeouts(&self) -> Result<Vec<(PathBuf, u64, u64)>, StoreError> {
         self.read(|db| {
             let mut statement = db.prepare_cached(
-                "SELECT folder, approval_timeout_secs FROM folder_settings WHERE approval_timeout_secs IS NOT NULL",
+                "SELECT folder, approval_timeout_secs, approval_timeout_set_at_ms FROM folder_settings
+                 WHERE approval_timeout_secs IS NOT NULL",
             )?;
             let rows = statement.query_map([], |row| {
-                Ok((PathBuf::from(row.get::<_, String>(0)?), row.get::<_, i64>(1)?.max(1) as u64))
+                let secs = row.get::<_, i64>(1)?.max(1) as u64;
+                Ok((PathBuf::from(row.get::<_, String>(0)?), secs, row.get::<_, i64>(2)?.max(0) as u64))
             })?;
             rows.collect()
         })
     }
 
-    /// Sets (or with `None` clears) a folder's approval timeout; answered once committed.
-    pub async fn set_approval_timeout(&self, folder: &Path, secs: Option<u64>) -> Result<(), StoreError> {
+    /// Sets (or with `None` clears) a folder's approval timeout, set at
+    /// `at_ms`; answered once committed.
+    pub async fn set_approval_timeout(&self, folder: &Path, secs: Option<u64>, at_ms: u64) -> Result<(), StoreError> {
         let (reply, answer) = tokio::sync::oneshot::channel();
-        self.send(Command::Rule(RuleChange::ApprovalTimeout(folder.to_path_buf(), secs, reply)));
+        self.send(Command::Rule(RuleChange::ApprovalTimeout(folder.to_path_buf(), secs, at_ms, reply)));
         answer.await.unwrap_or(Err(StoreError::Closed))
     }
 }
 
-pub(super) fn set_approval_timeout(db: &mut Connection, folder: &Path, secs: Option<u64>) -> rusqlite::Result<()> {
+pub(super) fn set_approval_timeout(
+    db: &mut Connection,
+    folder: &Path,
+    secs: Option<u64>,
+    at_ms: u64,
+) -> rusqlite::Result<()> {
     let tx = db.transaction()?;
     tx.execute(
-        "INSERT INTO folder_settings (folder, approval_timeout_secs) VALUES (?1, ?2)
-         ON CONFLICT(folder) DO UPDATE SET approval_timeout_secs = excluded.approval_timeout_secs",
-        params![folder.to_string_lossy(), secs.map(|secs| secs as i64)],
+        "INSERT INTO folder_settings (folder, approval_timeout_secs, approval_timeout_set_at_ms) VALUES (?1, ?2, ?3)
+         ON CONFLICT(folder) DO UPDATE SET approval_timeout_secs = excluded.approval_timeout_secs,
+           approval_timeout_set_at_ms = excluded.approval_timeout_set_at_ms",
+        params![folder.to_string_lossy(), secs.map(|secs| secs as i64), super::sql_ms(at_ms)],
     )?;
     tx.commit()
 }

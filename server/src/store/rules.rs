@@ -47,7 +47,7 @@ pub(super) enum RuleChange {
     Delete(i64, Reply<Option<SavedRule>>),
     Trust(super::TrustedFolder, Reply<super::TrustedFolder>),
     Untrust(std::path::PathBuf, Reply<bool>),
-    ApprovalTimeout(std::path::PathBuf, Option<u64>, Reply<()>),
+    ApprovalTimeout(std::path::PathBuf, Option<u64>, u64, Reply<()>),
 }
 
 const COLUMNS: &str = "id, folder, tool_name, command_prefix, decision, created_at_ms, session_id, tool_id";
@@ -107,8 +107,9 @@ impl RuleChange {
             RuleChange::Untrust(folder, reply) => {
                 let _ = reply.send(super::trust::untrust(db, &folder).map_err(failed));
             }
-            RuleChange::ApprovalTimeout(folder, secs, reply) => {
-                let _ = reply.send(super::folder_settings::set_approval_timeout(db, &folder, secs).map_err(failed));
+            RuleChange::ApprovalTimeout(folder, secs, at_ms, reply) => {
+                let stored = super::folder_settings::set_approval_timeout(db, &folder, secs, at_ms);
+                let _ = reply.send(stored.map_err(failed));
             }
         }
     }

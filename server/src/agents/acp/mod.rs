@@ -27,6 +27,7 @@ use super::builtin::STOPPED_RESULT;
 use super::trail::Authority;
 use super::{AgentError, AgentState, SessionRuntime, Start};
 use crate::agents::port::HubPort;
+use crate::agents::BatchItem;
 use crate::approval::{ApprovalBatch, Decision, DecisionError, Initial, NewCall, SkipReason, Step};
 use process::Launch;
 use protocol::audit::{AuditDecision, Outcome};
@@ -224,6 +225,8 @@ impl AcpAgent {
                     command
                 }
                 None => {
+                    // A new turn: no grant of an earlier one carries over.
+                    state.turn_tools.clear();
                     let model = state.acp.agent_name.clone().unwrap_or_else(|| self.command_line.clone());
                     runtime.log.push(AgentEvent::Init { session_id: runtime.id.clone(), model });
                     runtime.log.push(AgentEvent::Message { role: Role::User, content: text.clone(), delta: false });
@@ -243,17 +246,18 @@ impl AcpAgent {
         &self,
         hub: &Arc<dyn HubPort>,
         runtime: &Arc<SessionRuntime>,
-        decisions: Vec<(String, Decision)>,
+        decisions: Vec<BatchItem>,
     ) -> (Vec<Result<(), AgentError>>, Option<u64>) {
         let mut guard = runtime.state();
         let after = runtime.log.last_seq();
         let mut decided = None;
         let results = decisions
             .into_iter()
-            .map(|(tool_id, decision)| {
-                let starting = crate::session::Starting::Decide(&tool_id);
+            .map(|item| {
+                let starting = crate::session::Starting::Decide(&item.tool_id);
                 guard.machine.check(starting).map_err(|refusal| AgentError::refused(&runtime.id, refusal))?;
-                decided = Some(decide(runtime, &mut guard.agent, &tool_id, decision, None)?);
+                guard.agent.check_seen(&item)?;
+                decided = Some(decide(runtime, &mut guard.agent, &item.tool_id, item.decision, None)?);
                 Ok(())
             })
             .collect();
@@ -332,7 +336,7 @@ impl crate::agents::Agent for AcpAgent {
         &self,
         hub: &Arc<dyn HubPort>,
         runtime: &Arc<SessionRuntime>,
-        decisions: Vec<(String, Decision)>,
+        decisions: Vec<BatchItem>,
     ) -> (Vec<Result<(), AgentError>>, Option<u64>) {
         AcpAgent::decide_many(self, hub, runtime, decisions)
     }

@@ -22,7 +22,7 @@ pub use state::{BuiltinState, PausedTurn, PlannedCall};
 
 use crate::agents::port::HubPort;
 use crate::agents::trail;
-use crate::agents::{gate, AgentError, AgentState, Grants, SessionRuntime, Start};
+use crate::agents::{gate, AgentError, AgentState, BatchItem, Grants, SessionRuntime, Start};
 use crate::approval::{ApprovalBatch, BatchError, Decision, DecisionError, Initial, NewCall};
 use crate::policy;
 use crate::session::{Stop, TurnEnd};
@@ -64,7 +64,7 @@ impl super::Agent for BuiltinAgent {
         &self,
         hub: &Arc<dyn HubPort>,
         runtime: &Arc<SessionRuntime>,
-        decisions: Vec<(String, Decision)>,
+        decisions: Vec<BatchItem>,
     ) -> (Vec<Result<(), AgentError>>, Option<u64>) {
         decide_many(hub, runtime, self.model.clone(), decisions)
     }
@@ -156,6 +156,8 @@ pub fn begin(
                     runtime.log.push(AgentEvent::Message { role: Role::User, content: text, delta: false });
                 }
                 None => {
+                    // A new turn: no grant of an earlier one carries over.
+                    state.turn_tools.clear();
                     if state.builtin.messages.is_empty() {
                         state.builtin.messages.push(system_prompt(runtime));
                     }
@@ -179,19 +181,18 @@ pub fn decide_many(
     hub: &Arc<dyn HubPort>,
     runtime: &Arc<SessionRuntime>,
     model: Option<Arc<ModelClient>>,
-    decisions: Vec<(String, Decision)>,
+    decisions: Vec<BatchItem>,
 ) -> (Vec<Result<(), AgentError>>, Option<u64>) {
     let mut guard = runtime.state();
     let after = runtime.log.last_seq();
     let judge = |call: &PlannedCall, grants: Grants| judge_now(&**hub, runtime, call, grants);
     let results: Vec<Result<(), AgentError>> = decisions
         .into_iter()
-        .map(|(tool_id, decision)| {
-            guard
-                .machine
-                .check(crate::session::Starting::Decide(&tool_id))
-                .map_err(|refusal| AgentError::refused(&runtime.id, refusal))?;
-            apply_decision(&judge, runtime, &mut guard.agent, &tool_id, decision)
+        .map(|item| {
+            let starting = crate::session::Starting::Decide(&item.tool_id);
+            guard.machine.check(starting).map_err(|refusal| AgentError::refused(&runtime.id, refusal))?;
+            guard.agent.check_seen(&item)?;
+            apply_decision(&judge, runtime, &mut guard.agent, &item.tool_id, item.decision)
         })
         .collect();
     if !results.iter().any(Result::is_ok) {

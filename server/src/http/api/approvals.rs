@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use axum::Json;
-use protocol::api::{BatchApproveRequest, BatchApproveResponse, BatchResult, WaitingList};
+use protocol::api::{BatchApproveRequest, BatchApproveResponse, BatchDecision, BatchResult, WaitingList};
 
 use super::chat::{decision_of, runtime_off_thread, Decided};
-use crate::agents::{begin, decide_many, AgentError, Start};
+use crate::agents::{decide_many, BatchItem};
 use crate::approval::Decision;
 use crate::http::error::{ApiError, ApiJson, ApiResult};
 use crate::hub::Hub;
@@ -20,6 +20,17 @@ pub const MAX_BATCH: usize = 500;
 
 pub async fn list(State(hub): State<Arc<Hub>>) -> ApiResult<Json<WaitingList>> {
     super::blocking(move || Ok::<_, ApiError>(hub.waiting_list())).await.map(Json)
+}
+
+/// Why a batch item cannot be decided in a batch (before anything is decided).
+fn batch_decision(item: &BatchDecision) -> ApiResult<Decision> {
+    match decision_of(item.request.clone())? {
+        Decided::Plain(decision) => Ok(decision),
+        // A rule for the whole folder, or the agent's own option: each on its card.
+        Decided::Always(_) | Decided::AgentOption(_) => Err(ApiError::bad_request(
+            "approve_always and agent_option are decided on the call's card, not in a batch.",
+        )),
+    }
 }
 
 pub async fn decide(
@@ -40,48 +51,43 @@ pub async fn decide(
         }
     }
     for (session_id, items) in sessions {
-        let runtime = match runtime_off_thread(&hub, &session_id).await {
-            Ok(runtime) => runtime,
-            Err(err) => {
-                items.iter().for_each(|&index| results[index] = Some(Err(err.clone())));
-                continue;
-            }
-        };
-        let mut plain: Vec<(usize, String, Decision)> = Vec::new();
-        let mut saved_rules = Vec::new();
+        let mut plain: Vec<(usize, BatchItem)> = Vec::new();
         for &index in &items {
-            let request = request.decisions[index].request.clone();
-            let tool_id = request.tool_id.clone();
-            match decision_of(request) {
+            let item = &request.decisions[index];
+            match batch_decision(item) {
+                Ok(decision) => plain.push((
+                    index,
+                    BatchItem { tool_id: item.request.tool_id.clone(), decision, seen: item.fingerprint.clone() },
+                )),
                 Err(err) => results[index] = Some(Err(err)),
-                Ok(Decided::Plain(decision)) => plain.push((index, tool_id, decision)),
-                Ok(Decided::Always(prefix)) => match hub.save_rule_for(&runtime, &tool_id, prefix).await {
-                    Ok(saved) => {
-                        saved_rules.push((index, saved.id));
-                        plain.push((index, tool_id, Decision::ApproveAlways));
-                    }
-                    Err(err) => results[index] = Some(Err(err.into())),
-                },
-                // One of an ACP agent's own options: alone, as on its card.
-                Ok(Decided::AgentOption(option_id)) => {
-                    let start = Start::AgentOption { tool_id, option_id };
-                    results[index] = Some(begin(&hub.port(), &runtime, start).map(|_| ()).map_err(ApiError::from));
-                }
+            }
+        }
+        // A rejection turns down every call of its turn: approving some of them
+        // in the same batch would be answered "ok" and never run.
+        let rejects = plain.iter().any(|(_, item)| item.decision == Decision::Reject);
+        if rejects && plain.iter().any(|(_, item)| item.decision != Decision::Reject) {
+            for (index, _) in plain.drain(..) {
+                results[index] = Some(Err(ApiError::bad_request(
+                    "A session's decisions in one batch must all reject or all approve: a rejection ends its turn.",
+                )));
             }
         }
         if plain.is_empty() {
             continue;
         }
-        let decisions = plain.iter().map(|(_, tool_id, decision)| (tool_id.clone(), decision.clone())).collect();
-        let (outcomes, _) = decide_many(&hub.port(), &runtime, decisions);
-        for ((index, _, _), outcome) in plain.iter().zip(outcomes) {
-            if outcome.is_err() {
-                // A decision that did not go through takes its rule back.
-                if let Some((_, rule)) = saved_rules.iter().find(|(at, _)| at == index) {
-                    hub.forget_rule(*rule).await;
-                }
+        let runtime = match runtime_off_thread(&hub, &session_id).await {
+            Ok(runtime) => runtime,
+            Err(err) => {
+                plain.iter().for_each(|(index, _)| results[*index] = Some(Err(err.clone())));
+                continue;
             }
-            results[*index] = Some(outcome.map_err(ApiError::from));
+        };
+        let (indexes, batch): (Vec<usize>, Vec<BatchItem>) = plain.into_iter().unzip();
+        // The gate may read the rules' files as the other waiting calls are judged again.
+        let port = hub.port();
+        let outcomes = super::blocking(move || Ok::<_, ApiError>(decide_many(&port, &runtime, batch).0)).await?;
+        for (index, outcome) in indexes.into_iter().zip(outcomes) {
+            results[index] = Some(outcome.map_err(ApiError::from));
         }
     }
     let results = request
@@ -89,9 +95,10 @@ pub async fn decide(
         .iter()
         .zip(results)
         .map(|(item, result)| {
-            let (ok, error, message) = match result.unwrap_or_else(|| Err(AgentError::NotRunning.into())) {
-                Ok(()) => (true, None, None),
-                Err(err) => (false, Some(err.code.to_string()), Some(err.message)),
+            let (ok, error, message) = match result {
+                Some(Ok(())) => (true, None, None),
+                Some(Err(err)) => (false, Some(err.code.to_string()), Some(err.message)),
+                None => (false, Some("internal".to_string()), Some("This decision was not taken.".to_string())),
             };
             BatchResult {
                 session_id: item.session_id.clone(),
@@ -103,4 +110,23 @@ pub async fn decide(
         })
         .collect();
     Ok(Json(BatchApproveResponse { results }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::api::ApprovalDecision;
+
+    fn item(decision: ApprovalDecision) -> BatchDecision {
+        serde_json::from_value(serde_json::json!({"sessionId": "s", "toolId": "t", "decision": decision})).unwrap()
+    }
+
+    #[test]
+    fn a_batch_takes_the_decisions_a_card_takes_but_its_rule_and_the_agents_own_options() {
+        assert_eq!(batch_decision(&item(ApprovalDecision::ApproveTurn)).unwrap(), Decision::ApproveTurn);
+        assert_eq!(batch_decision(&item(ApprovalDecision::Reject)).unwrap(), Decision::Reject);
+        for decision in [ApprovalDecision::ApproveAlways, ApprovalDecision::AgentOption] {
+            assert_eq!(batch_decision(&item(decision)).unwrap_err().code, "bad_request");
+        }
+    }
 }

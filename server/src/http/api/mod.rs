@@ -182,9 +182,7 @@ fn session_page(hub: &Hub, id: &str, after: u64, limit: usize) -> ApiResult<Sess
         (crate::agents::builtin::pending_input(&state.agent), state.machine.waiting_since())
     };
     // When the hub answers "no decision" (the folder's timeout), for the card's countdown.
-    let deadline_at = since
-        .zip(hub.approval_timeout(&runtime.folder))
-        .map(|(since, secs)| since.saturating_add(secs.saturating_mul(1000)));
+    let deadline_at = since.and_then(|since| hub.deadline(&runtime.folder, since));
     let mut pending_approval = chat::pending_approval(&runtime, &announced);
     for pending in [pending_input.as_mut(), Some(&mut pending_approval)].into_iter().flatten() {
         if let (Some(object), Some(at)) = (pending.as_object_mut(), deadline_at) {
