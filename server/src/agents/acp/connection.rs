@@ -324,6 +324,7 @@ impl Driver {
                     }
                     Some(Command::Decided { tool_id, answer, then, agent_option }) => {
                         let approved = matches!(then, Then::GoOn);
+                        let goes_on = matches!(then, Then::GoOn | Then::Skipped);
                         if approved {
                             self.cleared.insert(tool_id.clone());
                             self.awaited.insert(tool_id.clone());
@@ -344,7 +345,7 @@ impl Driver {
                             prompt = Some(self.prompt(&cx, &session, feedback));
                         } else {
                             // The agent asked outside a prompt: that card was the whole turn.
-                            self.finish(if approved { ResultStatus::Success } else { ResultStatus::Cancelled }).await;
+                            self.finish(if goes_on { ResultStatus::Success } else { ResultStatus::Cancelled }).await;
                         }
                     }
                     Some(Command::SetMode { mode_id, done }) => {

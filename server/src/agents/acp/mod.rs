@@ -106,6 +106,9 @@ enum Command {
 #[derive(Debug)]
 enum Then {
     GoOn,
+    /// Nobody decided in time: the hub reported the call not run (the agent's
+    /// own report of it is not shown again, nor audited), and the agent goes on.
+    Skipped,
     /// Rejected: the agent ends its turn (`session/cancel` after a grace).
     EndTurn,
     /// Edit: the turn ends and the instruction is the next prompt.
@@ -375,7 +378,7 @@ fn time_out(runtime: &SessionRuntime, state: &mut AgentState, after_secs: u64) -
     runtime.audit_decision(&waiting.tool_id, &call.name, &call.args, AuditDecision::TimedOut, &Authority::Hub);
     runtime.audit_outcome(&waiting.tool_id, Outcome::Skipped);
     runtime.report_timed_out(waiting.tool_id.clone(), crate::approval::timed_out_result(after_secs, false));
-    Ok(Command::Decided { tool_id: waiting.tool_id, answer, then: Then::GoOn, agent_option: false })
+    Ok(Command::Decided { tool_id: waiting.tool_id, answer, then: Then::Skipped, agent_option: false })
 }
 
 /// The command for the user's decision on the waiting request (`option`: one

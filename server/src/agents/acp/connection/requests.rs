@@ -192,7 +192,7 @@ impl Driver {
             }
         }
         let feedback = match then {
-            Then::GoOn => return Ok(()),
+            Then::GoOn | Then::Skipped => return Ok(()),
             Then::EndTurn => None,
             Then::Prompt(feedback) => Some(feedback),
         };
