@@ -134,8 +134,8 @@ fn last_message(request: &Value) -> (String, String) {
 }
 
 /// A model for several sessions at once: a user's message `touch X` is
-/// answered with one shell call `X` (`touch X.txt`), `touch X Y` with two,
-/// and a tool result with text.
+/// answered with one shell call `X` (`echo X >> X.txt`), `touch X Y` with
+/// two, and a tool result with text.
 async fn touching_model() -> FakeModel {
     FakeModel::with_responder(|request| match last_message(request) {
         (role, content) if role == "user" => {
@@ -143,7 +143,11 @@ async fn touching_model() -> FakeModel {
             let list: Vec<(String, String, Value)> = names
                 .iter()
                 .map(|name| {
-                    (name.to_string(), "run_shell_command".into(), json!({"command": format!("touch {name}.txt")}))
+                    (
+                        name.to_string(),
+                        "run_shell_command".into(),
+                        json!({"command": format!("echo {name} >> {name}.txt")}),
+                    )
                 })
                 .collect();
             ModelReply::Calls(list)
@@ -212,11 +216,20 @@ async fn a_question_left_past_the_timeout_goes_unanswered_and_the_turn_goes_on()
     let hub = hub_with_store(&model, &data);
     let (_dir, folder) = project(None);
     let updates = hub.updates().await;
-    assert_eq!(hub.set_timeout(&folder, json!(1)).await.status, StatusCode::OK);
-
     let asked = hub.prompt(&folder, "serve").await.lines();
     assert_eq!(types(&asked), ["init", "message", "input_request", "result"]);
     let session = session_of(&asked);
+    // Listed in the inbox as a question; no deadline while the folder has no timeout.
+    let waiting = hub.get("/api/approvals").await.json()["waiting"].clone();
+    assert_eq!(
+        waiting,
+        json!([{"folderPath": folder, "sessionId": session, "sessionTitle": "serve", "toolId": "q",
+                "toolName": "ask_user", "summary": "Which port?", "question": true}])
+    );
+    assert!(hub.session_detail(&session).await["pendingInput"].get("deadlineAt").is_none());
+
+    // A timeout set while it waits applies to it too.
+    assert_eq!(hub.set_timeout(&folder, json!(1)).await.status, StatusCode::OK);
     let detail = hub.wait_status(&session, "idle").await;
     assert!(detail["pendingInput"].is_null(), "{detail}");
     let events = detail["events"].as_array().unwrap();
@@ -269,7 +282,7 @@ async fn a_timeout_set_back_to_null_never_fires_while_another_folders_does() {
     assert_eq!(
         waiting,
         json!([{"folderPath": a, "sessionId": a_session, "sessionTitle": "touch a", "toolId": "a",
-                "toolName": "run_shell_command", "summary": "touch a.txt", "question": false}])
+                "toolName": "run_shell_command", "summary": "echo a >> a.txt", "question": false}])
     );
 }
 
@@ -458,6 +471,7 @@ async fn a_batch_decides_across_folders_and_a_stale_id_fails_alone() {
             {"sessionId": "no-such-session", "toolId": "x", "decision": "approve"},
             {"sessionId": a_session, "toolId": "a1", "decision": "approve"},
             {"sessionId": b_session, "toolId": "b2", "decision": "approve"},
+            {"sessionId": a_session, "toolId": "a1", "decision": "approve"},
         ]))
         .await;
     let results: Vec<(&str, &str, bool, Option<&str>)> = answer["results"]
@@ -481,6 +495,7 @@ async fn a_batch_decides_across_folders_and_a_stale_id_fails_alone() {
             ("no-such-session", "x", false, Some("not_found")),
             (a_session.as_str(), "a1", true, None),
             (b_session.as_str(), "b2", true, None),
+            (a_session.as_str(), "a1", false, Some("not_pending")),
         ],
         "{answer}"
     );
@@ -495,7 +510,8 @@ async fn a_batch_decides_across_folders_and_a_stale_id_fails_alone() {
         );
     }
     for (folder, name) in [(&a, "a1"), (&b, "b1"), (&b, "b2")] {
-        assert!(folder.join(format!("{name}.txt")).exists(), "{name} ran in its folder");
+        let ran = std::fs::read_to_string(folder.join(format!("{name}.txt"))).unwrap_or_default();
+        assert_eq!(ran, format!("{name}\n"), "{name} ran once, in its folder");
     }
     // B's two results went to the model together: one request after the batch.
     let after_tools: Vec<Value> = model.requests().into_iter().filter(|r| last_message(r).0 == "tool").collect();

@@ -28,38 +28,43 @@ async fn audit(hub: &TestHub, folder: &std::path::Path) -> Vec<Value> {
 #[tokio::test]
 async fn approve_turn_runs_the_same_tools_later_calls_in_the_turn_and_the_next_turn_asks_again() {
     let model = FakeModel::start(vec![
-        shell("t1", "echo one >> log.txt"),
-        shell("t2", "echo two >> log.txt"),
-        text(&["Both ran."]),
+        calls(&[
+            ("t1", "run_shell_command", json!({"command": "echo one >> log.txt"})),
+            ("t2", "run_shell_command", json!({"command": "echo two >> log.txt"})),
+        ]),
         shell("t3", "echo three >> log.txt"),
-        text(&["Three ran."]),
+        text(&["All ran."]),
+        shell("t4", "echo four >> log.txt"),
+        text(&["Four ran."]),
     ])
     .await;
     let data = tempfile::tempdir().unwrap();
     let hub = hub_with_store(&model, &data);
     let (_dir, folder) = project(None);
-    let paused = hub.prompt(&folder, "one, two").await.lines();
-    assert_eq!(paused.last().unwrap()["pending"], json!(["t1"]));
+    let paused = hub.prompt(&folder, "one, two, three").await.lines();
+    assert_eq!(paused.last().unwrap()["pending"], json!(["t1", "t2"]));
     let session = session_of(&paused);
 
+    // t2 waited beside t1, t3 comes in the model's next reply: neither gets a card.
     let reply = hub.decide(&session, json!({"toolId": "t1", "decision": "approve_turn"})).await;
     assert_eq!(reply.status, StatusCode::OK, "{:?}", reply.body);
     let rest = reply.lines();
-    assert_eq!(shape(&rest), ["tool_result", "tool_use", "tool_result", "text", "result"], "no card for t2");
+    assert_eq!(shape(&rest), ["tool_result", "tool_result", "tool_use", "tool_result", "text", "result"], "{rest:?}");
     assert_eq!(statuses(&rest), ["success"]);
-    assert_eq!(log(&folder), "one\ntwo\n");
+    assert_eq!(log(&folder), "one\ntwo\nthree\n");
     let rows = audit(&hub, &folder).await;
     assert_eq!(row(&rows, "t1"), ("approved_turn", "user", Some("ran")));
     assert_eq!(row(&rows, "t2"), ("allowed", "turn_grant", Some("ran")));
+    assert_eq!(row(&rows, "t3"), ("allowed", "turn_grant", Some("ran")));
 
     // The grant ended with the turn: the next prompt's call asks.
-    let next = hub.prompt(&folder, "three").await.lines();
+    let next = hub.prompt(&folder, "four").await.lines();
     assert_eq!(next.last().unwrap()["status"], "waiting_approval", "{next:?}");
-    assert_eq!(next.last().unwrap()["pending"], json!(["t3"]));
-    assert_eq!(log(&folder), "one\ntwo\n", "t3 waits for its card");
-    let done = hub.decide(&session, json!({"toolId": "t3", "decision": "approve"})).await.lines();
+    assert_eq!(next.last().unwrap()["pending"], json!(["t4"]));
+    assert_eq!(log(&folder), "one\ntwo\nthree\n", "t4 waits for its card");
+    let done = hub.decide(&session, json!({"toolId": "t4", "decision": "approve"})).await.lines();
     assert_eq!(statuses(&done), ["success"]);
-    assert_eq!(row(&audit(&hub, &folder).await, "t3"), ("approved", "user", Some("ran")));
+    assert_eq!(row(&audit(&hub, &folder).await, "t4"), ("approved", "user", Some("ran")));
 }
 
 #[tokio::test]
