@@ -188,6 +188,12 @@ pub fn decide_many(
         .into_iter()
         .map(|(tool_id, decision)| {
             guard.machine.check(crate::session::Starting::Decide(&tool_id)).map_err(|refusal| AgentError::refused(&runtime.id, refusal))?;
+            // It waited when the batch began (the machine says so): a grant or
+            // rule an earlier decision of this batch gave may have let it go,
+            // but the user decided it too, and that decision is the one taken.
+            if let Some(paused) = guard.agent.builtin.paused.as_mut() {
+                paused.batch.wait_again(&tool_id);
+            }
             apply_decision(&judge, runtime, &mut guard.agent, &tool_id, decision)
         })
         .collect();
