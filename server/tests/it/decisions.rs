@@ -523,3 +523,38 @@ async fn a_batch_decides_across_folders_and_a_stale_id_fails_alone() {
     );
     assert_eq!(hub.get("/api/approvals").await.json(), json!({"waiting": []}));
 }
+
+/// Two cards of one tool decided in one batch, the first "for this turn":
+/// its grant would let the second run, but the user decided that one too,
+/// and their decision is the one taken (each answered ok, audited as theirs).
+#[tokio::test]
+async fn in_a_batch_the_users_decision_on_a_call_an_earlier_grant_let_go_is_the_one_taken() {
+    let model = touching_model().await;
+    let data = tempfile::tempdir().unwrap();
+    let hub = hub_with_store(&model, &data);
+    for (second, ran, audited) in [
+        ("approve_turn", ["c1\n", "c2\n"], ("approved_turn", "user", Some("ran"))),
+        // A reject skips every call left, as on a card.
+        ("reject", ["", ""], ("rejected", "user", Some("rejected"))),
+    ] {
+        let (_dir, folder) = project(None);
+        let paused = hub.prompt(&folder, "touch c1 c2").await.lines();
+        assert_eq!(paused.last().unwrap()["pending"], json!(["c1", "c2"]));
+        let session = session_of(&paused);
+        let answer = hub
+            .batch(json!([
+                {"sessionId": session, "toolId": "c1", "decision": "approve_turn"},
+                {"sessionId": session, "toolId": "c2", "decision": second},
+            ]))
+            .await;
+        let oks: Vec<&Value> = answer["results"].as_array().unwrap().iter().map(|r| &r["ok"]).collect();
+        assert_eq!(oks, [&json!(true), &json!(true)], "{second}: {answer}");
+        hub.wait_status(&session, "idle").await;
+        for (name, ran) in ["c1", "c2"].into_iter().zip(ran) {
+            let text = std::fs::read_to_string(folder.join(format!("{name}.txt"))).unwrap_or_default();
+            assert_eq!(text, ran, "{second}: {name}");
+        }
+        let audit = hub.settled_audit(&folder, &["c2"]).await;
+        assert_eq!(row(&audit, "c2"), audited, "{second}");
+    }
+}
