@@ -171,8 +171,13 @@ async fn cards_left_past_the_folders_timeout_are_answered_no_decision_and_the_tu
     let hub = hub_with_store(&model, &data);
     let (_dir, folder) = project(None);
     let updates = hub.updates().await;
-    let set = hub.set_timeout(&folder, json!(1)).await;
+    // Set through another path to the folder: it is the folder's, whatever the path.
+    let links = tempfile::tempdir().unwrap();
+    let link = links.path().join("link");
+    std::os::unix::fs::symlink(&folder, &link).unwrap();
+    let set = hub.set_timeout(&link, json!(1)).await;
     assert_eq!((set.status, set.json()["approvalTimeoutSecs"].as_u64()), (StatusCode::OK, Some(1)), "{:?}", set.body);
+    assert_eq!(hub.read_config(&folder).await.json()["approvalTimeoutSecs"], 1);
 
     let paused = hub.prompt(&folder, "touch both").await.lines();
     assert_eq!(paused.last().unwrap()["pending"], json!(["t1", "t2"]));
@@ -202,6 +207,8 @@ async fn cards_left_past_the_folders_timeout_are_answered_no_decision_and_the_tu
     let late = hub.decide(&session, json!({"toolId": "t1", "decision": "approve"})).await;
     assert_eq!((late.status, late.error_code().as_str()), (StatusCode::CONFLICT, "not_pending"));
     assert_eq!(hub.get("/api/approvals").await.json(), json!({"waiting": []}));
+    let summary = &hub.get("/api/projects").await.json()["projects"][0]["sessions"][0];
+    assert!(summary.get("waitingSince").is_none(), "it waits no more: {summary}");
     assert!(!folder.join("one.txt").exists());
 }
 
@@ -325,6 +332,15 @@ async fn a_bad_timeout_is_refused_and_the_stored_value_is_unchanged() {
         );
         assert_eq!(stored(), Some(90), "{why}");
     }
+    // A YOLO switch the folder locks is refused with the timeout beside it: neither changes.
+    let (_locked_dir, locked) = project(Some(r#"{"security":{"disableYoloMode":true}}"#));
+    assert_eq!(hub.set_timeout(&locked, json!(90)).await.status, StatusCode::OK);
+    let both = json!({"folderPath": locked, "yoloMode": true, "approvalTimeoutSecs": 5});
+    let refused = hub.post("/api/chat/config", both.to_string()).await;
+    assert_eq!((refused.status, refused.error_code().as_str()), (StatusCode::FORBIDDEN, "yolo_locked"));
+    let config = hub.read_config(&locked).await.json();
+    assert_eq!((config["approvalTimeoutSecs"].as_u64(), config["yoloMode"].as_bool()), (Some(90), Some(false)));
+
     for (secs, expected) in [(json!(1), json!(1)), (json!(86400), json!(86400)), (Value::Null, Value::Null)] {
         let reply = hub.set_timeout(&folder, secs.clone()).await;
         assert_eq!((reply.status, reply.json()["approvalTimeoutSecs"].clone()), (StatusCode::OK, expected.clone()));

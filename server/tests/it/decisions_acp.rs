@@ -1,5 +1,6 @@
 //! Decisions of issue 27 with an ACP agent: the scripted agent
-//! (tests/fixtures/scripted-acp-agent.mjs, scenario `two-calls`) as a real
+//! (tests/fixtures/scripted-acp-agent.mjs, scenario `two-calls`; `unprompted`
+//! for a request made outside a prompt) as a real
 //! child process, logging what the hub answered. `approve_turn` answers the
 //! same tool's next request of the turn by itself, a request left past the
 //! folder's timeout is rejected once and the agent goes on, and a batch
@@ -26,7 +27,11 @@ const LOG: &str = "received.jsonl";
 
 /// A hub whose sessions talk to the scripted agent, with a database in `data`.
 fn acp_hub(data: &tempfile::TempDir) -> TestHub {
-    let command = format!("node '{SCRIPT}' two-calls {LOG}");
+    acp_hub_with(data, "two-calls")
+}
+
+fn acp_hub_with(data: &tempfile::TempDir, scenario: &str) -> TestHub {
+    let command = format!("node '{SCRIPT}' {scenario} {LOG}");
     TestHub::with_options(HubOptions {
         acp: Some(Arc::new(AcpAgent::new(&command).unwrap())),
         store: Some(agent_hub::store::Store::open(data.path()).unwrap()),
@@ -189,4 +194,26 @@ async fn a_batch_decides_two_agents_sessions_and_a_stale_id_fails_alone() {
         .map(|item| (item["sessionId"].as_str().unwrap(), item["toolId"].as_str().unwrap()))
         .collect();
     assert_eq!(listed, [(a_session.as_str(), "call-1b")], "{waiting}");
+}
+
+#[tokio::test]
+async fn a_request_made_outside_a_prompt_and_left_past_the_timeout_is_rejected_and_the_session_is_free() {
+    let data = tempfile::tempdir().unwrap();
+    let hub = acp_hub_with(&data, "unprompted");
+    let (_dir, folder, session) = open(&hub).await;
+    assert_eq!(hub.set_timeout(&folder, json!(1)).await.status, StatusCode::OK);
+    let first = hub.prompt(&folder, "hello").await.lines();
+    assert_eq!(statuses(&first), ["success"], "{first:?}");
+
+    assert_eq!(selected(&folder, "late-1").await, "no-once", "answered 'no decision' as a reject");
+    let detail = hub.wait_status(&session, "idle").await;
+    let events = detail["events"].as_array().unwrap();
+    let said = "No decision within 1 second; the call was not run.";
+    let expected = ("error".to_string(), Some("timed_out".to_string()), Some(said.to_string()));
+    assert_eq!(result_of(events, "late-1"), expected, "{events:?}");
+    assert_eq!(statuses(events), ["success", "waiting_approval", "success"], "{events:?}");
+    let rows = hub.settled_audit(&folder, &["late-1"]).await;
+    assert_eq!(row(&rows, "late-1"), ("timed_out", "hub", Some("skipped")));
+    let next = hub.prompt(&folder, "again").await.lines();
+    assert_eq!(statuses(&next), ["success"], "the session takes prompts again: {next:?}");
 }
