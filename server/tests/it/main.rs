@@ -16,6 +16,7 @@ mod changes_api;
 mod config_api;
 mod decisions;
 mod decisions_acp;
+mod decisions_batch;
 mod decisions_turns;
 mod docs_links;
 mod folder_browser;
