@@ -369,6 +369,19 @@ impl ApprovalBatch {
         }
     }
 
+    /// A call [`ApprovalBatch::reopen`] let go waits for the user again (a
+    /// batch of decisions: the user's own decision on it, taken with the one
+    /// whose grant reopened it, is applied as on its card). Anything else: no change.
+    pub fn wait_again(&mut self, tool_id: &str) -> bool {
+        match self.calls.iter_mut().find(|call| call.tool_id == tool_id && call.state == CallState::Open) {
+            Some(call) => {
+                call.state = CallState::Pending;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The runtime's judgement of the call [`Step::Judge`] handed out: it runs
     /// now (and is `Running` until [`ApprovalBatch::finished`]), waits for the
     /// user, or is denied with this result for the model.

@@ -107,7 +107,8 @@ enum Command {
 #[derive(Debug)]
 enum Then {
     GoOn,
-    /// Not run, and the turn goes on (a time-out): the hub reported it.
+    /// Nobody decided in time: the hub reported the call not run (the agent's
+    /// own report of it is not shown again, nor audited), and the agent goes on.
     Skip,
     /// Rejected: the agent ends its turn (`session/cancel` after a grace).
     EndTurn,

@@ -191,6 +191,12 @@ pub fn decide_many(
         .map(|item| {
             let starting = crate::session::Starting::Decide(&item.tool_id);
             guard.machine.check(starting).map_err(|refusal| AgentError::refused(&runtime.id, refusal))?;
+            // It waited when the batch began (the machine says so): a grant or
+            // rule an earlier decision of this batch gave may have let it go,
+            // but the user decided it too, and that decision is the one taken.
+            if let Some(paused) = guard.agent.builtin.paused.as_mut() {
+                paused.batch.wait_again(&item.tool_id);
+            }
             guard.agent.check_seen(&item)?;
             apply_decision(&judge, runtime, &mut guard.agent, &item.tool_id, item.decision)
         })
