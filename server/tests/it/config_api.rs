@@ -112,10 +112,10 @@ async fn bad_input_gets_a_clear_error_and_changes_nothing() {
         (hub.config(&folder.join("missing")).await, StatusCode::BAD_REQUEST, "folder_not_found"),
         (hub.config(&folder.join("file.txt")).await, StatusCode::BAD_REQUEST, "not_a_directory"),
         (hub.post("/api/chat/config", "{not json").await, StatusCode::BAD_REQUEST, "bad_request"),
-        // Neither yoloMode nor approvalTimeoutSecs (issue 27: yoloMode alone is optional).
+        // Neither yoloMode nor approvalTimeoutSecs: the contract's 422, as before issue 27.
         (
             hub.post("/api/chat/config", json!({"folderPath": folder}).to_string()).await,
-            StatusCode::BAD_REQUEST,
+            StatusCode::UNPROCESSABLE_ENTITY,
             "bad_request",
         ),
         (

@@ -230,7 +230,8 @@ async fn a_question_left_past_the_timeout_goes_unanswered_and_the_turn_goes_on()
     assert_eq!(
         waiting,
         json!([{"folderPath": folder, "sessionId": session, "sessionTitle": "serve", "toolId": "q",
-                "toolName": "ask_user", "summary": "Which port?", "question": true}])
+                "toolName": "ask_user", "summary": "Which port?", "question": true, "batchable": false,
+                "fingerprint": ""}])
     );
     assert!(hub.session_detail(&session).await["pendingInput"].get("deadlineAt").is_none());
 
@@ -288,7 +289,8 @@ async fn a_timeout_set_back_to_null_never_fires_while_another_folders_does() {
     assert_eq!(
         waiting,
         json!([{"folderPath": a, "sessionId": a_session, "sessionTitle": "touch a", "toolId": "a",
-                "toolName": "run_shell_command", "summary": "echo a >> a.txt", "question": false}])
+                "toolName": "run_shell_command", "summary": "echo a >> a.txt", "question": false,
+                "batchable": true, "fingerprint": waiting[0]["fingerprint"]}])
     );
 }
 
@@ -318,7 +320,7 @@ async fn a_bad_timeout_is_refused_and_the_stored_value_is_unchanged() {
         (json!({"folderPath": path, "approvalTimeoutSecs": "90"}), shape, "a string"),
         (json!({"folderPath": path, "approvalTimeoutSecs": -1}), shape, "negative"),
         (json!({"folderPath": path, "approvalTimeoutSecs": 1.5}), shape, "a fraction"),
-        (json!({"folderPath": path}), range, "neither yoloMode nor approvalTimeoutSecs"),
+        (json!({"folderPath": path}), shape, "neither yoloMode nor approvalTimeoutSecs"),
         (json!({"folderPath": path, "yoloMode": true, "approvalTimeoutSecs": 0}), range, "with a good yoloMode"),
     ] {
         let reply = hub.post("/api/chat/config", body.to_string()).await;

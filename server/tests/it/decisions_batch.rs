@@ -104,11 +104,8 @@ async fn in_a_batch_the_users_decision_on_a_call_an_earlier_grant_let_go_is_the_
     let model = touching_model().await;
     let data = tempfile::tempdir().unwrap();
     let hub = hub_with_store(&model, &data);
-    for (second, ran, audited) in [
-        ("approve_turn", ["c1\n", "c2\n"], ("approved_turn", "user", Some("ran"))),
-        // A reject skips every call left, as on a card.
-        ("reject", ["", ""], ("rejected", "user", Some("rejected"))),
-    ] {
+    {
+        let (second, ran, audited) = ("approve_turn", ["c1\n", "c2\n"], ("approved_turn", "user", Some("ran")));
         let (_dir, folder) = project(None);
         let paused = hub.prompt(&folder, "touch c1 c2").await.lines();
         assert_eq!(paused.last().unwrap()["pending"], json!(["c1", "c2"]));
@@ -129,4 +126,39 @@ async fn in_a_batch_the_users_decision_on_a_call_an_earlier_grant_let_go_is_the_
         let audit = hub.settled_audit(&folder, &["c2"]).await;
         assert_eq!(row(&audit, "c2"), audited, "{second}");
     }
+    // A reject beside an approval of the same turn is refused whole: the
+    // rejection would end the turn, and the approved call would never run.
+    let (_dir, folder) = project(None);
+    let paused = hub.prompt(&folder, "touch c1 c2").await.lines();
+    let session = session_of(&paused);
+    let answer = hub
+        .batch(json!([
+            {"sessionId": session, "toolId": "c1", "decision": "approve_turn"},
+            {"sessionId": session, "toolId": "c2", "decision": "reject"},
+        ]))
+        .await;
+    let errors: Vec<&Value> = answer["results"].as_array().unwrap().iter().map(|r| &r["error"]).collect();
+    assert_eq!(errors, [&json!("bad_request"), &json!("bad_request")], "{answer}");
+    let detail = hub.session_detail(&session).await;
+    assert_eq!(detail["pendingApproval"]["pending"], json!(["c1", "c2"]), "nothing was decided: {detail}");
+
+    // A decision names the call as the list showed it: another call under that id is not decided.
+    let listed = hub.get("/api/approvals").await.json()["waiting"].clone();
+    let seen = listed.as_array().unwrap().iter().find(|call| call["toolId"] == "c1").unwrap()["fingerprint"].clone();
+    let stale = hub
+        .batch(json!([{"sessionId": session, "toolId": "c1", "decision": "approve", "fingerprint": "0123456789abcdef"}]))
+        .await;
+    assert_eq!(stale["results"][0]["error"], "not_pending", "{stale}");
+    assert!(stale["results"][0]["message"].as_str().unwrap().contains("changed since it was listed"), "{stale}");
+    let detail = hub.session_detail(&session).await;
+    assert_eq!(detail["pendingApproval"]["pending"], json!(["c1", "c2"]), "still nothing decided: {detail}");
+    let fresh = hub
+        .batch(json!([
+            {"sessionId": session, "toolId": "c1", "decision": "reject", "fingerprint": seen},
+            {"sessionId": session, "toolId": "c2", "decision": "reject"},
+        ]))
+        .await;
+    assert_eq!(fresh["results"][0]["ok"], true, "{fresh}");
+    hub.wait_status(&session, "idle").await;
+    assert!(!folder.join("c1.txt").exists() && !folder.join("c2.txt").exists(), "rejected: neither ran");
 }
