@@ -48,33 +48,42 @@ test('three cards in two folders are selected in the inbox and approved in one s
     ],
   });
   await promptByApi(first, 'make two files');
-  setup.model.script(call('b1', 'write_file', { file_path: 'b.txt', content: 'b' }));
-  await promptByApi(second, 'write b');
+  setup.model.script({
+    calls: [
+      ['b1', 'run_shell_command', { command: 'touch b.txt' }],
+      ['b2', 'write_file', { file_path: 'c.txt', content: 'c' }],
+    ],
+  });
+  await promptByApi(second, 'make b, write c');
 
   const { page, errors } = await openChat(setup.browser, setup.hub, first);
   const rows = page.getByTestId('inbox-call');
-  await expect(async () => assert.equal(await rows.count(), 3));
-  // Each card's summary is there to read before deciding.
+  await expect(async () => assert.equal(await rows.count(), 4));
+  // Each card's summary is there to read before deciding; an edit is decided on its diff.
   const summaries = await page.getByTestId('inbox-call-summary').allInnerTexts();
-  assert.deepEqual(summaries.sort(), ['b.txt', 'touch one.txt', 'touch two.txt']);
+  assert.deepEqual(summaries.sort(), ['c.txt', 'touch b.txt', 'touch one.txt', 'touch two.txt']);
+  const edit = rows.filter({ hasText: 'c.txt' });
+  assert.equal(await edit.getByTestId('inbox-select').count(), 0, 'an edit has no box to tick');
+  assert.match(await edit.innerText(), /decide on its card/);
   const approve = page.getByTestId('inbox-approve-selected');
   assert.equal(await approve.isDisabled(), true, 'nothing selected yet');
 
   // All of the first folder, and the second folder's one call.
   await page.getByTestId('inbox-folder').filter({ hasText: basename(first) }).getByTestId('inbox-folder-select').check();
-  await page.getByTestId('inbox-call').filter({ hasText: 'b.txt' }).getByTestId('inbox-select').check();
+  await rows.filter({ hasText: 'touch b.txt' }).getByTestId('inbox-select').check();
   await expect(async () => assert.equal(await approve.innerText(), 'Approve selected (3)'));
   await snapshot(page, 'inbox-batch');
 
-  setup.model.script(text('Done.'), text('Done.'));
+  setup.model.script(text('Done.'));
   await approve.click();
   await expect(async () => assert.equal(await page.getByTestId('inbox-outcome').innerText(), '3 approved.'));
   await expect(async () => {
     assert.ok(existsSync(join(first, 'one.txt')) && existsSync(join(first, 'two.txt')), 'both commands ran');
-    assert.ok(existsSync(join(second, 'b.txt')), 'the file was written');
+    assert.ok(existsSync(join(second, 'b.txt')), "the second folder's command ran");
   });
-  await expect(async () => assert.equal(await rows.count(), 0));
-  await expect(async () => assert.equal(await page.getByTestId('inbox-item').count(), 0));
+  // The second folder's turn goes on to its edit, which still waits on its card.
+  await expect(async () => assert.deepEqual(await page.getByTestId('inbox-call-summary').allInnerTexts(), ['c.txt']));
+  assert.equal(existsSync(join(second, 'c.txt')), false);
   const decided = [...(await audit(first)), ...(await audit(second))].filter((row) => row.decision === 'approved');
   assert.deepEqual(decided.map((row) => [row.toolId, row.decidedBy]).sort(), [['a1', 'user'], ['a2', 'user'], ['b1', 'user']]);
   assert.deepEqual(errors, []);

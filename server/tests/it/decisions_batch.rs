@@ -146,7 +146,9 @@ async fn in_a_batch_the_users_decision_on_a_call_an_earlier_grant_let_go_is_the_
     let listed = hub.get("/api/approvals").await.json()["waiting"].clone();
     let seen = listed.as_array().unwrap().iter().find(|call| call["toolId"] == "c1").unwrap()["fingerprint"].clone();
     let stale = hub
-        .batch(json!([{"sessionId": session, "toolId": "c1", "decision": "approve", "fingerprint": "0123456789abcdef"}]))
+        .batch(
+            json!([{"sessionId": session, "toolId": "c1", "decision": "approve", "fingerprint": "0123456789abcdef"}]),
+        )
         .await;
     assert_eq!(stale["results"][0]["error"], "not_pending", "{stale}");
     assert!(stale["results"][0]["message"].as_str().unwrap().contains("changed since it was listed"), "{stale}");
