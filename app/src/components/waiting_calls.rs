@@ -214,7 +214,7 @@ fn waiting_row(
             <a href=href class="min-w-0 flex-1 hover:underline" title=title>
                 <span class="text-xs text-slate-500 dark:text-slate-400">
                     {kind}
-                    {(!call.batchable).then(|| " · decide on its card")}
+                    {(!call.batchable).then_some(" · decide on its card")}
                 </span>
                 " "
                 <code data-testid="inbox-call-summary" class="block truncate font-mono text-xs">{summary}</code>
