@@ -105,19 +105,6 @@ impl HubState {
         });
     }
 
-    /// Sets the open folder's approval timeout (`None`: wait forever).
-    pub fn set_approval_timeout(self, secs: Option<u64>) {
-        let Some(Some(config)) = self.config.try_get_untracked() else { return };
-        spawn_local(async move {
-            match client::approvals::set_timeout(&config.folder_path, &config.session_id, secs).await {
-                Ok(next) => self.apply_config(next),
-                Err(error) => {
-                    self.error.try_set(Some(error));
-                }
-            }
-        });
-    }
-
     /// Puts the open session's agent in `mode_id`; `done` hears whether it worked.
     pub fn set_agent_mode(self, mode_id: String, done: impl FnOnce(bool) + 'static) {
         let Some(Some(config)) = self.config.try_get_untracked() else {
@@ -138,7 +125,7 @@ impl HubState {
         });
     }
 
-    fn apply_config(self, next: ChatConfig) {
+    pub fn apply_config(self, next: ChatConfig) {
         let same_session =
             self.config.try_with_untracked(|current| current.as_ref().is_some_and(|c| c.session_id == next.session_id));
         if same_session == Some(true) {

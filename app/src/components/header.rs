@@ -3,7 +3,8 @@
 
 use leptos::prelude::*;
 
-use crate::parts::{deferred, wasm_split, PartMissing};
+use crate::components::timeout_picker::timeout_picker_view;
+use crate::parts::{after_hydration, deferred, wasm_split, PartMissing};
 use crate::state::HubState;
 use protocol::api::{AgentMode, AgentModes, YoloSource};
 
@@ -53,7 +54,7 @@ pub fn Header() -> impl IntoView {
                 "All decisions"
             </a>
             {move || has_modes.get().then(|| deferred(agent_mode_picker_view()))}
-            <crate::components::timeout_picker::TimeoutPicker />
+            {after_hydration(|| deferred(timeout_picker_view()))}
             <YoloSwitch />
         </header>
     }

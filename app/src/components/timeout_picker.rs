@@ -2,7 +2,10 @@
 //! hub answers "no decision" itself (the call is not run; the agent goes on).
 
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 
+use crate::client::approvals;
+use crate::parts::{wasm_split, PartMissing};
 use crate::state::HubState;
 
 /// The choices offered, in seconds (`None`: wait forever, the default).
@@ -32,9 +35,27 @@ pub fn secs_of(value: &str) -> Option<u64> {
     value.parse().ok()
 }
 
+/// The picker, from the `session` part of the wasm (see `parts`): the page
+/// works without it until it is loaded.
+#[wasm_split(session, wasm_split_path = ::leptos::wasm_split, fallible)]
+pub fn timeout_picker_view() -> Result<AnyView, PartMissing> {
+    Ok(view! { <TimeoutPicker /> }.into_any())
+}
+
 #[component]
 pub fn TimeoutPicker() -> impl IntoView {
     let state = expect_context::<HubState>();
+    let set = move |secs: Option<u64>| {
+        let Some(Some(config)) = state.config.try_get_untracked() else { return };
+        spawn_local(async move {
+            match approvals::set_timeout(&config.folder_path, &config.session_id, secs).await {
+                Ok(next) => state.apply_config(next),
+                Err(error) => {
+                    state.error.try_set(Some(error));
+                }
+            }
+        });
+    };
     let current = Memo::new(move |_| state.config.with(|c| c.as_ref().and_then(|c| c.approval_timeout_secs)));
     // The folder's own value when it is none of the choices (set through the API).
     let options = move || {
@@ -62,7 +83,7 @@ pub fn TimeoutPicker() -> impl IntoView {
             <select
                 data-testid="timeout-picker"
                 class="rounded-md border border-slate-300 bg-white px-1 py-0.5 text-xs dark:border-slate-700 dark:bg-slate-950"
-                on:change=move |event| state.set_approval_timeout(secs_of(&event_target_value(&event)))
+                on:change=move |event| set(secs_of(&event_target_value(&event)))
             >
                 {options}
             </select>
