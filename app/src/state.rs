@@ -140,8 +140,8 @@ impl HubState {
                 self.refresh_projects();
             }
             HubUpdate::Projects => self.refresh_projects(),
-            HubUpdate::TimedOut { folder_path, summary, .. } => {
-                self.timed_out.try_set(Some((folder_path, summary)));
+            HubUpdate::TimedOut(note) => {
+                self.timed_out.try_set(Some((note.folder_path, note.summary)));
                 self.refresh_projects();
             }
         }

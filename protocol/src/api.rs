@@ -301,8 +301,16 @@ pub enum HubUpdate {
     Projects,
     /// Nobody decided in time: the hub answered a waiting call or question
     /// "no decision" (the folder's approval timeout).
-    #[serde(rename_all = "camelCase")]
-    TimedOut { folder_path: String, session_id: String, summary: String },
+    TimedOut(Box<TimedOut>),
+}
+
+/// What `HubUpdate::TimedOut` says: whose call went unanswered, and what it was.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimedOut {
+    pub folder_path: String,
+    pub session_id: String,
+    pub summary: String,
 }
 
 /// `POST /api/chat/prompt`.

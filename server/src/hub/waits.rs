@@ -224,11 +224,11 @@ impl Hub {
         let start = Start::TimeOut { after_secs: timeout.secs, counted_from_ms: timeout.set_at_ms, now_ms: now_ms() };
         match begin(&self.port(), &runtime, start) {
             Ok(_) => {
-                self.publish(HubUpdate::TimedOut {
+                self.publish(HubUpdate::TimedOut(Box::new(protocol::api::TimedOut {
                     folder_path: runtime.folder.display().to_string(),
                     session_id: session_id.to_string(),
                     summary,
-                });
+                })));
                 true
             }
             Err(err) => {
