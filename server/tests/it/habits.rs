@@ -2,12 +2,16 @@
 //! a scripted model: after the user approved commands of the same prefix three
 //! times in a folder, the fourth card's `GET /api/habits` offers the rule, with
 //! the prefix; another folder's approvals never count; asking saves nothing,
-//! and saving still goes through `approve_always`.
+//! and saving still goes through `approve_always`. An ACP agent's calls (a
+//! scripted agent) count and get the offer the same way.
 
 use crate::common;
 
 use std::path::Path;
+use std::sync::Arc;
 
+use agent_hub::agents::acp::AcpAgent;
+use agent_hub::hub::HubOptions;
 use axum::http::StatusCode;
 use common::fake_model::{call, text, FakeModel};
 use common::*;
@@ -121,5 +125,35 @@ async fn three_approvals_of_a_prefix_offer_its_rule_on_the_fourth_card() {
     for query in [format!("sessionId={session}"), "toolId=w1".to_string(), format!("sessionId={session}&toolId=")] {
         let bad = hub.get(&format!("/api/habits?{query}")).await;
         assert_eq!((bad.status, bad.error_code().as_str()), (StatusCode::BAD_REQUEST, "bad_request"), "{query}");
+    }
+}
+
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/scripted-acp-agent.mjs");
+
+/// Issue 27, item 5: an ACP agent's calls are in the same audit trail, under
+/// Gemini CLI's names, so its card counts and offers alike.
+#[tokio::test]
+async fn an_acp_agents_approvals_count_and_its_fourth_card_gets_the_offer() {
+    let (_dir, folder) = project(None);
+    let data = tempfile::tempdir().unwrap();
+    let log = data.path().join("received.jsonl");
+    // Each prompt: a permission request for `echo hi` (call-1), then the end of the turn.
+    let command = format!("node '{SCRIPT}' reject-ends '{}'", log.display());
+    let hub = TestHub::with_options(HubOptions {
+        acp: Some(Arc::new(AcpAgent::new(&command).unwrap())),
+        store: Some(agent_hub::store::Store::open(data.path()).unwrap()),
+        ..HubOptions::default()
+    });
+    for round in 0..4u64 {
+        let session = hub.card(&folder, "call-1").await;
+        let habit = hub.habit(&session, "call-1").await;
+        assert_eq!(
+            (habit["prefix"].as_str(), habit["approvals"].as_u64(), habit["offered"].as_bool()),
+            (Some("echo hi"), Some(round), Some(round == 3)),
+            "{habit}"
+        );
+        if round < 3 {
+            hub.approve(&session, "call-1", "approve").await;
+        }
     }
 }
