@@ -31,7 +31,7 @@ pub fn HabitOffer(
             <p
                 data-testid="card-habit"
                 role="note"
-                class="mb-2 flex flex-wrap items-center gap-1 rounded-md bg-sky-50 px-2 py-1 text-sm text-slate-700 dark:bg-sky-950/40 dark:text-slate-200"
+                class="mb-2 rounded-md bg-sky-50 px-2 py-1 text-sm text-slate-700 dark:bg-sky-950/40 dark:text-slate-200"
                 class:hidden=move || hidden.get()
             >
                 "You approved "
@@ -53,7 +53,7 @@ pub fn HabitOffer(
 /// What the line names (the prefix, else the tool) and the rest of its sentence.
 pub fn offer_words(habit: &Habit) -> (String, String) {
     let what = habit.prefix.clone().unwrap_or_else(|| habit.tool_name.clone());
-    (what, format!(" {} times here —", habit.approvals))
+    (what, format!(" {} times here — ", habit.approvals))
 }
 
 #[cfg(test)]
@@ -70,8 +70,8 @@ mod tests {
             offered: true,
             withheld: None,
         };
-        assert_eq!(offer_words(&habit), ("cargo test".to_string(), " 3 times here —".to_string()));
+        assert_eq!(offer_words(&habit), ("cargo test".to_string(), " 3 times here — ".to_string()));
         let file = Habit { tool_name: "write_file".into(), prefix: None, approvals: 4, ..habit };
-        assert_eq!(offer_words(&file), ("write_file".to_string(), " 4 times here —".to_string()));
+        assert_eq!(offer_words(&file), ("write_file".to_string(), " 4 times here — ".to_string()));
     }
 }
