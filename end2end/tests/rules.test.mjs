@@ -81,3 +81,50 @@ test('save "always" from a card, see it in Rules, delete it, and the next call a
   await snapshot(page, 'rules-decisions');
   assert.deepEqual(errors, []);
 });
+
+test('after three approvals of `ls …` the fourth card offers "Always" for `ls`, filled in and editable', async () => {
+  const folder = makeFolder();
+  const { page, errors } = await openChat(setup.browser, setup.hub, folder);
+  const card = page.getByTestId('approval-card');
+  const habit = page.getByTestId('card-habit');
+
+  for (const [id, command] of [['l1', 'ls -a'], ['l2', 'ls -l'], ['l3', 'ls -la']]) {
+    setup.model.script(shell(id, command), text(`Listed ${id}.`));
+    await sendPrompt(page, `list ${id}`);
+    await card.waitFor({ timeout: 30000 });
+    if (id === 'l3') {
+      // Two approvals so far: the hub answers, and the card offers nothing yet.
+      await page.waitForTimeout(1500);
+      assert.equal(await habit.count(), 0, 'no offer before three approvals');
+    }
+    await page.getByTestId('card-approve').click();
+    await card.waitFor({ state: 'detached' });
+    await expect(async () => assert.match(await page.getByTestId('assistant-message').last().innerText(),
+      new RegExp(`Listed ${id}\\.`)), { timeout: 30000 });
+  }
+
+  setup.model.script(shell('l4', 'ls -1'), text('Listed l4.'));
+  await sendPrompt(page, 'list l4');
+  await card.waitFor({ timeout: 30000 });
+  await habit.waitFor({ timeout: 10000 });
+  assert.equal(await page.getByTestId('card-habit-what').innerText(), 'ls');
+  assert.match(await habit.innerText(), /You approved ls 3 times here — Always allow it in this folder\?/);
+  await snapshot(page, 'rules-habit-offer');
+  await page.getByTestId('card-habit-open').click();
+  const prefix = page.getByTestId('card-prefix-input');
+  await prefix.waitFor();
+  await expect(async () => assert.equal(await prefix.inputValue(), 'ls'), { timeout: 10000 });
+  assert.equal(await habit.isVisible(), false, 'the line hides while the step is open');
+  await prefix.fill('ls -1');  // still editable
+  await page.getByTestId('card-prefix-save').click();
+  await card.waitFor({ state: 'detached' });
+  await expect(async () => assert.match(await page.getByTestId('assistant-message').last().innerText(), /Listed l4\./),
+    { timeout: 30000 });
+
+  // The rule saved is the edited one.
+  await page.getByTestId('rules-button').click();
+  const saved = page.getByTestId('rules-panel').getByTestId('rule-row').filter({ has: page.getByTestId('rule-delete') });
+  await expect(async () => assert.equal(await saved.count(), 1));
+  assert.match(await saved.innerText(), /ls -1/);
+  assert.deepEqual(errors, []);
+});

@@ -64,3 +64,4 @@ pub mod api;
 pub mod audit;
 pub mod changes;
 pub mod events;
+pub mod habits;

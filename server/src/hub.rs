@@ -24,6 +24,7 @@ use crate::watcher::SettingsWatcher;
 use trust::FolderTrust;
 
 mod error;
+mod habits;
 mod rules;
 mod sessions;
 mod trust;

@@ -5,6 +5,7 @@ use serde::Deserialize;
 use super::{get_json, get_ndjson, send_for_status, HubError};
 use protocol::api::RulesResponse;
 use protocol::audit::AuditEntry;
+use protocol::habits::Habit;
 
 fn encode(text: &str) -> std::borrow::Cow<'_, str> {
     urlencoding::encode(text)
@@ -34,6 +35,12 @@ struct Suggestion {
 pub async fn suggest_prefix(command: &str) -> Result<String, HubError> {
     let suggestion: Suggestion = get_json(&format!("/api/rules/suggest?command={}", encode(command))).await?;
     Ok(suggestion.prefix)
+}
+
+/// How often the user approved calls like the one waiting on the card under
+/// `tool_id` in its folder, and whether the card offers their rule.
+pub async fn habit(session_id: &str, tool_id: &str) -> Result<Habit, HubError> {
+    get_json(&format!("/api/habits?sessionId={}&toolId={}", encode(session_id), encode(tool_id))).await
 }
 
 /// Withdraws a "Yes, for this session" grant.

@@ -19,6 +19,9 @@ pub fn AlwaysStep(
     /// Saves the rule: the prefix for a command, `None` for another tool.
     on_save: Callback<Option<String>>,
     on_back: Callback<()>,
+    /// A prefix to fill in instead of the hub's proposal (a habit's, from the
+    /// card's offer); still editable.
+    preset: Signal<Option<String>>,
 ) -> impl IntoView {
     let command = shell_command(&call);
     let tool = rule_tool(&call);
@@ -38,12 +41,17 @@ pub fn AlwaysStep(
         });
         Effect::new(move |_| {
             if let Some(result) = suggestion.get() {
-                if !touched.get_untracked() {
+                if !touched.get_untracked() && preset.with_untracked(Option::is_none) {
                     prefix.set(result.unwrap_or_else(|_| first_words(&command_text.get_value())));
                 }
             }
         });
     }
+    Effect::new(move |_| {
+        if let Some(preset) = preset.get() {
+            prefix.set(preset);
+        }
+    });
     Effect::new(move |_| {
         if open.get() {
             if let Some(input) = input_ref.get() {

@@ -249,8 +249,10 @@ pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
                 </div>
             </Show>
             {move || {
-                card.get()
-                    .map(|card| deferred(approval_card_view(card, on_decide, deciding, editor.get_untracked(), deadline)))
+                card.get().map(|card| {
+                    let session_id = chat.session_id.get_value();
+                    deferred(approval_card_view(card, session_id, on_decide, deciding, editor.get_untracked(), deadline))
+                })
             }}
             {move || {
                 question.get().map(|question| deferred(question_card_view(question, on_answer, deciding, deadline)))

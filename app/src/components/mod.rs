@@ -12,6 +12,7 @@ pub mod diff_view;
 pub mod folder_completion;
 pub mod folder_tools;
 pub mod folders;
+pub mod habit_offer;
 pub mod header;
 pub mod hub_page;
 pub mod inbox;

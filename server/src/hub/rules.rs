@@ -26,7 +26,7 @@ impl Hub {
         self.policies().for_folder(folder, self.saved_rules(folder), self.trusted(folder))
     }
 
-    fn saved_rules(&self, folder: &Path) -> Vec<Rule> {
+    pub(super) fn saved_rules(&self, folder: &Path) -> Vec<Rule> {
         let Some(store) = self.store() else { return Vec::new() };
         match store.saved_rules(folder) {
             Ok(rows) => rows.iter().filter_map(as_rule).collect(),

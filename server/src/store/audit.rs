@@ -124,6 +124,43 @@ impl Store {
     }
 }
 
+/// The user's own approvals of a call, as a habit counts them (issue 27): a
+/// plain "Yes", one with the user's edit, "for this session" and "for this
+/// turn". Not "Always in this folder" (a rule exists then), nor anything a
+/// rule, a grant or YOLO let run: those were not the user's choice.
+const HABIT_DECISIONS: [AuditDecision; 4] = [
+    AuditDecision::Approved,
+    AuditDecision::ApprovedEdited,
+    AuditDecision::ApprovedSession,
+    AuditDecision::ApprovedTurn,
+];
+
+impl Store {
+    /// How many times the user approved a call of `tool_name` in `folder` (the
+    /// canonical folder, compared as given), and with `prefix` only a command
+    /// whose summary is the prefix or starts with it and a space: `cargo test`
+    /// counts `cargo test -p x`, never `cargo testing`. Read from the audit
+    /// trail itself, so the count cannot drift from what was decided; a summary
+    /// cut short or with an escaped line break counts only up to where it still
+    /// reads as the command, which can only count fewer. Only what is committed
+    /// counts: flush first.
+    pub fn user_approvals(&self, folder: &str, tool_name: &str, prefix: Option<&str>) -> Result<u32, StoreError> {
+        let [approved, edited, session, turn] = HABIT_DECISIONS.map(|decision| decision.as_str().to_string());
+        self.read(|db| {
+            db.prepare_cached(
+                "SELECT count(*) FROM audit_decisions
+                 WHERE folder = ?1 AND tool_name = ?2 AND decided_by = ?3 AND decision IN (?4, ?5, ?6, ?7)
+                   AND (?8 IS NULL OR summary = ?8 OR substr(summary, 1, length(?8) + 1) = ?8 || ' ')",
+            )?
+            .query_row(
+                params![folder, tool_name, Decider::User.as_str(), approved, edited, session, turn, prefix],
+                |row| row.get::<_, i64>(0),
+            )
+            .map(|count| u32::try_from(count).unwrap_or(u32::MAX))
+        })
+    }
+}
+
 fn ms(value: i64) -> u64 {
     value.max(0) as u64
 }

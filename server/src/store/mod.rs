@@ -319,3 +319,5 @@ impl Drop for Store {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_habits;

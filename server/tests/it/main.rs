@@ -21,6 +21,7 @@ mod decisions_turns;
 mod docs_links;
 mod folder_browser;
 mod gates;
+mod habits;
 mod leptos_toml;
 mod module_graph;
 mod residency;

@@ -6,7 +6,9 @@
 //! is written instead. On both, 5 (or the button) opens "Always in this
 //! folder": the rule to save (a command's prefix, editable; or the tool),
 //! confirmed before it is sent. The card is keyed by its tool call, so a
-//! regenerated call starts fresh.
+//! regenerated call starts fresh. A call like ones the user approved three
+//! times in the folder gets a line offering that rule (`HabitOffer`), which
+//! opens the same step with its prefix filled in.
 //!
 //! An ACP agent's card is built from the options it sent: its "allow once"
 //! and "reject once" on the hub's keys 1 and 2, in its words; the hub's own
@@ -23,6 +25,7 @@ use crate::components::always_step::AlwaysStep;
 pub use crate::components::card_choices::*;
 use crate::components::countdown::Countdown;
 use crate::components::diff_view::DiffView;
+use crate::components::habit_offer::HabitOffer;
 use crate::components::tool_call::{has_details, ParameterList};
 use crate::parts::{wasm_split, PartMissing};
 use crate::transcript::Card;
@@ -34,17 +37,20 @@ pub use requests::*;
 #[wasm_split(cards, wasm_split_path = ::leptos::wasm_split, preload(preload_cards), fallible)]
 pub fn approval_card_view(
     card: Card,
+    session_id: String,
     on_decide: Callback<ApproveRequest>,
     busy: Signal<bool>,
     editor: bool,
     deadline: Signal<Option<u64>>,
 ) -> Result<AnyView, PartMissing> {
-    Ok(view! { <ApprovalCard card on_decide busy editor deadline /> }.into_any())
+    Ok(view! { <ApprovalCard card session_id on_decide busy editor deadline /> }.into_any())
 }
 
 #[component]
 pub fn ApprovalCard(
     card: Card,
+    /// The card's session: the habit line asks the hub about its call.
+    session_id: String,
     on_decide: Callback<ApproveRequest>,
     busy: Signal<bool>,
     /// Whether the hub can write the user's own version of an edit.
@@ -133,6 +139,15 @@ pub fn ApprovalCard(
         }
     };
     let open_always = move || scoping.set(true);
+    // The habit's prefix, once its line was followed: the Always step opens with it.
+    let preset = RwSignal::new(None::<String>);
+    let open_habit = Callback::new(move |prefix: Option<String>| {
+        if prefix.is_some() {
+            preset.set(prefix);
+        }
+        scoping.set(true);
+    });
+    let offers_always = choices.has(&ButtonAction::OpenAlways);
     let close_always = Callback::new(move |()| {
         scoping.set(false);
         if let Some(section) = card_ref.get_untracked() {
@@ -347,6 +362,11 @@ pub fn ApprovalCard(
                         </p>
                     }
                 })}
+            {offers_always
+                .then(|| {
+                    let hidden = Signal::derive(move || editing.get() || scoping.get());
+                    view! { <HabitOffer session_id tool_id=card.call.tool_id.clone() hidden on_open=open_habit /> }
+                })}
             {parameters.map(|parameters| view! { <ParameterList parameters /> })}
             {diff.map(|diff| view! { <div class:hidden=move || editing.get()><DiffView diff /></div> })}
             <div class="flex flex-col gap-2" class:hidden=move || !editing.get()>
@@ -393,7 +413,7 @@ pub fn ApprovalCard(
                 {hub_buttons}
             </div>
             {agent_buttons}
-            <AlwaysStep call open=scoping.into() busy edit=is_edit on_save=save_always on_back=close_always />
+            <AlwaysStep call open=scoping.into() busy edit=is_edit on_save=save_always on_back=close_always preset=preset.into() />
             <div class="mt-3 flex items-center gap-2 text-sm" class:hidden=move || editing.get() || scoping.get()>
                 <span class="inline-block w-3 text-amber-600">{move || if selected.get() == input_place { "❯" } else { "│" }}</span>
                 <input

@@ -50,6 +50,7 @@ pub fn router() -> Router<Arc<Hub>> {
         .route("/rules/export", get(rules::export))
         .route("/rules/suggest", get(rules::suggest))
         .route("/rules/{id}", delete(rules::delete))
+        .route("/habits", get(rules::habits))
         .route("/sessions/{id}/grants/{tool}", delete(rules::withdraw_grant))
         .route("/audit", get(rules::audit))
         .route("/fs/dirs", get(fs::dirs))

@@ -10,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use protocol::api::{RulesQuery, RulesResponse};
 use protocol::audit::AuditQuery;
+use protocol::habits::{Habit, HabitQuery};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -46,6 +47,23 @@ pub struct SuggestQuery {
 /// What "Always in this folder" proposes for a command: its first words.
 pub async fn suggest(ApiQuery(query): ApiQuery<SuggestQuery>) -> Json<Value> {
     Json(json!({ "prefix": crate::policy::default_prefix(&query.command) }))
+}
+
+/// `GET /api/habits?sessionId=&toolId=`: how often the user approved calls
+/// like the one waiting on the card, in its folder, and whether the card
+/// offers the "Always in this folder" rule (see `hub::habits`). Changes nothing.
+pub async fn habits(State(hub): State<Arc<Hub>>, ApiQuery(query): ApiQuery<HabitQuery>) -> ApiResult<Json<Habit>> {
+    if query.session_id.is_empty() || query.tool_id.is_empty() {
+        return Err(ApiError::bad_request("sessionId and toolId must not be empty."));
+    }
+    let runtime = super::chat::runtime_off_thread(&hub, &query.session_id).await?;
+    // The approvals decided a moment ago count.
+    if let Some(store) = hub.store() {
+        if let Err(err) = store.flush().await {
+            tracing::warn!("the habit count may miss the latest decisions: {err}");
+        }
+    }
+    super::blocking(move || hub.habit(&runtime, &query.tool_id)).await.map(Json)
 }
 
 pub async fn delete(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
