@@ -39,7 +39,7 @@ test('an edit card shows the diff; e, a change and save write the user\'s text',
   assert.equal(await card.getByTestId('diff-added').innerText(), '\t20\t+\tline twenty');
   const folds = await card.getByTestId('diff-fold').allInnerTexts();
   assert.deepEqual(folds, ['⋯ 16 unchanged lines', '⋯ 17 unchanged lines']);
-  assert.match(await page.getByTestId('card-hint').innerText(), /Enter Apply • a Always • d Reject • e Edit/);
+  assert.match(await page.getByTestId('card-hint').innerText(), /Enter Apply • a Always • t For this turn • d Reject • e Edit/);
   await snapshot(page, 'edit-card');
 
   await focused(page, 'approval-card');

@@ -69,6 +69,8 @@ pub fn ToolButtons(tools: FolderTools) -> impl IntoView {
     };
     view! {
         <div class="flex items-center gap-2">
+            // With the folder's tools (in the session part of the wasm, not the first load).
+            <crate::components::timeout_picker::TimeoutPicker />
             <button
                 type="button"
                 node_ref=tools.rules_button

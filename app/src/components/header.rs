@@ -3,8 +3,7 @@
 
 use leptos::prelude::*;
 
-use crate::components::timeout_picker::timeout_picker_view;
-use crate::parts::{after_hydration, deferred, wasm_split, PartMissing};
+use crate::parts::{deferred, wasm_split, PartMissing};
 use crate::state::HubState;
 use protocol::api::{AgentMode, AgentModes, YoloSource};
 
@@ -54,7 +53,6 @@ pub fn Header() -> impl IntoView {
                 "All decisions"
             </a>
             {move || has_modes.get().then(|| deferred(agent_mode_picker_view()))}
-            {after_hydration(|| deferred(timeout_picker_view()))}
             <YoloSwitch />
         </header>
     }

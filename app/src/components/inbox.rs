@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use crate::components::shortcuts::NEXT_WAITING_KEYS;
 use crate::components::status_badge::StatusBadge;
 use crate::components::waiting_calls::waiting_calls_view;
-use crate::parts::{after_hydration, deferred};
+use crate::parts::{after_hydration, when_loaded};
 use crate::state::folder_name;
 use crate::state::{session_href, HubState};
 use crate::waiting::{newly_waiting, waiting_sessions, Waiting};
@@ -70,7 +70,8 @@ pub fn Inbox() -> impl IntoView {
                         </li>
                     </For>
                 </ul>
-                {after_hydration(move || deferred(waiting_calls_view(said)))}
+                // An extra: should its part be missing, the sessions above still lead to each card.
+                {after_hydration(move || when_loaded(waiting_calls_view(said), |view| view.unwrap_or_else(|_| ().into_any())))}
             </Show>
             <p role="status" data-testid="inbox-outcome" class="mt-1 text-xs text-slate-600 dark:text-slate-400">
                 {move || said.get()}

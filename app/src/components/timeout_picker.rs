@@ -5,7 +5,6 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::client::approvals;
-use crate::parts::{wasm_split, PartMissing};
 use crate::state::HubState;
 
 /// The choices offered, in seconds (`None`: wait forever, the default).
@@ -33,13 +32,6 @@ pub fn value_of(secs: Option<u64>) -> String {
 
 pub fn secs_of(value: &str) -> Option<u64> {
     value.parse().ok()
-}
-
-/// The picker, from the `session` part of the wasm (see `parts`): the page
-/// works without it until it is loaded.
-#[wasm_split(session, wasm_split_path = ::leptos::wasm_split, fallible)]
-pub fn timeout_picker_view() -> Result<AnyView, PartMissing> {
-    Ok(view! { <TimeoutPicker /> }.into_any())
 }
 
 #[component]
