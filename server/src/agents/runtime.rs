@@ -176,13 +176,15 @@ pub struct BatchItem {
 }
 
 /// What identifies a call as the user saw it: its tool and arguments, hashed
-/// (FNV-1a, 64 bits: a check that the call did not change, not a secret).
+/// (SHA-256, the first 128 bits: an agent that re-describes its call cannot
+/// find another with the same fingerprint).
 pub fn fingerprint(tool_name: &str, args: &Value) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in tool_name.bytes().chain([0]).chain(args.to_string().into_bytes()) {
-        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{hash:016x}")
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    hasher.update(tool_name.as_bytes());
+    hasher.update([0]);
+    hasher.update(args.to_string().as_bytes());
+    hasher.finalize()[..16].iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 impl AgentState {

@@ -12,7 +12,7 @@ use std::time::Duration;
 use protocol::api::{ChatConfig, HubUpdate, SessionStatus, WaitingCall, WaitingList, MAX_APPROVAL_TIMEOUT_SECS};
 
 use super::{Hub, HubError, HubResult};
-use crate::agents::{begin, Start};
+use crate::agents::{begin, AgentError, Start};
 use crate::clock::now_ms;
 use crate::folder::canonical_folder;
 use crate::session::Phase;
@@ -59,9 +59,10 @@ pub(crate) fn due(waits: &[Wait], timeouts: &HashMap<PathBuf, Timeout>, now_ms: 
         .collect()
 }
 
-/// The approval timeouts kept per folder (canonical folder).
+/// The approval timeouts kept per folder (canonical folder), and a lock that
+/// keeps a change's write to the store and to memory together.
 #[derive(Debug, Default)]
-pub(crate) struct Timeouts(std::sync::Mutex<HashMap<PathBuf, Timeout>>);
+pub(crate) struct Timeouts(std::sync::Mutex<HashMap<PathBuf, Timeout>>, tokio::sync::Mutex<()>);
 
 impl Timeouts {
     pub fn load(store: Option<&crate::store::Store>) -> Self {
@@ -71,7 +72,7 @@ impl Timeouts {
         });
         let kept =
             kept.unwrap_or_default().into_iter().map(|(folder, secs, set_at_ms)| (folder, Timeout { secs, set_at_ms }));
-        Self(std::sync::Mutex::new(kept.collect()))
+        Self(std::sync::Mutex::new(kept.collect()), tokio::sync::Mutex::new(()))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Timeout>> {
@@ -112,7 +113,11 @@ impl Hub {
         let folder = canonical_folder(folder_path)?;
         // The session is checked (it may be another folder's) before anything changes.
         self.peek_off_thread(folder_path, session_id).await?;
-        let set_at_ms = now_ms();
+        // One change at a time: the store and memory never end up with two different ones.
+        let _changing = self.timeouts.1.lock().await;
+        let kept = self.timeouts.lock().get(&folder).copied();
+        // The same timeout again moves no deadline.
+        let set_at_ms = kept.filter(|kept| Some(kept.secs) == secs).map_or_else(now_ms, |kept| kept.set_at_ms);
         if let Some(store) = &self.store {
             let stored = store.set_approval_timeout(&folder, secs, set_at_ms).await;
             stored.map_err(|err| HubError::StoreFailed(err.to_string()))?;
@@ -207,12 +212,11 @@ impl Hub {
 
     /// Answers "no decision" for what waited in the session past the folder's
     /// timeout as it is now, if it still does at this instant (its machine
-    /// says), and tells open pages. Returns whether it did. Blocking: the
-    /// session may be read from the store.
-    fn time_out(self: &Arc<Self>, session_id: &str) -> bool {
-        let Some(runtime) = self.runtime(session_id) else { return false };
+    /// says), and tells open pages. Blocking: the session may be read from the store.
+    fn time_out(self: &Arc<Self>, session_id: &str) -> Swept {
+        let Some(runtime) = self.runtime(session_id) else { return Swept::Failed };
         // Read again: a timeout changed since the sweep began counts.
-        let Some(timeout) = self.timeouts.lock().get(&runtime.folder).copied() else { return false };
+        let Some(timeout) = self.timeouts.lock().get(&runtime.folder).copied() else { return Swept::NotDue };
         let summary = {
             let state = runtime.state();
             let first = state.agent.pending_calls().into_iter().next();
@@ -229,14 +233,26 @@ impl Hub {
                     session_id: session_id.to_string(),
                     summary,
                 })));
-                true
+                Swept::TimedOut
             }
+            // Decided, stopped or given more time meanwhile: asked again while it waits.
+            Err(AgentError::NotPending(_) | AgentError::Busy(_) | AgentError::NotRunning) => Swept::NotDue,
             Err(err) => {
-                tracing::debug!(session = session_id, "not timed out: {err}");
-                false
+                tracing::warn!(session = session_id, "a wait past its timeout could not be answered: {err}");
+                Swept::Failed
             }
         }
     }
+}
+
+/// What came of answering a wait past its timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Swept {
+    TimedOut,
+    /// Not due after all (decided, or the timeout changed): looked at again next sweep.
+    NotDue,
+    /// It cannot be answered (its agent is gone, its state unreadable).
+    Failed,
 }
 
 /// Looks for waits past their folder's timeout until the hub shuts down (or is gone).
@@ -259,7 +275,10 @@ pub(crate) fn spawn_sweeper(hub: Weak<Hub>, shutdown: tokio_util::sync::Cancella
                 if timeouts.is_empty() {
                     continue;
                 }
-                due(&hub.waits(), &timeouts, now_ms())
+                let waits = hub.waits();
+                // Only waits still waiting are remembered as failed.
+                failed.retain(|(id, since)| waits.iter().any(|wait| wait.session_id == *id && wait.since_ms == *since));
+                due(&waits, &timeouts, now_ms())
             };
             for (wait, _) in due {
                 let tried = (wait.session_id.clone(), wait.since_ms);
@@ -267,7 +286,8 @@ pub(crate) fn spawn_sweeper(hub: Weak<Hub>, shutdown: tokio_util::sync::Cancella
                     continue;
                 }
                 let hub = hub.clone();
-                if !tokio::task::spawn_blocking(move || hub.time_out(&wait.session_id)).await.unwrap_or(false) {
+                let swept = tokio::task::spawn_blocking(move || hub.time_out(&wait.session_id)).await;
+                if swept.unwrap_or(Swept::Failed) == Swept::Failed {
                     failed.insert(tried);
                 }
             }

@@ -144,12 +144,14 @@ async fn in_a_batch_the_users_decision_on_a_call_an_earlier_grant_let_go_is_the_
 
     // A decision names the call as the list showed it: another call under that id is not decided.
     let listed = hub.get("/api/approvals").await.json()["waiting"].clone();
-    let seen = listed.as_array().unwrap().iter().find(|call| call["toolId"] == "c1").unwrap()["fingerprint"].clone();
-    let stale = hub
-        .batch(
-            json!([{"sessionId": session, "toolId": "c1", "decision": "approve", "fingerprint": "0123456789abcdef"}]),
-        )
-        .await;
+    let listed_as =
+        |id: &str| listed.as_array().unwrap().iter().find(|call| call["toolId"] == id).unwrap()["fingerprint"].clone();
+    let seen = listed_as("c1");
+    // The same tool with other arguments (c2, as listed) is another call.
+    assert_ne!(listed_as("c2"), seen);
+    let other = listed_as("c2");
+    let stale =
+        hub.batch(json!([{"sessionId": session, "toolId": "c1", "decision": "approve", "fingerprint": other}])).await;
     assert_eq!(stale["results"][0]["error"], "not_pending", "{stale}");
     assert!(stale["results"][0]["message"].as_str().unwrap().contains("changed since it was listed"), "{stale}");
     let detail = hub.session_detail(&session).await;

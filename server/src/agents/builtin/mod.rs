@@ -194,11 +194,16 @@ pub fn decide_many(
             // It waited when the batch began (the machine says so): a grant or
             // rule an earlier decision of this batch gave may have let it go,
             // but the user decided it too, and that decision is the one taken.
-            if let Some(paused) = guard.agent.builtin.paused.as_mut() {
-                paused.batch.wait_again(&item.tool_id);
+            let held = guard.agent.builtin.paused.as_mut().is_some_and(|paused| paused.batch.wait_again(&item.tool_id));
+            let decided = guard
+                .agent
+                .check_seen(&item)
+                .and_then(|()| apply_decision(&judge, runtime, &mut guard.agent, &item.tool_id, item.decision));
+            if let (Err(_), true, Some(paused)) = (&decided, held, guard.agent.builtin.paused.as_mut()) {
+                // Refused: the call goes back to where the earlier grant had let it go.
+                paused.batch.reopen(&item.tool_id);
             }
-            guard.agent.check_seen(&item)?;
-            apply_decision(&judge, runtime, &mut guard.agent, &item.tool_id, item.decision)
+            decided
         })
         .collect();
     if !results.iter().any(Result::is_ok) {

@@ -24,6 +24,9 @@ pub async fn list(State(hub): State<Arc<Hub>>) -> ApiResult<Json<WaitingList>> {
 
 /// Why a batch item cannot be decided in a batch (before anything is decided).
 fn batch_decision(item: &BatchDecision) -> ApiResult<Decision> {
+    if item.request.modified_content.is_some() {
+        return Err(ApiError::bad_request("modifiedContent is sent from the edit's card, not in a batch."));
+    }
     match decision_of(item.request.clone())? {
         Decided::Plain(decision) => Ok(decision),
         // A rule for the whole folder, or the agent's own option: each on its card.
