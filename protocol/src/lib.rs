@@ -63,5 +63,6 @@ macro_rules! words {
 pub mod api;
 pub mod audit;
 pub mod changes;
+pub mod devices;
 pub mod events;
 pub mod habits;

@@ -12,6 +12,7 @@ pub mod http;
 pub mod hub;
 pub mod policy;
 pub mod registry;
+pub mod remote;
 pub mod session;
 pub mod settings;
 pub mod shutdown;

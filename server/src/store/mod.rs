@@ -44,6 +44,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/005_session_agents.sql"),
     include_str!("../../migrations/006_folder_trust.sql"),
     include_str!("../../migrations/007_folder_settings.sql"),
+    include_str!("../../migrations/008_devices.sql"),
 ];
 
 /// What went wrong with the database, said so that the user can act on it.
