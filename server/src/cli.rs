@@ -110,6 +110,20 @@ pub struct Cli {
     #[arg(long = "no-folder-trust", env = "HUB_NO_FOLDER_TRUST")]
     pub no_folder_trust: bool,
 
+    /// A second listener for paired devices (a phone), HTTPS only, e.g.
+    /// `0.0.0.0:7746`. The launch token never opens it (docs/remote.md).
+    #[arg(long, env = "HUB_REMOTE", value_name = "ADDR:PORT")]
+    pub remote: Option<std::net::SocketAddr>,
+
+    /// The remote listener's certificate chain (PEM), one the phone already
+    /// trusts (`tailscale cert`, mkcert, a CA); default: one the hub makes and keeps.
+    #[arg(long = "remote-cert", env = "HUB_REMOTE_CERT", value_name = "FILE")]
+    pub remote_cert: Option<PathBuf>,
+
+    /// The private key (PEM) of `--remote-cert`.
+    #[arg(long = "remote-key", env = "HUB_REMOTE_KEY", value_name = "FILE")]
+    pub remote_key: Option<PathBuf>,
+
     /// Open the hub in the default browser once it listens.
     #[arg(long)]
     pub open: bool,
@@ -165,6 +179,12 @@ impl Cli {
             if token.len() < 8 || !token.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.~".contains(&b)) {
                 return Err("--token must be at least 8 characters of letters, digits, '-', '_', '.' or '~'.".into());
             }
+        }
+        if self.remote_cert.is_some() != self.remote_key.is_some() {
+            return Err("--remote-cert and --remote-key go together: give both, or neither for the hub's own.".into());
+        }
+        if self.remote.is_none() && self.remote_cert.is_some() {
+            return Err("--remote-cert is for the remote listener: add --remote ADDR:PORT.".into());
         }
         if self.agent == AgentKind::Acp && (self.model_url.is_some() || self.model.is_some()) {
             return Err("--model-url and --model choose the built-in agent's model; an ACP agent uses its own. \

@@ -65,7 +65,7 @@ impl Access {
 }
 
 /// `host[:port]` → `host`, keeping the brackets of an IPv6 literal.
-fn host_name(host: &str) -> &str {
+pub(crate) fn host_name(host: &str) -> &str {
     if host.starts_with('[') {
         return host.split_inclusive(']').next().unwrap_or(host);
     }
@@ -76,7 +76,7 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-fn is_api(path: &str) -> bool {
+pub(crate) fn is_api(path: &str) -> bool {
     path == "/api" || path.starts_with("/api/")
 }
 

@@ -114,6 +114,25 @@ impl From<crate::agents::catalog::ChoiceError> for ApiError {
     }
 }
 
+/// Pairing and device refusals (`docs/API.md`, "Remote devices").
+impl From<crate::remote::devices::DeviceError> for ApiError {
+    fn from(err: crate::remote::devices::DeviceError) -> Self {
+        use crate::remote::devices::DeviceError as E;
+        use crate::remote::pairing::PairRefusal as R;
+        let (status, code) = match &err {
+            E::NoRemote => (StatusCode::CONFLICT, "no_remote"),
+            E::Refused(R::NoCode) => (StatusCode::BAD_REQUEST, "pair_no_code"),
+            E::Refused(R::Expired) => (StatusCode::GONE, "pair_expired"),
+            E::Refused(R::Wrong) => (StatusCode::FORBIDDEN, "pair_wrong_code"),
+            E::Refused(R::TooManyWrong) => (StatusCode::TOO_MANY_REQUESTS, "pair_too_many"),
+            E::UnknownDevice(_) => (StatusCode::NOT_FOUND, "not_found"),
+            E::BadName => (StatusCode::BAD_REQUEST, "bad_request"),
+            E::Random(_) | E::Store(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        };
+        Self::new(status, code, err.to_string())
+    }
+}
+
 /// The hub's refusals, in the contract's statuses and codes.
 impl From<crate::hub::HubError> for ApiError {
     fn from(err: crate::hub::HubError) -> Self {

@@ -15,6 +15,7 @@
 //! calls it before a pause or the end of a turn is announced.
 
 mod audit;
+mod devices;
 mod folder_settings;
 mod folders;
 mod rules;
@@ -30,6 +31,7 @@ use protocol::events::{AgentEvent, SeqEvent};
 use rusqlite::{Connection, OptionalExtension};
 
 pub use audit::{AuditFilter, DecisionRecord, OutcomeRecord, AUDIT_LIMIT};
+pub use devices::DeviceRow;
 pub use folders::{RecentFolderRow, RECENT_FOLDERS_KEPT};
 pub use rules::{NewSavedRule, SavedRule};
 pub use trust::TrustedFolder;

@@ -24,6 +24,7 @@ mod gates;
 mod habits;
 mod leptos_toml;
 mod module_graph;
+mod remote;
 mod residency;
 mod restart;
 mod review_and_questions;

@@ -4,6 +4,7 @@ mod agents;
 mod approvals;
 mod changes;
 mod chat;
+pub mod devices;
 mod folders;
 mod fs;
 mod rules;
