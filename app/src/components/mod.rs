@@ -8,6 +8,7 @@ pub mod chat;
 pub mod copy_button;
 pub mod countdown;
 pub mod decisions;
+pub mod devices_panel;
 pub mod diff_view;
 pub mod folder_completion;
 pub mod folder_tools;
