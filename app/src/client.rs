@@ -181,7 +181,8 @@ pub async fn send_json<B: Serialize, T: DeserializeOwned>(
     let response = browser::fetch(method, url, body, None).await?;
     let text = browser::text(&response).await?;
     let status = (!response.ok()).then(|| response.status());
-    decode_response(response.ok(), response.status(), &text).map_err(|message| HubError { status, ..HubError::from(message) })
+    decode_response(response.ok(), response.status(), &text)
+        .map_err(|message| HubError { status, ..HubError::from(message) })
 }
 
 /// A request whose answer says only whether it worked (a DELETE).

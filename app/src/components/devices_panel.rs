@@ -32,6 +32,10 @@ fn DevicesPanel(on_close: Callback<()>) -> impl IntoView {
         });
     };
     Effect::new(move |_| reload());
+    // A phone pairs, or shows up from elsewhere, while this is open.
+    if let Ok(every) = set_interval_with_handle(reload, std::time::Duration::from_secs(2)) {
+        on_cleanup(move || every.clear());
+    }
     let pair = move |_| {
         error.set(None);
         leptos::task::spawn_local(async move {

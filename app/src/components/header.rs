@@ -17,7 +17,8 @@ fn PhonesButton() -> impl IntoView {
     let button = NodeRef::<leptos::html::Button>::new();
     Effect::new(move |_| {
         #[cfg(feature = "hydrate")]
-        on_loopback.set(web_sys::window().and_then(|window| window.location().protocol().ok()).as_deref() == Some("http:"));
+        on_loopback
+            .set(web_sys::window().and_then(|window| window.location().protocol().ok()).as_deref() == Some("http:"));
     });
     let close = Callback::new(move |()| {
         open.set(false);
