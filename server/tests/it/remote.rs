@@ -331,3 +331,27 @@ async fn a_revoked_device_is_refused_at_once_and_its_streams_end() {
     assert_eq!(status(&renamed(kept)).await.unwrap().status(), StatusCode::OK);
     assert_eq!(status(&renamed(revoked)).await.unwrap().status(), StatusCode::UNAUTHORIZED);
 }
+
+#[tokio::test]
+async fn without_a_remote_listener_devices_are_listed_but_no_code_is_made() {
+    let hub = crate::common::TestHub::new();
+    let listed = hub.get("/api/devices").await;
+    assert_eq!(listed.status, 200);
+    assert_eq!(listed.json(), json!({"devices": []}));
+    let code = hub.post("/api/devices/pair", "").await;
+    assert_eq!(code.status, 409);
+    assert_eq!(code.error_code(), "no_remote");
+    assert_eq!(
+        hub.post("/api/pair", r#"{"code":"a","name":"b"}"#).await.status,
+        404,
+        "pairing is the remote listener's"
+    );
+    let gone = hub
+        .send(
+            crate::common::authorized(axum::http::Request::delete("/api/devices/nope"))
+                .body(axum::body::Body::empty())
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(gone.status, 404);
+}
