@@ -17,6 +17,7 @@
 mod audit;
 mod folder_settings;
 mod folders;
+mod push;
 mod rules;
 mod trust;
 mod writer;
@@ -31,6 +32,7 @@ use rusqlite::{Connection, OptionalExtension};
 
 pub use audit::{AuditFilter, DecisionRecord, OutcomeRecord, AUDIT_LIMIT};
 pub use folders::{RecentFolderRow, RECENT_FOLDERS_KEPT};
+pub use push::PushSubscriptionRow;
 pub use rules::{NewSavedRule, SavedRule};
 pub use trust::TrustedFolder;
 use writer::{write_loop, Command, Flush, Queue};

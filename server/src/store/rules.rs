@@ -48,6 +48,8 @@ pub(super) enum RuleChange {
     Trust(super::TrustedFolder, Reply<super::TrustedFolder>),
     Untrust(std::path::PathBuf, Reply<bool>),
     ApprovalTimeout(std::path::PathBuf, Option<u64>, u64, Reply<()>),
+    /// A paired device's Web Push subscription (`push.rs`).
+    Push(super::push::PushChange),
 }
 
 const COLUMNS: &str = "id, folder, tool_name, command_prefix, decision, created_at_ms, session_id, tool_id";
@@ -111,6 +113,7 @@ impl RuleChange {
                 let stored = super::folder_settings::set_approval_timeout(db, &folder, secs, at_ms);
                 let _ = reply.send(stored.map_err(failed));
             }
+            RuleChange::Push(change) => change.apply(db, failed),
         }
     }
 }
