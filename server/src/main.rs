@@ -122,6 +122,22 @@ async fn run(cli: Cli) -> Result<(), String> {
         tracing::info!(folder = %config.folder_path, yolo = config.yolo_mode, "opened folder");
     }
     web::check_bundle(&options);
+    let push = agent_hub::alerts::WebPush::open(&data_dir, store.clone(), &cli.push_contact)
+        .map_err(|err| err.to_string())?;
+    let push = Arc::new(push);
+    let webhook = match &cli.notify_url {
+        Some(url) => Some(agent_hub::alerts::WebhookConfig::from_flags(url, &cli.notify_headers)?),
+        None => None,
+    };
+    agent_hub::alerts::start(
+        &hub,
+        agent_hub::alerts::AlertsConfig {
+            // The loopback page, without the token (the browser has its cookie).
+            base_url: format!("http://{addr}"),
+            webhook,
+            push: Some(push.clone()),
+        },
+    );
     let gate = Arc::new(Access::new(token.clone(), addr.port(), &cli.allow_hosts));
     // Before the launch line: from then on Ctrl-C and SIGTERM shut the hub down.
     let signals = Signals::listen().map_err(|err| format!("cannot listen for Ctrl-C and SIGTERM: {err}"))?;
@@ -134,7 +150,8 @@ async fn run(cli: Cli) -> Result<(), String> {
     }
     // Serving ends when the hub's shutdown begins and every connection has
     // closed; live streams end on the same token, so open pages do not hold it up.
-    axum::serve(without_delay(listener), app(hub.clone(), gate, options))
+    let app = app(hub.clone(), gate, options).layer(axum::Extension(push));
+    axum::serve(without_delay(listener), app)
         .with_graceful_shutdown(hub.shutdown_token().cancelled_owned())
         .await
         .map_err(|err| err.to_string())?;

@@ -37,7 +37,7 @@ pub struct AlertsConfig {
 
 /// The HTTP client of the webhook and Web Push: rustls with ring, as the
 /// model client (installing the provider twice is harmless).
-pub(crate) fn http_client() -> reqwest::Client {
+pub fn http_client() -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .connect_timeout(std::time::Duration::from_secs(10))
