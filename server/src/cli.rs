@@ -129,7 +129,12 @@ pub struct Cli {
 
     /// How a Web Push service may reach whoever runs this hub (the VAPID
     /// `sub`): a `mailto:` or `https:` URL.
-    #[arg(long = "push-contact", env = "HUB_PUSH_CONTACT", value_name = "URL", default_value = "mailto:agent-hub@localhost.invalid")]
+    #[arg(
+        long = "push-contact",
+        env = "HUB_PUSH_CONTACT",
+        value_name = "URL",
+        default_value = "mailto:agent-hub@localhost.invalid"
+    )]
     pub push_contact: String,
 
     /// Open the hub in the default browser once it listens.

@@ -122,8 +122,8 @@ async fn run(cli: Cli) -> Result<(), String> {
         tracing::info!(folder = %config.folder_path, yolo = config.yolo_mode, "opened folder");
     }
     web::check_bundle(&options);
-    let push = agent_hub::alerts::WebPush::open(&data_dir, store.clone(), &cli.push_contact)
-        .map_err(|err| err.to_string())?;
+    let push =
+        agent_hub::alerts::WebPush::open(&data_dir, store.clone(), &cli.push_contact).map_err(|err| err.to_string())?;
     let push = Arc::new(push);
     let webhook = match &cli.notify_url {
         Some(url) => Some(agent_hub::alerts::WebhookConfig::from_flags(url, &cli.notify_headers)?),

@@ -162,7 +162,11 @@ mod tests {
         let two = snapshot(&[("s", WaitingApproval)], &[("s", "c1", "git push", false), ("s", "c2", "/p/a.rs", false)]);
         let question = snapshot(&[("s", WaitingInput)], &[("s", "q1", "Which branch?", false)]);
         let question = Snapshot {
-            waiting: question.waiting.into_iter().map(|(key, view)| (key, WaitingView { question: true, ..view })).collect(),
+            waiting: question
+                .waiting
+                .into_iter()
+                .map(|(key, view)| (key, WaitingView { question: true, ..view }))
+                .collect(),
             ..question
         };
         let failed = snapshot(&[("s", Error)], &[]);
@@ -170,12 +174,22 @@ mod tests {
         let rows: Vec<(&str, &Snapshot, &Snapshot, Vec<(String, AlertKind, String)>)> = vec![
             ("a turn starting says nothing", &idle, &running, vec![]),
             ("a card starting to wait names its command", &running, &card, vec![s(AlertKind::Approval, "git push")]),
-            ("a second card of the same reply is told, the first not again", &card, &two, vec![s(AlertKind::Approval, "/p/a.rs")]),
+            (
+                "a second card of the same reply is told, the first not again",
+                &card,
+                &two,
+                vec![s(AlertKind::Approval, "/p/a.rs")],
+            ),
             ("a question is told", &running, &question, vec![s(AlertKind::Question, "Which branch?")]),
             ("a card decided says nothing", &card, &running, vec![]),
             ("a turn that ends is done", &running, &idle, vec![s(AlertKind::Done, "The agent's turn ended.")]),
             ("a card stopped ends the turn", &card, &idle, vec![s(AlertKind::Done, "The agent's turn ended.")]),
-            ("a turn that fails is an error", &running, &failed, vec![s(AlertKind::Error, "The agent's turn ended with an error.")]),
+            (
+                "a turn that fails is an error",
+                &running,
+                &failed,
+                vec![s(AlertKind::Error, "The agent's turn ended with an error.")],
+            ),
             ("an error that stays is told once", &failed, &failed, vec![]),
             ("a new prompt after an error says nothing", &failed, &running, vec![]),
         ];

@@ -170,11 +170,23 @@ mod tests {
     fn a_push_names_the_folder_and_the_command_and_replaces_the_sessions_last() {
         let base = "http://127.0.0.1:7744";
         let rows = [
-            (alert(AlertKind::Approval, Some("run_shell_command"), "git push"), "my repo: Action Required", "Run: git push"),
-            (alert(AlertKind::Approval, Some("write_file"), "/home/me/my repo/a.rs"), "my repo: Action Required", "Edit: /home/me/my repo/a.rs"),
+            (
+                alert(AlertKind::Approval, Some("run_shell_command"), "git push"),
+                "my repo: Action Required",
+                "Run: git push",
+            ),
+            (
+                alert(AlertKind::Approval, Some("write_file"), "/home/me/my repo/a.rs"),
+                "my repo: Action Required",
+                "Edit: /home/me/my repo/a.rs",
+            ),
             (alert(AlertKind::Question, None, "Which branch?"), "my repo: a question", "Which branch?"),
             (alert(AlertKind::Done, None, "The agent's turn ended."), "my repo: turn ended", "The agent's turn ended."),
-            (alert(AlertKind::Error, None, "The agent's turn ended with an error."), "my repo: turn failed", "The agent's turn ended with an error."),
+            (
+                alert(AlertKind::Error, None, "The agent's turn ended with an error."),
+                "my repo: turn failed",
+                "The agent's turn ended with an error.",
+            ),
         ];
         for (alert, title, body) in rows {
             let message = push_message(&alert, base);

@@ -31,7 +31,11 @@ impl<T> Queue<T> {
             dropped
         };
         if dropped {
-            tracing::warn!(channel = self.name, "alerts queue full ({} waiting): the oldest alert was dropped", self.capacity);
+            tracing::warn!(
+                channel = self.name,
+                "alerts queue full ({} waiting): the oldest alert was dropped",
+                self.capacity
+            );
         }
         self.ready.notify_one();
         dropped

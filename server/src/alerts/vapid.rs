@@ -45,8 +45,10 @@ impl Vapid {
         match std::fs::read_to_string(&path) {
             Ok(text) => {
                 restrict(&path).map_err(file_error)?;
-                let bytes = URL_SAFE_NO_PAD.decode(text.trim()).map_err(|_| VapidError::Invalid { path: path.clone() })?;
-                let secret = p256::SecretKey::from_slice(&bytes).map_err(|_| VapidError::Invalid { path: path.clone() })?;
+                let bytes =
+                    URL_SAFE_NO_PAD.decode(text.trim()).map_err(|_| VapidError::Invalid { path: path.clone() })?;
+                let secret =
+                    p256::SecretKey::from_slice(&bytes).map_err(|_| VapidError::Invalid { path: path.clone() })?;
                 Ok(Self::from_secret(&secret))
             }
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
@@ -149,7 +151,10 @@ mod tests {
         }
         let again = Vapid::load_or_make(dir.path()).unwrap();
         assert_eq!(again.public_key(), made.public_key());
-        assert_eq!(again.jwt("https://push.example", "mailto:a@b.c", 1), made.jwt("https://push.example", "mailto:a@b.c", 1));
+        assert_eq!(
+            again.jwt("https://push.example", "mailto:a@b.c", 1),
+            made.jwt("https://push.example", "mailto:a@b.c", 1)
+        );
     }
 
     #[test]

@@ -97,7 +97,9 @@ impl Webhook {
                 let host = config.url.host_str().unwrap_or_default();
                 match delivery {
                     Delivery::Delivered => tracing::debug!(host, kind = ?notice.kind, "alert posted"),
-                    Delivery::Refused(status) => tracing::warn!(host, status, "the --notify-url receiver refused an alert"),
+                    Delivery::Refused(status) => {
+                        tracing::warn!(host, status, "the --notify-url receiver refused an alert")
+                    }
                     Delivery::GaveUp => tracing::warn!(host, "an alert could not be posted to --notify-url; dropped"),
                 }
             }

@@ -71,7 +71,10 @@ fn decode(text: &str) -> Option<Vec<u8>> {
 fn ua_keys(p256dh: &str, auth: &str) -> Result<(p256::PublicKey, Auth), PushError> {
     let point = decode(p256dh).ok_or_else(|| PushError::BadKeys("p256dh is not base64url".into()))?;
     if point.len() != 65 || point[0] != 4 {
-        return Err(PushError::BadKeys(format!("p256dh must be a 65-byte uncompressed point, not {} bytes", point.len())));
+        return Err(PushError::BadKeys(format!(
+            "p256dh must be a 65-byte uncompressed point, not {} bytes",
+            point.len()
+        )));
     }
     let public = p256::PublicKey::from_sec1_bytes(&point)
         .map_err(|_| PushError::BadKeys("p256dh is not a point of P-256".into()))?;
@@ -112,7 +115,11 @@ pub enum Sent {
 
 impl WebPush {
     /// The hub's key from `data_dir` (made on first use) and the store's subscriptions.
-    pub fn open(data_dir: &std::path::Path, store: Arc<Store>, contact: &str) -> Result<Self, super::vapid::VapidError> {
+    pub fn open(
+        data_dir: &std::path::Path,
+        store: Arc<Store>,
+        contact: &str,
+    ) -> Result<Self, super::vapid::VapidError> {
         Ok(Self {
             vapid: Vapid::load_or_make(data_dir)?,
             store,
@@ -210,7 +217,12 @@ impl WebPush {
                     tracing::debug!(host, status = response.status().as_u16(), attempt, "push: the service failed");
                 }
                 Ok(response) => {
-                    tracing::warn!(device, host, status = response.status().as_u16(), "a push service refused a message");
+                    tracing::warn!(
+                        device,
+                        host,
+                        status = response.status().as_u16(),
+                        "a push service refused a message"
+                    );
                     return Sent::Failed;
                 }
                 Err(err) => tracing::debug!(host, attempt, "push: {}", err.without_url()),
@@ -223,7 +235,11 @@ impl WebPush {
     /// The POST to the subscription's endpoint: the payload encrypted for it
     /// (`TTL`, `Content-Encoding: aes128gcm`), `Urgency: high`, and the VAPID
     /// `Authorization` for the endpoint's origin.
-    fn request(&self, subscription: &PushSubscriptionRow, payload: &[u8]) -> Result<(reqwest::Url, reqwest::Request), PushError> {
+    fn request(
+        &self,
+        subscription: &PushSubscriptionRow,
+        payload: &[u8],
+    ) -> Result<(reqwest::Url, reqwest::Request), PushError> {
         let url = checked_endpoint(&subscription.endpoint, self.loopback_http)?;
         let (public, auth) = ua_keys(&subscription.p256dh, &subscription.auth)?;
         let uri: axum::http::Uri = url.as_str().parse().map_err(|_| PushError::BadEndpoint("not a URI".into()))?;
@@ -246,7 +262,10 @@ mod tests {
     use protocol::devices::PushSubscriptionKeys;
 
     fn subscription(endpoint: &str, p256dh: &str, auth: &str) -> PushSubscription {
-        PushSubscription { endpoint: endpoint.into(), keys: PushSubscriptionKeys { p256dh: p256dh.into(), auth: auth.into() } }
+        PushSubscription {
+            endpoint: endpoint.into(),
+            keys: PushSubscriptionKeys { p256dh: p256dh.into(), auth: auth.into() },
+        }
     }
 
     #[test]

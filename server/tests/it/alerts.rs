@@ -111,7 +111,8 @@ impl Browser {
 
     fn decrypt(&self, body: &Bytes) -> Value {
         let auth = web_push_native::Auth::clone_from_slice(&self.auth);
-        let plain = web_push_native::decrypt(body.to_vec(), &self.secret, &auth).expect("decrypts with the device's keys");
+        let plain =
+            web_push_native::decrypt(body.to_vec(), &self.secret, &auth).expect("decrypts with the device's keys");
         serde_json::from_slice(&plain).unwrap()
     }
 }
@@ -174,7 +175,8 @@ async fn a_push_is_encrypted_for_the_device_and_signed_for_its_service() {
     assert!(!String::from_utf8_lossy(body).contains("git push"), "the body is not plain text");
     assert_eq!(browser.decrypt(body), serde_json::to_value(message()).unwrap());
     let other = Browser { auth: [0x23; 16], ..Browser::new() };
-    let wrong = web_push_native::decrypt(body.to_vec(), &other.secret, &web_push_native::Auth::clone_from_slice(&other.auth));
+    let wrong =
+        web_push_native::decrypt(body.to_vec(), &other.secret, &web_push_native::Auth::clone_from_slice(&other.auth));
     assert!(wrong.is_err(), "another auth secret cannot read it");
 }
 
@@ -218,7 +220,8 @@ fn push_router(hub: &TestHub, push: Arc<WebPush>) -> Router {
 }
 
 async fn call(router: &Router, method: &str, path: &str, device: Option<&str>, body: Value) -> (StatusCode, Value) {
-    let mut request = authorized(Request::builder().method(method).uri(path)).header("content-type", "application/json");
+    let mut request =
+        authorized(Request::builder().method(method).uri(path)).header("content-type", "application/json");
     if let Some(device) = device {
         request = request.header("x-test-device", device);
     }
@@ -235,9 +238,7 @@ async fn only_a_paired_device_subscribes_and_bad_input_changes_nothing() {
     let public_key = push.public_key().to_string();
     let router = push_router(&TestHub::new(), Arc::new(push));
     let browser = Browser::new();
-    let subscription = |endpoint: &str, p256dh: &str, auth: &str| {
-        json!({"endpoint": endpoint, "expirationTime": null, "keys": {"p256dh": p256dh, "auth": auth}})
-    };
+    let subscription = |endpoint: &str, p256dh: &str, auth: &str| json!({"endpoint": endpoint, "expirationTime": null, "keys": {"p256dh": p256dh, "auth": auth}});
     let auth = URL_SAFE_NO_PAD.encode(browser.auth);
     let good = subscription("https://fcm.googleapis.com/fcm/send/x1", &browser.p256dh(), &auth);
 
@@ -308,15 +309,21 @@ async fn the_webhook_gets_the_json_with_its_header_and_a_5xx_is_tried_again_a_4x
         assert_eq!(headers["authorization"], "Bearer tk_alerts");
         assert_eq!(headers["content-type"], "application/json");
         let body: Value = serde_json::from_slice(body).unwrap();
-        assert_eq!(body, json!({"folderPath": "/src/my-repo", "sessionId": "s1", "kind": "approval",
-            "summary": "git push", "url": "http://127.0.0.1:7744/?folder=%2Fsrc%2Fmy-repo&session=s1"}));
+        assert_eq!(
+            body,
+            json!({"folderPath": "/src/my-repo", "sessionId": "s1", "kind": "approval",
+            "summary": "git push", "url": "http://127.0.0.1:7744/?folder=%2Fsrc%2Fmy-repo&session=s1"})
+        );
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(receiver.requests().len(), 2, "delivered on the second try: no third");
 
     let refusing = Receiver::start(&[400], false).await;
     let client = agent_hub::alerts::http_client();
-    assert_eq!(deliver(&client, &webhook_to(&refusing, Duration::from_secs(5)), &notice()).await, Delivery::Refused(400));
+    assert_eq!(
+        deliver(&client, &webhook_to(&refusing, Duration::from_secs(5)), &notice()).await,
+        Delivery::Refused(400)
+    );
     assert_eq!(refusing.requests().len(), 1, "a 4xx is not tried again");
 }
 
