@@ -122,9 +122,11 @@ async fn run(cli: Cli) -> Result<(), String> {
         tracing::info!(folder = %config.folder_path, yolo = config.yolo_mode, "opened folder");
     }
     web::check_bundle(&options);
-    let push =
-        agent_hub::alerts::WebPush::open(&data_dir, store.clone(), &cli.push_contact).map_err(|err| err.to_string())?;
-    let push = Arc::new(push);
+    // A key file that cannot be read leaves Web Push off (said), not the hub.
+    let push = agent_hub::alerts::WebPush::open(&data_dir, store.clone(), &cli.push_contact)
+        .map_err(|err| tracing::warn!("Web Push is off: {err}"))
+        .ok()
+        .map(Arc::new);
     let webhook = match &cli.notify_url {
         Some(url) => Some(agent_hub::alerts::WebhookConfig::from_flags(url, &cli.notify_headers)?),
         None => None,
@@ -135,7 +137,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             // The loopback page, without the token (the browser has its cookie).
             base_url: format!("http://{addr}"),
             webhook,
-            push: Some(push.clone()),
+            push: push.clone(),
         },
     );
     let gate = Arc::new(Access::new(token.clone(), addr.port(), &cli.allow_hosts));
@@ -150,7 +152,10 @@ async fn run(cli: Cli) -> Result<(), String> {
     }
     // Serving ends when the hub's shutdown begins and every connection has
     // closed; live streams end on the same token, so open pages do not hold it up.
-    let app = app(hub.clone(), gate, options).layer(axum::Extension(push));
+    let mut app = app(hub.clone(), gate, options);
+    if let Some(push) = push {
+        app = app.layer(axum::Extension(push));
+    }
     axum::serve(without_delay(listener), app)
         .with_graceful_shutdown(hub.shutdown_token().cancelled_owned())
         .await

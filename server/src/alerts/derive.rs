@@ -150,7 +150,10 @@ mod tests {
         }
     }
 
-    fn kinds(alerts: &[Alert]) -> Vec<(String, AlertKind, String)> {
+    /// An alert as a row reads it: whose, what kind, its summary.
+    type Told = (String, AlertKind, String);
+
+    fn kinds(alerts: &[Alert]) -> Vec<Told> {
         alerts.iter().map(|alert| (alert.session_id.clone(), alert.kind, alert.summary.clone())).collect()
     }
 
@@ -171,7 +174,7 @@ mod tests {
         };
         let failed = snapshot(&[("s", Error)], &[]);
         let s = |kind, summary: &str| ("s".to_string(), kind, summary.to_string());
-        let rows: Vec<(&str, &Snapshot, &Snapshot, Vec<(String, AlertKind, String)>)> = vec![
+        let rows: Vec<(&str, &Snapshot, &Snapshot, Vec<Told>)> = vec![
             ("a turn starting says nothing", &idle, &running, vec![]),
             ("a card starting to wait names its command", &running, &card, vec![s(AlertKind::Approval, "git push")]),
             (
