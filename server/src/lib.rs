@@ -2,6 +2,7 @@
 //! Agent Hub server: HTTP, gates, sessions, settings.
 
 pub mod agents;
+pub mod alerts;
 pub mod approval;
 pub mod audit;
 pub mod changes;

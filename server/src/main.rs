@@ -131,6 +131,25 @@ async fn run(cli: Cli) -> Result<(), String> {
         tracing::info!(folder = %config.folder_path, yolo = config.yolo_mode, "opened folder");
     }
     web::check_bundle(&options);
+    // A key file that cannot be read leaves Web Push off (said), not the hub.
+    let push = agent_hub::alerts::WebPush::open(&data_dir, store.clone(), &cli.push_contact)
+        .map_err(|err| tracing::warn!("Web Push is off: {err}"))
+        .ok()
+        .map(Arc::new);
+    let webhook = match &cli.notify_url {
+        Some(url) => Some(agent_hub::alerts::WebhookConfig::from_flags(url, &cli.notify_headers)?),
+        None => None,
+    };
+    agent_hub::alerts::start(
+        &hub,
+        agent_hub::alerts::AlertsConfig {
+            // Where a paired phone opens the card, else the loopback page
+            // (without the token: the browser has its cookie).
+            base_url: remote.as_ref().map_or_else(|| format!("http://{addr}"), |remote| remote.listener.origin.clone()),
+            webhook,
+            push: push.clone(),
+        },
+    );
     let gate = Arc::new(Access::new(token.clone(), addr.port(), &cli.allow_hosts));
     // Before the launch line: from then on Ctrl-C and SIGTERM shut the hub down.
     let signals = Signals::listen().map_err(|err| format!("cannot listen for Ctrl-C and SIGTERM: {err}"))?;
@@ -149,12 +168,18 @@ async fn run(cli: Cli) -> Result<(), String> {
     }
     // Serving ends when the hub's shutdown begins and every connection has
     // closed; live streams end on the same token, so open pages do not hold it up.
-    let local = axum::serve(without_delay(listener), app(hub.clone(), gate, devices.clone(), options.clone()))
-        .with_graceful_shutdown(hub.shutdown_token().cancelled_owned());
+    let mut local_app = app(hub.clone(), gate, devices.clone(), options.clone());
+    if let Some(push) = &push {
+        local_app = local_app.layer(axum::Extension(push.clone()));
+    }
+    let local =
+        axum::serve(without_delay(listener), local_app).with_graceful_shutdown(hub.shutdown_token().cancelled_owned());
     let remote = async {
         let Some(remote) = remote else { return Ok(()) };
-        let port = remote.listener_port;
-        let router = remote_app(hub.clone(), devices, port, &remote.names, options);
+        let mut router = remote_app(hub.clone(), devices, remote.listener_port, &remote.names, options);
+        if let Some(push) = push {
+            router = router.layer(axum::Extension(push));
+        }
         axum::serve(remote.tls, router.into_make_service_with_connect_info::<agent_hub::remote::listener::RemotePeer>())
             .with_graceful_shutdown(hub.shutdown_token().cancelled_owned())
             .await

@@ -17,6 +17,7 @@ pub mod habit_offer;
 pub mod header;
 pub mod hub_page;
 pub mod inbox;
+pub mod notify_phone;
 pub mod panel;
 pub mod question_card;
 pub mod rules_panel;

@@ -166,6 +166,21 @@ impl From<crate::hub::HubError> for ApiError {
     }
 }
 
+/// Web Push's refusals (`/api/push/*`).
+impl From<crate::alerts::PushError> for ApiError {
+    fn from(err: crate::alerts::PushError) -> Self {
+        use crate::alerts::PushError as E;
+        let (status, code) = match &err {
+            E::NotPaired => (StatusCode::FORBIDDEN, "not_paired"),
+            E::BadEndpoint(_) | E::BadKeys(_) => (StatusCode::BAD_REQUEST, "bad_request"),
+            E::NotFound => (StatusCode::NOT_FOUND, "not_found"),
+            E::Off => (StatusCode::NOT_FOUND, "push_off"),
+            E::Store(_) => (StatusCode::SERVICE_UNAVAILABLE, crate::agents::STORE_FAILED),
+        };
+        Self::new(status, code, err.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,6 +244,18 @@ mod tests {
         for (err, expected) in hub {
             let shown = format!("{err:?}");
             assert_eq!(answer(err), expected, "{shown}");
+        }
+        use crate::alerts::PushError;
+        let push = [
+            (PushError::NotPaired, (403, "not_paired")),
+            (PushError::BadEndpoint("e".into()), (400, "bad_request")),
+            (PushError::BadKeys("k".into()), (400, "bad_request")),
+            (PushError::NotFound, (404, "not_found")),
+            (PushError::Off, (404, "push_off")),
+            (PushError::Store(crate::store::StoreError::Closed), (503, "store_failed")),
+        ];
+        for (err, expected) in push {
+            assert_eq!(answer(err.clone()), expected, "{err:?}");
         }
     }
 

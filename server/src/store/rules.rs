@@ -49,6 +49,8 @@ pub(super) enum RuleChange {
     Untrust(std::path::PathBuf, Reply<bool>),
     ApprovalTimeout(std::path::PathBuf, Option<u64>, u64, Reply<()>),
     Device(super::devices::DeviceChange),
+    /// A paired device's Web Push subscription (`push.rs`).
+    Push(super::push::PushChange),
 }
 
 const COLUMNS: &str = "id, folder, tool_name, command_prefix, decision, created_at_ms, session_id, tool_id";
@@ -113,6 +115,7 @@ impl RuleChange {
                 let _ = reply.send(stored.map_err(failed));
             }
             RuleChange::Device(change) => change.apply(db, failed),
+            RuleChange::Push(change) => change.apply(db, failed),
         }
     }
 }

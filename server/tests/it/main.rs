@@ -10,6 +10,7 @@ mod acp_failures;
 mod acp_processes;
 mod agent_loop;
 mod agents_api;
+mod alerts;
 mod audit_store;
 mod binary;
 mod changes_api;
