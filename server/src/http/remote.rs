@@ -12,14 +12,14 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, COOKIE, HOST, LOCATION, ORIGIN};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, COOKIE, LOCATION};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 
 use crate::clock::now_ms;
-use crate::http::access::{host_name, is_api};
+use crate::http::access::{host_name, is_api, request_host, same_origin};
 use crate::http::api::devices::DeviceCookie;
 use crate::http::error::ApiError;
 use crate::remote::devices::Devices;
@@ -65,22 +65,15 @@ fn open_to_unpaired(method: &Method, path: &str) -> bool {
 }
 
 pub async fn check(State(gate): State<Arc<RemoteAccess>>, mut request: Request, next: Next) -> Response {
-    let headers = request.headers();
-    let host = headers.get(HOST).and_then(|value| value.to_str().ok()).unwrap_or_default().to_string();
+    let host = request_host(&request);
     if !gate.hosts.contains(&host_name(&host).to_ascii_lowercase()) {
         return ApiError::forbidden(format!(
             "Host '{host}' is not one of this hub's remote names. Start the hub with --allow-host for another."
         ))
         .into_response();
     }
-    if let Some(origin) = headers.get(ORIGIN) {
-        let own = format!("https://{host}");
-        if !origin.to_str().is_ok_and(|origin| origin.eq_ignore_ascii_case(&own)) {
-            return ApiError::forbidden(format!(
-                "Cross-origin request from {origin:?} refused: only pages of {own} may call the hub."
-            ))
-            .into_response();
-        }
+    if let Err(refused) = same_origin(request.headers(), &host, "https") {
+        return refused.into_response();
     }
     if request.method() == Method::GET && request.uri().path() == "/pair" {
         return pair_page();

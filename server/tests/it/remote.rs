@@ -165,7 +165,8 @@ async fn plain_http_gets_nothing_and_the_certificate_is_kept_across_restarts() {
     let hub = start(data.path(), &[]);
     let mut plain = std::net::TcpStream::connect(hub.remote).unwrap();
     plain.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(plain, "GET /api/projects HTTP/1.1\r\nHost: {NAME}\r\nConnection: close\r\n\r\n").unwrap();
+    // The hub may drop the connection before the request is all written.
+    let _ = write!(plain, "GET /api/projects HTTP/1.1\r\nHost: {NAME}\r\nConnection: close\r\n\r\n");
     let mut answer = Vec::new();
     let _ = plain.read_to_end(&mut answer);
     assert!(!String::from_utf8_lossy(&answer).contains("HTTP/"), "plain HTTP got an HTTP answer: {answer:?}");
