@@ -1,0 +1,209 @@
+//! The hub's own git repository for one folder, driven through the `git` CLI
+//! with a clean environment: its own `GIT_DIR` (a bare repository under the
+//! hub's data dir), its own index (`GIT_INDEX_FILE`, git's stat cache of the
+//! folder) and `GIT_WORK_TREE=<folder>`. Nothing of the folder's own `.git`
+//! is read or written, and no user or system config, hook or attribute
+//! changes what is stored: the bytes recorded are the bytes on disk.
+
+use std::ffi::OsStr;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::CheckpointError;
+
+/// One folder's repository: where it is, and the folder it records.
+#[derive(Debug, Clone)]
+pub struct Repo {
+    pub git_dir: PathBuf,
+    pub work_tree: PathBuf,
+}
+
+/// Who the commits are by (no config names anyone).
+const IDENTITY: &str = "Agent Hub";
+const EMAIL: &str = "agent-hub@localhost";
+
+/// Every setting that could change what is stored or run something: given on
+/// each command line, above any config file (none is read anyway).
+const SETTINGS: &[&str] = &[
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "core.autocrlf=false",
+    "core.safecrlf=false",
+    "core.symlinks=true",
+    "core.filemode=true",
+    "core.quotepath=false",
+    "core.bigFileThreshold=512m",
+    "core.untrackedCache=false",
+    "core.splitIndex=false",
+    "gc.auto=0",
+    "maintenance.auto=false",
+    "index.threads=true",
+    // The objects and refs of a checkpoint survive a power cut too, with one
+    // fsync for a whole batch of loose objects rather than one each.
+    "core.fsync=committed",
+    "core.fsyncMethod=batch",
+];
+
+/// What `$GIT_DIR/info/attributes` says (it comes before the folder's own
+/// `.gitattributes`): no end-of-line conversion, no filter, no encoding.
+const ATTRIBUTES: &str = "* -text -filter -ident -working-tree-encoding\n";
+
+impl Repo {
+    /// The index: git's stat cache of the folder, kept beside the repository.
+    pub fn index(&self) -> PathBuf {
+        self.git_dir.join("hub-index")
+    }
+
+    /// Makes the repository when it is not there yet.
+    pub fn ensure(&self) -> Result<(), CheckpointError> {
+        if self.git_dir.join("HEAD").is_file() && self.git_dir.join("info/attributes").is_file() {
+            return Ok(());
+        }
+        std::fs::create_dir_all(&self.git_dir).map_err(|err| CheckpointError::io(&self.git_dir, err))?;
+        let mut init = self.command(["init", "--bare", "--quiet", "--template="]);
+        init.env_remove("GIT_DIR").env_remove("GIT_WORK_TREE").env_remove("GIT_INDEX_FILE");
+        init.arg(&self.git_dir);
+        finish("init", init.output())?;
+        let info = self.git_dir.join("info");
+        std::fs::create_dir_all(&info).map_err(|err| CheckpointError::io(&info, err))?;
+        std::fs::write(info.join("attributes"), ATTRIBUTES).map_err(|err| CheckpointError::io(&info, err))?;
+        Ok(())
+    }
+
+    /// Keeps the folder's own `.git/info/exclude` as this repository's
+    /// (read, never written): what the user's git ignores is ignored here too.
+    pub fn copy_excludes(&self) {
+        let theirs = std::fs::read(self.work_tree.join(".git/info/exclude")).unwrap_or_default();
+        let ours = self.git_dir.join("info/exclude");
+        if std::fs::read(&ours).unwrap_or_default() != theirs {
+            let _ = std::fs::write(ours, theirs);
+        }
+    }
+
+    /// `git <args>` in a clean environment for this repository.
+    pub fn command<I, S>(&self, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut command = Command::new("git");
+        command.env_clear();
+        if let Some(path) = std::env::var_os("PATH") {
+            command.env("PATH", path);
+        }
+        command
+            .env("HOME", &self.git_dir)
+            .env("LC_ALL", "C")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_OPTIONAL_LOCKS", "0")
+            .env("GIT_DIR", &self.git_dir)
+            .env("GIT_INDEX_FILE", self.index())
+            .env("GIT_WORK_TREE", &self.work_tree)
+            .env("GIT_AUTHOR_NAME", IDENTITY)
+            .env("GIT_AUTHOR_EMAIL", EMAIL)
+            .env("GIT_COMMITTER_NAME", IDENTITY)
+            .env("GIT_COMMITTER_EMAIL", EMAIL)
+            .current_dir(&self.work_tree)
+            .stdin(Stdio::null());
+        for setting in SETTINGS {
+            command.arg("-c").arg(setting);
+        }
+        command.args(args);
+        command
+    }
+
+    /// Runs `git <args>`; its output, or why it failed.
+    pub fn run<I, S>(&self, args: I) -> Result<Vec<u8>, CheckpointError>
+    where
+        I: IntoIterator<Item = S> + Clone,
+        S: AsRef<OsStr>,
+    {
+        let name = describe(args.clone());
+        finish(&name, self.command(args).output())
+    }
+
+    /// Runs `git <args>` with `input` on its stdin (written from a thread of
+    /// its own: git may answer before it has read all of it).
+    pub fn run_with<I, S>(&self, args: I, input: Vec<u8>) -> Result<Vec<u8>, CheckpointError>
+    where
+        I: IntoIterator<Item = S> + Clone,
+        S: AsRef<OsStr>,
+    {
+        let name = describe(args.clone());
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|err| CheckpointError::Git(format!("git could not be run: {err}")))?;
+        let mut stdin = child.stdin.take().expect("piped");
+        let writer = std::thread::spawn(move || stdin.write_all(&input));
+        let mut stderr = child.stderr.take().expect("piped");
+        let reader = std::thread::spawn(move || {
+            let mut text = Vec::new();
+            let _ = stderr.read_to_end(&mut text);
+            text
+        });
+        let mut out = Vec::new();
+        child.stdout.take().expect("piped").read_to_end(&mut out).map_err(|err| CheckpointError::Git(err.to_string()))?;
+        let status = child.wait().map_err(|err| CheckpointError::Git(err.to_string()))?;
+        let _ = writer.join();
+        let stderr = reader.join().unwrap_or_default();
+        if !status.success() {
+            return Err(failed(&name, &stderr));
+        }
+        Ok(out)
+    }
+
+    /// An object's id from `git <args>`'s first line.
+    pub fn oid<I, S>(&self, args: I) -> Result<String, CheckpointError>
+    where
+        I: IntoIterator<Item = S> + Clone,
+        S: AsRef<OsStr>,
+    {
+        let out = self.run(args)?;
+        let text = String::from_utf8_lossy(&out);
+        let oid = text.trim();
+        if oid.len() < 40 || !oid.bytes().all(|byte| byte.is_ascii_hexdigit()) {
+            return Err(CheckpointError::Git(format!("git answered {oid:?} for an object id")));
+        }
+        Ok(oid.to_string())
+    }
+}
+
+fn describe<I, S>(args: I) -> String
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    args.into_iter().take(2).map(|arg| arg.as_ref().to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ")
+}
+
+fn finish(name: &str, output: std::io::Result<std::process::Output>) -> Result<Vec<u8>, CheckpointError> {
+    let output = output.map_err(|err| CheckpointError::Git(format!("git could not be run: {err}")))?;
+    if !output.status.success() {
+        return Err(failed(name, &output.stderr));
+    }
+    Ok(output.stdout)
+}
+
+fn failed(name: &str, stderr: &[u8]) -> CheckpointError {
+    let text = String::from_utf8_lossy(stderr);
+    let text: String = text.trim().chars().take(600).collect();
+    CheckpointError::Git(format!("`git {name}` failed: {text}"))
+}
+
+/// The NUL-separated names of `-z` output.
+pub fn split_z(out: &[u8]) -> impl Iterator<Item = &[u8]> {
+    out.split(|byte| *byte == 0).filter(|name| !name.is_empty())
+}
+
+/// The path a name stands for (git's names are bytes).
+pub fn path_of(name: &[u8]) -> &Path {
+    use std::os::unix::ffi::OsStrExt;
+    Path::new(OsStr::from_bytes(name))
+}

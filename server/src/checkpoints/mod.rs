@@ -1,0 +1,370 @@
+//! Checkpoints: the folder as it was before each turn of a session, and what
+//! the turn changed, whichever tool changed it (file tools, shell commands, an
+//! ACP agent's own writes). The content store is a git object database of the
+//! hub's own: a bare repository per folder under the data dir
+//! (`checkpoints/<sha256 of the folder>.git`), never the folder's `.git`.
+//!
+//! A checkpoint is two commits kept by refs of the hub's:
+//! `refs/hub/<session>/<n>/before` (recorded before the turn's first change
+//! can run; its message holds the checkpoint's facts as one JSON line) and
+//! `refs/hub/<session>/<n>/after` (when the turn ends; its message lists the
+//! files changed). The refs are all there is to read back after a restart.
+
+mod git;
+mod restore;
+mod snapshot;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use protocol::checkpoints::{Checkpoint, CheckpointDiff, CheckpointFile, CheckpointKind, LeftOut};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use git::Repo;
+pub use snapshot::MAX_FILE;
+
+/// The patch a diff answers is cut here.
+pub const MAX_PATCH: usize = 4 * 1024 * 1024;
+
+/// A prompt is kept up to this many characters in its checkpoint.
+const PROMPT_KEPT: usize = 2000;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckpointError {
+    #[error("The session has no checkpoint {0}.")]
+    NotFound(u64),
+    /// Files changed since the session's last checkpoint by someone else:
+    /// nothing was changed.
+    #[error("{} changed since this session's last turn; rewind with force to overwrite them.", describe_paths(.0))]
+    Conflict(Vec<String>),
+    #[error("The checkpoint store failed: {0}")]
+    Git(String),
+    #[error("The folder could not be restored: {0}")]
+    Restore(String),
+}
+
+impl CheckpointError {
+    fn io(path: &Path, err: std::io::Error) -> Self {
+        Self::Git(format!("{}: {err}", path.display()))
+    }
+}
+
+fn describe_paths(paths: &[String]) -> String {
+    match paths {
+        [one] => format!("{one} was"),
+        many => format!("{} files were", many.len()),
+    }
+}
+
+/// What the hub knows of a turn when it starts.
+#[derive(Debug, Clone, Default)]
+pub struct TurnStart {
+    pub prompt: Option<String>,
+    /// The `seq` of the prompt's event.
+    pub seq: Option<u64>,
+}
+
+/// The result of a rewind.
+#[derive(Debug, Clone)]
+pub struct Rewound {
+    /// The rewind's own checkpoint.
+    pub checkpoint: Checkpoint,
+    /// The turn rewound to (the turns from it on are undone).
+    pub turn: u64,
+}
+
+/// The facts a "before" commit keeps (its message, one JSON line).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Before {
+    kind: CheckpointKind,
+    turn: u64,
+    at: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    prompt: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    seq: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    rewound_to: Option<u64>,
+    #[serde(default)]
+    left_out: Vec<LeftOut>,
+    #[serde(default)]
+    left_out_more: usize,
+}
+
+/// What an "after" commit keeps.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct After {
+    at: u64,
+    files: Vec<CheckpointFile>,
+}
+
+/// One checkpoint as its refs hold it.
+#[derive(Debug, Clone)]
+struct Stored {
+    n: u64,
+    before: Before,
+    before_tree: String,
+    after: Option<(After, String)>,
+}
+
+impl Stored {
+    fn shown(&self) -> Checkpoint {
+        Checkpoint {
+            id: self.n,
+            turn: self.before.turn,
+            at: self.before.at,
+            prompt: self.before.prompt.clone(),
+            seq: self.before.seq,
+            kind: self.before.kind,
+            rewound_to: self.before.rewound_to,
+            files: self.after.as_ref().map(|(after, _)| after.files.clone()).unwrap_or_default(),
+            ended: self.after.is_some(),
+            left_out: self.before.left_out.clone(),
+            left_out_more: self.before.left_out_more,
+        }
+    }
+}
+
+/// Every folder's checkpoints, under one directory of the hub's.
+pub struct Checkpoints {
+    root: PathBuf,
+    /// One lock per folder: its index and refs change under it.
+    locks: Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>,
+}
+
+impl Checkpoints {
+    /// Checkpoints kept under `root` (made on first use).
+    pub fn new(root: PathBuf) -> Self {
+        Self { root, locks: Mutex::new(HashMap::new()) }
+    }
+
+    /// The repository that records `folder` (canonical).
+    pub fn repository_of(&self, folder: &Path) -> PathBuf {
+        let digest = Sha256::digest(folder.as_os_str().as_encoded_bytes());
+        let name: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
+        self.root.join(format!("{name}.git"))
+    }
+
+    fn repo(&self, folder: &Path) -> Repo {
+        Repo { git_dir: self.repository_of(folder), work_tree: folder.to_path_buf() }
+    }
+
+    fn lock(&self, folder: &Path) -> Arc<Mutex<()>> {
+        let mut locks = self.locks.lock().unwrap_or_else(PoisonError::into_inner);
+        locks.entry(folder.to_path_buf()).or_default().clone()
+    }
+
+    /// Records the folder before a turn of `session` (blocking: git runs).
+    /// A checkpoint left without its "after" (the hub was killed during its
+    /// turn) gets this state as its "after". Returns the new checkpoint's number.
+    pub fn before_turn(&self, folder: &Path, session: &str, start: TurnStart) -> Result<u64, CheckpointError> {
+        let lock = self.lock(folder);
+        let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let repo = self.repo(folder);
+        let snap = snapshot::take(&repo)?;
+        let stored = read_all(&repo, session)?;
+        if let Some(last) = stored.last().filter(|last| last.after.is_none()) {
+            write_after(&repo, session, last, &snap.tree)?;
+        }
+        let n = stored.last().map_or(1, |last| last.n + 1);
+        let turn = stored.iter().filter(|cp| cp.before.kind == CheckpointKind::Turn).count() as u64 + 1;
+        let before = Before {
+            kind: CheckpointKind::Turn,
+            turn,
+            at: crate::clock::now_ms(),
+            prompt: start.prompt.map(|prompt| prompt.chars().take(PROMPT_KEPT).collect()),
+            seq: start.seq,
+            rewound_to: None,
+            left_out: snap.left_out,
+            left_out_more: snap.left_out_more,
+        };
+        write_commit(&repo, &ref_name(session, n, "before"), &snap.tree, &json_line(&before))?;
+        Ok(n)
+    }
+
+    /// Records the folder after the turn of checkpoint `n` (blocking).
+    pub fn after_turn(&self, folder: &Path, session: &str, n: u64) -> Result<Vec<CheckpointFile>, CheckpointError> {
+        let lock = self.lock(folder);
+        let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let repo = self.repo(folder);
+        let snap = snapshot::take(&repo)?;
+        let stored = read_all(&repo, session)?;
+        let cp = stored.iter().find(|cp| cp.n == n).ok_or(CheckpointError::NotFound(n))?;
+        write_after(&repo, session, cp, &snap.tree)
+    }
+
+    /// The session's checkpoints, oldest first.
+    pub fn list(&self, folder: &Path, session: &str) -> Result<Vec<Checkpoint>, CheckpointError> {
+        let repo = self.repo(folder);
+        if !repo.git_dir.join("HEAD").is_file() {
+            return Ok(Vec::new());
+        }
+        let stored = read_all(&repo, session)?;
+        let mut shown: Vec<Checkpoint> = stored.iter().map(Stored::shown).collect();
+        // One cut short (no "after"): what changed up to the next checkpoint.
+        for (index, cp) in stored.iter().enumerate() {
+            if let (None, Some(next)) = (&cp.after, stored.get(index + 1)) {
+                shown[index].files = snapshot::changes(&repo, &cp.before_tree, &next.before_tree)?;
+            }
+        }
+        Ok(shown)
+    }
+
+    /// What checkpoint `n`'s turn changed, as a unified diff.
+    pub fn diff(&self, folder: &Path, session: &str, n: u64) -> Result<CheckpointDiff, CheckpointError> {
+        let repo = self.repo(folder);
+        let stored = if repo.git_dir.join("HEAD").is_file() { read_all(&repo, session)? } else { Vec::new() };
+        let index = stored.iter().position(|cp| cp.n == n).ok_or(CheckpointError::NotFound(n))?;
+        let cp = &stored[index];
+        let end = match (&cp.after, stored.get(index + 1)) {
+            (Some((_, tree)), _) => tree.clone(),
+            (None, Some(next)) => next.before_tree.clone(),
+            (None, None) => cp.before_tree.clone(),
+        };
+        let files = snapshot::changes(&repo, &cp.before_tree, &end)?;
+        let mut patch = repo.run([
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-renames",
+            cp.before_tree.as_str(),
+            end.as_str(),
+        ])?;
+        let truncated = patch.len() > MAX_PATCH;
+        patch.truncate(MAX_PATCH);
+        Ok(CheckpointDiff { id: n, files, patch: String::from_utf8_lossy(&patch).into_owned(), truncated })
+    }
+
+    /// Puts the folder back as it was before checkpoint `n`'s turn (later
+    /// turns included), blocking. A file whose content differs from what the
+    /// session's last checkpoint recorded after its turn was changed by
+    /// someone else: unless `force`, the rewind is refused with those paths
+    /// and nothing changes. The rewind is a checkpoint of its own.
+    pub fn rewind(&self, folder: &Path, session: &str, n: u64, force: bool) -> Result<Rewound, CheckpointError> {
+        let lock = self.lock(folder);
+        let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let repo = self.repo(folder);
+        if !repo.git_dir.join("HEAD").is_file() {
+            return Err(CheckpointError::NotFound(n));
+        }
+        let stored = read_all(&repo, session)?;
+        let target = stored.iter().find(|cp| cp.n == n).ok_or(CheckpointError::NotFound(n))?;
+        let now = snapshot::take(&repo)?;
+        let last = stored.last().expect("the target is one");
+        // What the session left: a rewind's own "after", or a turn's.
+        let left = last.after.as_ref().map_or(now.tree.as_str(), |(_, tree)| tree.as_str());
+        let touched = snapshot::changes(&repo, &now.tree, &target.before_tree)?;
+        if !force {
+            let by_others: std::collections::HashSet<String> =
+                snapshot::changes(&repo, left, &now.tree)?.into_iter().map(|file| file.path).collect();
+            let conflicts: Vec<String> =
+                touched.iter().filter(|file| by_others.contains(&file.path)).map(|file| file.path.clone()).collect();
+            if !conflicts.is_empty() {
+                return Err(CheckpointError::Conflict(conflicts));
+            }
+        }
+        let m = last.n + 1;
+        let before = Before {
+            kind: CheckpointKind::Rewind,
+            turn: target.before.turn,
+            at: crate::clock::now_ms(),
+            prompt: None,
+            seq: None,
+            rewound_to: Some(n),
+            left_out: now.left_out,
+            left_out_more: now.left_out_more,
+        };
+        if last.after.is_none() {
+            write_after(&repo, session, last, &now.tree)?;
+        }
+        // The state before the rewind is kept first: a failure midway can be undone.
+        write_commit(&repo, &ref_name(session, m, "before"), &now.tree, &json_line(&before))?;
+        restore::restore(&repo, &now.tree, &target.before_tree)?;
+        let after = snapshot::take(&repo)?;
+        let mut cp = Stored { n: m, before, before_tree: now.tree.clone(), after: None };
+        let files = write_after(&repo, session, &cp, &after.tree)?;
+        cp.after = Some((After { at: crate::clock::now_ms(), files }, after.tree));
+        Ok(Rewound { checkpoint: cp.shown(), turn: target.before.turn })
+    }
+
+    /// Removes a session's checkpoints (its refs; git keeps what other refs need).
+    pub fn forget(&self, folder: &Path, session: &str) -> Result<(), CheckpointError> {
+        let lock = self.lock(folder);
+        let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let repo = self.repo(folder);
+        if !repo.git_dir.join("HEAD").is_file() {
+            return Ok(());
+        }
+        let refs = repo.run(["for-each-ref", "--format=delete %(refname)", &format!("refs/hub/{session}/")])?;
+        if !refs.is_empty() {
+            repo.run_with(["update-ref", "--stdin"], refs)?;
+        }
+        Ok(())
+    }
+}
+
+fn ref_name(session: &str, n: u64, side: &str) -> String {
+    format!("refs/hub/{session}/{n}/{side}")
+}
+
+fn json_line<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+/// A commit of `tree` with `message`, kept by `refname`.
+fn write_commit(repo: &Repo, refname: &str, tree: &str, message: &str) -> Result<String, CheckpointError> {
+    let out = repo.run_with(["commit-tree", tree, "-F", "-"], message.as_bytes().to_vec())?;
+    let commit = String::from_utf8_lossy(&out).trim().to_string();
+    repo.run(["update-ref", refname, commit.as_str()])?;
+    Ok(commit)
+}
+
+/// Records `tree` as what checkpoint `cp` left; returns what it changed.
+fn write_after(repo: &Repo, session: &str, cp: &Stored, tree: &str) -> Result<Vec<CheckpointFile>, CheckpointError> {
+    let files = snapshot::changes(repo, &cp.before_tree, tree)?;
+    let after = After { at: crate::clock::now_ms(), files: files.clone() };
+    write_commit(repo, &ref_name(session, cp.n, "after"), tree, &json_line(&after))?;
+    Ok(files)
+}
+
+/// Every checkpoint of `session`, by number.
+fn read_all(repo: &Repo, session: &str) -> Result<Vec<Stored>, CheckpointError> {
+    let out = repo.run([
+        "for-each-ref",
+        "--format=%(refname)%00%(tree)%00%(contents:subject)%00",
+        &format!("refs/hub/{session}/"),
+    ])?;
+    let mut befores: BTreeMap<u64, (Before, String)> = BTreeMap::new();
+    let mut afters: BTreeMap<u64, (After, String)> = BTreeMap::new();
+    let text = String::from_utf8_lossy(&out);
+    let mut fields = text.split('\0').map(|field| field.trim_start_matches('\n'));
+    while let (Some(name), Some(tree), Some(subject)) = (fields.next(), fields.next(), fields.next()) {
+        let Some(rest) = name.strip_prefix(&format!("refs/hub/{session}/")) else { continue };
+        let Some((number, side)) = rest.split_once('/') else { continue };
+        let Ok(n) = number.parse::<u64>() else { continue };
+        match side {
+            "before" => match serde_json::from_str(subject) {
+                Ok(before) => {
+                    befores.insert(n, (before, tree.to_string()));
+                }
+                Err(err) => tracing::warn!(%name, "a checkpoint that cannot be read: {err}"),
+            },
+            "after" => {
+                if let Ok(after) = serde_json::from_str(subject) {
+                    afters.insert(n, (after, tree.to_string()));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(befores
+        .into_iter()
+        .map(|(n, (before, before_tree))| Stored { n, before, before_tree, after: afters.remove(&n) })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,150 @@
+//! Putting the folder back as a tree recorded it. Only the paths that differ
+//! are touched; every write, link and removal goes through the folder's
+//! `openat2(RESOLVE_BENEATH)` handle, and a link or file standing where the
+//! tree has a directory is removed first (never followed), so nothing planted
+//! in the folder can lead a restore outside it.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use rustix::fs::FileType;
+
+use super::git::{path_of, split_z, Repo};
+use super::snapshot::lossy;
+use super::CheckpointError;
+use crate::tools::Folder;
+
+/// One path to change: its mode and object in the tree restored to.
+struct Entry {
+    path: PathBuf,
+    mode: String,
+    oid: String,
+    status: u8,
+}
+
+/// Makes the folder's files match tree `to`, from what tree `from` recorded
+/// of them now; returns the paths changed.
+pub fn restore(repo: &Repo, from: &str, to: &str) -> Result<Vec<String>, CheckpointError> {
+    let out = repo.run(["diff-tree", "-r", "-z", "--no-renames", from, to])?;
+    let entries = parse_raw(&out)?;
+    let folder = Folder::open(&repo.work_tree).map_err(|err| CheckpointError::io(&repo.work_tree, err))?;
+    let failed = |path: &Path, err: rustix::io::Errno| {
+        CheckpointError::Restore(format!("{}: {}", path.display(), std::io::Error::from(err)))
+    };
+    // Removals first: a file removed may leave room for a directory written.
+    let mut emptied = BTreeSet::new();
+    for entry in entries.iter().filter(|entry| entry.status == b'D' || entry.status == b'T') {
+        folder.remove(&entry.path).map_err(|err| failed(&entry.path, err))?;
+        emptied.extend(entry.path.ancestors().skip(1).filter(|dir| !dir.as_os_str().is_empty()).map(Path::to_path_buf));
+    }
+    // Deepest first: a directory the turn made, and emptied, goes too.
+    for dir in emptied.iter().rev() {
+        let _ = folder.remove_empty_dir(dir);
+    }
+    let writes: Vec<&Entry> = entries.iter().filter(|entry| entry.status != b'D' && entry.mode != "160000").collect();
+    let blobs = read_blobs(repo, writes.iter().map(|entry| entry.oid.as_str()))?;
+    for (entry, bytes) in writes.iter().zip(blobs) {
+        straighten(&folder, &entry.path).map_err(|err| failed(&entry.path, err))?;
+        if matches!(folder.kind_at(&entry.path), Ok(Some(kind)) if kind != FileType::RegularFile) {
+            folder.remove(&entry.path).map_err(|err| failed(&entry.path, err))?;
+        }
+        match entry.mode.as_str() {
+            "120000" => {
+                use std::os::unix::ffi::OsStrExt;
+                let _ = folder.remove(&entry.path);
+                folder.symlink(&entry.path, std::ffi::OsStr::from_bytes(&bytes)).map_err(|err| failed(&entry.path, err))?;
+            }
+            mode => {
+                folder.replace_with(&entry.path, &bytes, false).map_err(|err| {
+                    CheckpointError::Restore(format!("{}: {err}", entry.path.display()))
+                })?;
+                folder.set_executable(&entry.path, mode == "100755").map_err(|err| failed(&entry.path, err))?;
+            }
+        }
+    }
+    Ok(entries.iter().map(|entry| entry.path.to_string_lossy().into_owned()).collect())
+}
+
+/// Each directory above `rel` is a directory: a link or a file standing in
+/// for one is removed (a link is never followed), so the write lands at the
+/// path itself.
+fn straighten(folder: &Folder, rel: &Path) -> Result<(), rustix::io::Errno> {
+    let mut so_far = PathBuf::new();
+    let parents: Vec<_> = rel.parent().map(|parent| parent.components().collect()).unwrap_or_default();
+    for part in parents {
+        so_far.push(part);
+        match folder.kind_at(&so_far)? {
+            None => return Ok(()),
+            Some(FileType::Directory) => {}
+            Some(_) => {
+                folder.remove(&so_far)?;
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `git diff-tree -r -z` (raw): `:<mode> <mode> <oid> <oid> <status>\0<path>\0`.
+fn parse_raw(out: &[u8]) -> Result<Vec<Entry>, CheckpointError> {
+    let mut parts = split_z(out);
+    let mut entries = Vec::new();
+    while let Some(head) = parts.next() {
+        let head = String::from_utf8_lossy(head);
+        let fields: Vec<&str> = head.trim_start_matches(':').split(' ').collect();
+        let (Some(name), [_, mode, _, oid, status, ..]) = (parts.next(), fields.as_slice()) else {
+            return Err(CheckpointError::Git(format!("git diff-tree answered {head:?}")));
+        };
+        let name_text = lossy(name);
+        if name_text.split('/').any(|part| part.is_empty() || part == "." || part == "..") {
+            return Err(CheckpointError::Git(format!("a tree names {name_text:?}")));
+        }
+        entries.push(Entry {
+            path: path_of(name).to_path_buf(),
+            mode: mode.to_string(),
+            oid: oid.to_string(),
+            status: status.bytes().next().unwrap_or(b'M'),
+        });
+    }
+    Ok(entries)
+}
+
+/// The objects' contents, in order, through one `git cat-file --batch`.
+fn read_blobs<'a>(repo: &Repo, oids: impl Iterator<Item = &'a str>) -> Result<Vec<Vec<u8>>, CheckpointError> {
+    let input: String = oids.map(|oid| format!("{oid}\n")).collect();
+    if input.is_empty() {
+        return Ok(Vec::new());
+    }
+    let count = input.lines().count();
+    let mut child = repo
+        .command(["cat-file", "--batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|err| CheckpointError::Git(format!("git could not be run: {err}")))?;
+    let mut stdin = child.stdin.take().expect("piped");
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let mut out = BufReader::new(child.stdout.take().expect("piped"));
+    let mut blobs = Vec::with_capacity(count);
+    let bad = |what: String| CheckpointError::Git(format!("git cat-file: {what}"));
+    for _ in 0..count {
+        let mut header = String::new();
+        out.read_line(&mut header).map_err(|err| bad(err.to_string()))?;
+        let size: usize = header
+            .split_whitespace()
+            .nth(2)
+            .and_then(|size| size.parse().ok())
+            .ok_or_else(|| bad(format!("answered {:?}", header.trim())))?;
+        let mut bytes = vec![0; size + 1];
+        out.read_exact(&mut bytes).map_err(|err| bad(err.to_string()))?;
+        bytes.pop();
+        blobs.push(bytes);
+    }
+    drop(out);
+    let _ = writer.join();
+    let _ = child.wait();
+    Ok(blobs)
+}
