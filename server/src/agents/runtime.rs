@@ -18,6 +18,9 @@ use super::{acp, builtin, unreadable, AgentError};
 use crate::session::{Machine, Phase, Recovery, Status, Tail, TurnEnd};
 use crate::store::{StatusRow, Store, StoreError};
 
+/// The `error` code (a warning) of a turn whose folder could not be recorded.
+pub const CHECKPOINT_FAILED: &str = "checkpoint_failed";
+
 /// The `error` code of a turn whose state could not be saved.
 pub const STORE_FAILED: &str = "store_failed";
 
@@ -246,7 +249,12 @@ pub(crate) fn spawn_turn(
     number: u64,
     turn: impl std::future::Future<Output = ()> + Send + 'static,
 ) {
-    let task = tokio::spawn(turn);
+    let (port, recorded) = (hub.clone(), runtime.clone());
+    let task = tokio::spawn(async move {
+        // The folder is recorded before the turn can change it.
+        recorded.checkpoint_before(&*port).await;
+        turn.await
+    });
     let (hub, runtime) = (hub.clone(), runtime.clone());
     tokio::spawn(async move {
         let Err(err) = task.await else { return };
@@ -322,6 +330,20 @@ pub struct SessionRuntime {
     /// Why the stored agent state could not be read: the session is in error,
     /// takes no turn, and its stored state is never written over.
     unreadable: Option<String>,
+    /// The checkpoint of the turn under way: due (its "before" not yet
+    /// recorded) or open (its "after" recorded when the turn ends).
+    checkpoint: Mutex<TurnCheckpoint>,
+}
+
+/// Where the turn under way stands with its checkpoint.
+#[derive(Debug, Default)]
+enum TurnCheckpoint {
+    #[default]
+    None,
+    /// A new turn started: the folder is recorded before its first change.
+    Due(crate::checkpoints::TurnStart),
+    /// Recorded before the turn, as this checkpoint.
+    Open(u64),
 }
 
 impl SessionRuntime {
@@ -368,6 +390,7 @@ impl SessionRuntime {
             last_used: AtomicU64::new(0),
             agent_modes: Mutex::new(None),
             unreadable: None,
+            checkpoint: Mutex::new(TurnCheckpoint::None),
         }
     }
 
@@ -569,6 +592,16 @@ impl SessionRuntime {
     /// status the pages see is saved with the state and shown, together under
     /// the session's lock. Returns the turn's number.
     pub(crate) fn start_turn(&self, hub: &dyn HubPort, state: &mut SessionState) -> u64 {
+        if !state.machine.phase().under_way() {
+            // A new turn (not one taken up again after a pause): its checkpoint is due.
+            let (prompt, seq) = match self.log.last() {
+                Some(AgentEvent::Message { role: protocol::events::Role::User, content, .. }) => {
+                    (Some(content), Some(self.log.last_seq()))
+                }
+                _ => (None, None),
+            };
+            *self.turn_checkpoint() = TurnCheckpoint::Due(crate::checkpoints::TurnStart { prompt, seq });
+        }
         let (turn, status) = state.machine.start();
         let at_ms = self.save(state);
         hub.show_status(&self.id, status, at_ms);
@@ -586,8 +619,65 @@ impl SessionRuntime {
         under_way
     }
 
+    fn turn_checkpoint(&self) -> MutexGuard<'_, TurnCheckpoint> {
+        self.checkpoint.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Records the folder before the turn's first change, when the turn is a
+    /// new one (see [`SessionRuntime::start_turn`]): the agent awaits this
+    /// before it acts. Off the async workers; a failure is said, and the
+    /// turn goes on unrecorded.
+    pub(crate) async fn checkpoint_before(&self, hub: &dyn HubPort) {
+        // The turn's start is recorded under the session's lock: once it is free, it is.
+        drop(self.state());
+        let start = match std::mem::take(&mut *self.turn_checkpoint()) {
+            TurnCheckpoint::Due(start) => start,
+            other => {
+                *self.turn_checkpoint() = other;
+                return;
+            }
+        };
+        let Some(checkpoints) = hub.checkpoints() else { return };
+        let (folder, id) = (self.folder.clone(), self.id.clone());
+        let made = tokio::task::spawn_blocking(move || checkpoints.before_turn(&folder, &id, start)).await;
+        match made {
+            Ok(Ok(n)) => *self.turn_checkpoint() = TurnCheckpoint::Open(n),
+            Ok(Err(err)) => self.report_checkpoint_failed(&err.to_string()),
+            Err(err) => self.report_checkpoint_failed(&err.to_string()),
+        }
+    }
+
+    /// Records what the turn changed, once it is over.
+    async fn checkpoint_after(&self, hub: &dyn HubPort) {
+        let n = match std::mem::take(&mut *self.turn_checkpoint()) {
+            TurnCheckpoint::Open(n) => n,
+            _ => return,
+        };
+        let Some(checkpoints) = hub.checkpoints() else { return };
+        let (folder, id) = (self.folder.clone(), self.id.clone());
+        let made = tokio::task::spawn_blocking(move || checkpoints.after_turn(&folder, &id, n)).await;
+        match made {
+            Ok(Ok(_)) => {}
+            Ok(Err(err)) => self.report_checkpoint_failed(&err.to_string()),
+            Err(err) => self.report_checkpoint_failed(&err.to_string()),
+        }
+    }
+
+    fn report_checkpoint_failed(&self, why: &str) {
+        tracing::warn!(session = %self.id, "checkpoint not recorded: {why}");
+        self.log.push(AgentEvent::Error {
+            severity: Severity::Warning,
+            message: format!("The folder's checkpoint was not recorded ({why}); this turn cannot be rewound."),
+            code: Some(CHECKPOINT_FAILED.to_string()),
+        });
+    }
+
     /// Closes or pauses the running turn with its `result`.
     pub async fn end_turn(&self, hub: &dyn HubPort, end: TurnEnd) {
+        if !end.phase.under_way() {
+            // Before the session is free: no rewind can run between the turn and its record.
+            self.checkpoint_after(hub).await;
+        }
         // The pause (or end) is on disk, status and all, before anyone can see it and act on it…
         let mut at_ms = self.record_end(&end);
         if let Err(err) = self.flush().await {

@@ -14,7 +14,7 @@ mod git;
 mod restore;
 mod snapshot;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -238,11 +238,13 @@ impl Checkpoints {
         Ok(CheckpointDiff { id: n, files, patch: String::from_utf8_lossy(&patch).into_owned(), truncated })
     }
 
-    /// Puts the folder back as it was before checkpoint `n`'s turn (later
-    /// turns included), blocking. A file whose content differs from what the
-    /// session's last checkpoint recorded after its turn was changed by
-    /// someone else: unless `force`, the rewind is refused with those paths
-    /// and nothing changes. The rewind is a checkpoint of its own.
+    /// Puts the files the session's turns changed from checkpoint `n` on back
+    /// as they were before its turn (later turns included), blocking; files
+    /// none of them changed are left as they are. A file whose content
+    /// differs from what the session's last checkpoint recorded after its
+    /// turn was changed by someone else: unless `force`, the rewind is
+    /// refused with those paths and nothing changes. The rewind is a
+    /// checkpoint of its own.
     pub fn rewind(&self, folder: &Path, session: &str, n: u64, force: bool) -> Result<Rewound, CheckpointError> {
         let lock = self.lock(folder);
         let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
@@ -251,17 +253,31 @@ impl Checkpoints {
             return Err(CheckpointError::NotFound(n));
         }
         let stored = read_all(&repo, session)?;
-        let target = stored.iter().find(|cp| cp.n == n).ok_or(CheckpointError::NotFound(n))?;
+        let from = stored.iter().position(|cp| cp.n == n).ok_or(CheckpointError::NotFound(n))?;
+        let target = &stored[from];
         let now = snapshot::take(&repo)?;
         let last = stored.last().expect("the target is one");
-        // What the session left: a rewind's own "after", or a turn's.
-        let left = last.after.as_ref().map_or(now.tree.as_str(), |(_, tree)| tree.as_str());
-        let touched = snapshot::changes(&repo, &now.tree, &target.before_tree)?;
+        // What the session's turns from the target on changed: only those files go back.
+        let mut theirs = HashSet::new();
+        for (index, cp) in stored.iter().enumerate().skip(from) {
+            let end = match (&cp.after, stored.get(index + 1)) {
+                (Some((_, tree)), _) => tree.as_str(),
+                (None, Some(next)) => next.before_tree.as_str(),
+                (None, None) => now.tree.as_str(),
+            };
+            theirs.extend(snapshot::changes(&repo, &cp.before_tree, end)?.into_iter().map(|file| file.path));
+        }
+        let touched: Vec<String> = snapshot::changes(&repo, &now.tree, &target.before_tree)?
+            .into_iter()
+            .map(|file| file.path)
+            .filter(|path| theirs.contains(path))
+            .collect();
         if !force {
-            let by_others: std::collections::HashSet<String> =
+            // What the session left: a rewind's own "after", or a turn's.
+            let left = last.after.as_ref().map_or(now.tree.as_str(), |(_, tree)| tree.as_str());
+            let by_others: HashSet<String> =
                 snapshot::changes(&repo, left, &now.tree)?.into_iter().map(|file| file.path).collect();
-            let conflicts: Vec<String> =
-                touched.iter().filter(|file| by_others.contains(&file.path)).map(|file| file.path.clone()).collect();
+            let conflicts: Vec<String> = touched.iter().filter(|path| by_others.contains(*path)).cloned().collect();
             if !conflicts.is_empty() {
                 return Err(CheckpointError::Conflict(conflicts));
             }
@@ -282,7 +298,7 @@ impl Checkpoints {
         }
         // The state before the rewind is kept first: a failure midway can be undone.
         write_commit(&repo, &ref_name(session, m, "before"), &now.tree, &json_line(&before))?;
-        restore::restore(&repo, &now.tree, &target.before_tree)?;
+        restore::restore(&repo, &now.tree, &target.before_tree, &touched.into_iter().collect())?;
         let after = snapshot::take(&repo)?;
         let mut cp = Stored { n: m, before, before_tree: now.tree.clone(), after: None };
         let files = write_after(&repo, session, &cp, &after.tree)?;

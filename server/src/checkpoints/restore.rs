@@ -26,9 +26,16 @@ struct Entry {
 
 /// Makes the folder's files match tree `to`, from what tree `from` recorded
 /// of them now; returns the paths changed.
-pub fn restore(repo: &Repo, from: &str, to: &str) -> Result<Vec<String>, CheckpointError> {
+/// Only the paths in `only` are touched.
+pub fn restore(
+    repo: &Repo,
+    from: &str,
+    to: &str,
+    only: &std::collections::HashSet<String>,
+) -> Result<Vec<String>, CheckpointError> {
     let out = repo.run(["diff-tree", "-r", "-z", "--no-renames", from, to])?;
-    let entries = parse_raw(&out)?;
+    let mut entries = parse_raw(&out)?;
+    entries.retain(|entry| only.contains(&*entry.path.to_string_lossy()));
     let folder = Folder::open(&repo.work_tree).map_err(|err| CheckpointError::io(&repo.work_tree, err))?;
     let failed = |path: &Path, err: rustix::io::Errno| {
         CheckpointError::Restore(format!("{}: {}", path.display(), std::io::Error::from(err)))

@@ -38,9 +38,14 @@ pub fn take(repo: &Repo) -> Result<Snapshot, CheckpointError> {
             left_out.push(LeftOut { path: lossy(name), why: LeftOutWhy::Repository });
             continue;
         }
+        if beyond_link(&repo.work_tree, path_of(name)) {
+            // A directory replaced by a link: what was under it is gone from the folder.
+            remove.push(name);
+            continue;
+        }
         match std::fs::symlink_metadata(repo.work_tree.join(path_of(name))) {
             // Gone: removed from the index.
-            Err(_) => update.push(name),
+            Err(_) => remove.push(name),
             Ok(meta) if meta.is_file() && meta.len() > MAX_FILE => {
                 remove.push(name);
                 left_out.push(LeftOut { path: lossy(name), why: LeftOutWhy::TooLarge });
@@ -82,6 +87,14 @@ pub fn changes(repo: &Repo, from: &str, to: &str) -> Result<Vec<CheckpointFile>,
         files.push(CheckpointFile { path: lossy(name), change });
     }
     Ok(files)
+}
+
+/// Whether a directory above `rel` is a symlink (git records nothing beyond one).
+fn beyond_link(root: &std::path::Path, rel: &std::path::Path) -> bool {
+    rel.ancestors()
+        .skip(1)
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .any(|dir| std::fs::symlink_metadata(root.join(dir)).is_ok_and(|meta| meta.file_type().is_symlink()))
 }
 
 fn joined(names: &[&[u8]]) -> Vec<u8> {

@@ -11,11 +11,13 @@ pub struct ApiError {
     pub status: StatusCode,
     pub code: &'static str,
     pub message: String,
+    /// Fields the body carries besides `error` and `message` (a rewind's `conflicts`).
+    pub extra: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl ApiError {
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        Self { status, code, message: message.into() }
+        Self { status, code, message: message.into(), extra: None }
     }
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "bad_request", message)
@@ -42,7 +44,11 @@ impl std::fmt::Display for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, Json(json!({ "error": self.code, "message": self.message }))).into_response()
+        let mut body = json!({ "error": self.code, "message": self.message });
+        if let (Some(extra), Some(fields)) = (self.extra, body.as_object_mut()) {
+            fields.extend(extra);
+        }
+        (self.status, Json(body)).into_response()
     }
 }
 
@@ -160,9 +166,27 @@ impl From<crate::hub::HubError> for ApiError {
             E::YoloLocked => (StatusCode::FORBIDDEN, "yolo_locked"),
             E::FolderTrustOff => (StatusCode::CONFLICT, "folder_trust_off"),
             E::StoreFailed(_) => (StatusCode::SERVICE_UNAVAILABLE, crate::agents::STORE_FAILED),
+            E::Checkpoint(err) => return err.into(),
             E::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
         Self::new(status, code, err.to_string())
+    }
+}
+
+/// Checkpoints' refusals: a rewind over others' changes names them (`conflicts`).
+impl From<crate::checkpoints::CheckpointError> for ApiError {
+    fn from(err: crate::checkpoints::CheckpointError) -> Self {
+        use crate::checkpoints::CheckpointError as E;
+        let (status, code) = match &err {
+            E::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+            E::Conflict(_) => (StatusCode::CONFLICT, "rewind_conflict"),
+            E::Git(_) | E::Restore(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        };
+        let mut answer = Self::new(status, code, err.to_string());
+        if let E::Conflict(paths) = err {
+            answer.extra = Some(serde_json::Map::from_iter([("conflicts".to_string(), json!(paths))]));
+        }
+        answer
     }
 }
 

@@ -318,6 +318,8 @@ impl Driver {
                 command = commands.recv() => match command {
                     None | Some(Command::End) => return Ok(Ok(())),
                     Some(Command::Prompt(text)) => {
+                        // The folder is recorded before the agent can change it.
+                        self.runtime.checkpoint_before(&self.hub).await;
                         self.stopping = false;
                         self.stop_asked = false;
                         prompt = Some(self.prompt(&cx, &session, text));

@@ -1,0 +1,87 @@
+//! A session's checkpoints as the API sees them: listing, a turn's diff, and
+//! rewinding the folder (refused while a turn is under way, recorded in the
+//! audit trail). The recording itself is `crate::checkpoints`.
+
+use protocol::audit::{AuditDecision, Decider, Outcome};
+use protocol::checkpoints::{Checkpoint, CheckpointDiff, RewindResponse};
+
+use super::{Hub, HubError, HubResult};
+use crate::agents::AgentError;
+use crate::store::{DecisionRecord, OutcomeRecord};
+
+impl Hub {
+    fn checkpoints_or_off(&self) -> HubResult<&std::sync::Arc<crate::checkpoints::Checkpoints>> {
+        self.checkpoints
+            .as_ref()
+            .ok_or_else(|| HubError::NotFound("This hub keeps no checkpoints (it runs without a data dir).".into()))
+    }
+
+    fn folder_of_session(&self, session_id: &str) -> HubResult<std::path::PathBuf> {
+        self.registry()
+            .get(session_id)
+            .map(|session| session.folder.clone())
+            .ok_or_else(|| AgentError::NoSession(session_id.to_string()).into())
+    }
+
+    /// The session's checkpoints, oldest first (blocking: git runs).
+    pub fn checkpoints_of(&self, session_id: &str) -> HubResult<Vec<Checkpoint>> {
+        let folder = self.folder_of_session(session_id)?;
+        let Some(checkpoints) = &self.checkpoints else { return Ok(Vec::new()) };
+        Ok(checkpoints.list(&folder, session_id)?)
+    }
+
+    /// What checkpoint `n`'s turn changed (blocking).
+    pub fn checkpoint_diff(&self, session_id: &str, n: u64) -> HubResult<CheckpointDiff> {
+        let folder = self.folder_of_session(session_id)?;
+        Ok(self.checkpoints_or_off()?.diff(&folder, session_id, n)?)
+    }
+
+    /// Puts the session's folder back as it was before checkpoint `n`'s turn
+    /// (blocking). Not while a turn is under way in the session.
+    pub fn rewind(&self, session_id: &str, n: u64, force: bool) -> HubResult<RewindResponse> {
+        let checkpoints = self.checkpoints_or_off()?.clone();
+        let runtime = self
+            .try_runtime(session_id)
+            .map_err(|err| HubError::StoreFailed(err.to_string()))?
+            .ok_or_else(|| AgentError::NoSession(session_id.to_string()))?;
+        {
+            let state = runtime.state();
+            if state.machine.is_deleted() {
+                return Err(AgentError::Deleted(session_id.to_string()).into());
+            }
+            if state.machine.phase().under_way() {
+                return Err(AgentError::busy(
+                    "A turn is under way in this session: rewind once it has ended (or stop it).",
+                )
+                .into());
+            }
+        }
+        // A turn that starts meanwhile records the folder only once the rewind
+        // is done (the folder's lock), and runs nothing before.
+        let done = checkpoints.rewind(&runtime.folder, session_id, n, force)?;
+        if let Some(store) = &self.store {
+            let tool_id = format!("rewind-{}", done.checkpoint.id);
+            let files = done.checkpoint.files.len();
+            let forced = if force { ", forced" } else { "" };
+            store.record_decision(DecisionRecord {
+                at_ms: done.checkpoint.at,
+                folder: runtime.folder.display().to_string(),
+                session_id: session_id.to_string(),
+                tool_id: tool_id.clone(),
+                tool_name: "rewind".into(),
+                summary: format!("to before turn {} (checkpoint {n}): {files} files{forced}", done.turn),
+                decision: AuditDecision::Approved,
+                decided_by: Decider::User,
+                rule: None,
+            });
+            store.record_outcome(OutcomeRecord {
+                at_ms: crate::clock::now_ms(),
+                session_id: session_id.to_string(),
+                tool_id,
+                outcome: Outcome::Ran,
+            });
+        }
+        self.projects_changed();
+        Ok(RewindResponse { checkpoint: done.checkpoint, conversation: false })
+    }
+}
