@@ -630,7 +630,8 @@ impl SessionRuntime {
     pub(crate) async fn checkpoint_before(&self, hub: &dyn HubPort) {
         // The turn's start is recorded under the session's lock: once it is free, it is.
         drop(self.state());
-        let start = match std::mem::take(&mut *self.turn_checkpoint()) {
+        let taken = std::mem::take(&mut *self.turn_checkpoint());
+        let start = match taken {
             TurnCheckpoint::Due(start) => start,
             other => {
                 *self.turn_checkpoint() = other;
@@ -649,10 +650,8 @@ impl SessionRuntime {
 
     /// Records what the turn changed, once it is over.
     async fn checkpoint_after(&self, hub: &dyn HubPort) {
-        let n = match std::mem::take(&mut *self.turn_checkpoint()) {
-            TurnCheckpoint::Open(n) => n,
-            _ => return,
-        };
+        let taken = std::mem::take(&mut *self.turn_checkpoint());
+        let TurnCheckpoint::Open(n) = taken else { return };
         let Some(checkpoints) = hub.checkpoints() else { return };
         let (folder, id) = (self.folder.clone(), self.id.clone());
         let made = tokio::task::spawn_blocking(move || checkpoints.after_turn(&folder, &id, n)).await;

@@ -1,0 +1,241 @@
+//! Checkpoints and rewind over HTTP with the built-in agent and the scripted
+//! model: a turn's shell edits are recorded whichever way they were made,
+//! the folder is recorded before the turn's first call runs, a rewind puts
+//! it back (and can be undone), refuses over someone else's changes and
+//! while a turn is under way, is audited, and survives a restart.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+
+use agent_hub::hub::HubOptions;
+use axum::http::StatusCode;
+use common::fake_model::{text, FakeModel};
+use common::*;
+use serde_json::{json, Value};
+
+/// A hub with the scripted model, its database and its checkpoints in `data`.
+fn hub(model: &FakeModel, data: &tempfile::TempDir) -> TestHub {
+    let store = agent_hub::store::Store::open(data.path()).unwrap();
+    TestHub::with_options(HubOptions {
+        store: Some(store),
+        checkpoints: Some(data.path().join("checkpoints")),
+        ..model_options(model)
+    })
+}
+
+/// The hub's repository for `folder`.
+fn repository(data: &tempfile::TempDir, folder: &Path) -> PathBuf {
+    agent_hub::checkpoints::Checkpoints::new(data.path().join("checkpoints")).repository_of(folder)
+}
+
+async fn checkpoints(hub: &TestHub, session: &str) -> Vec<Value> {
+    let reply = hub.get(&format!("/api/sessions/{session}/checkpoints")).await;
+    assert_eq!(reply.status, StatusCode::OK, "{:?}", reply.body);
+    reply.json()["checkpoints"].as_array().unwrap().clone()
+}
+
+async fn rewind(hub: &TestHub, session: &str, body: Value) -> Reply {
+    hub.post(&format!("/api/sessions/{session}/rewind"), body.to_string()).await
+}
+
+fn read(folder: &Path, rel: &str) -> String {
+    std::fs::read_to_string(folder.join(rel)).unwrap()
+}
+
+fn files_of(checkpoint: &Value) -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = checkpoint["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|file| (file["path"].as_str().unwrap().to_string(), file["change"].as_str().unwrap().to_string()))
+        .collect();
+    files.sort();
+    files
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+}
+
+#[tokio::test]
+async fn a_turns_shell_edits_are_listed_diffed_rewound_and_the_rewind_undone() {
+    let model = FakeModel::start(vec![
+        shell("c1", "sed -i 's/two/TWO/' notes.txt && rm old.txt && mkdir -p a/b && echo deep > a/b/c"),
+        text(&["Done."]),
+    ])
+    .await;
+    let data = tempfile::tempdir().unwrap();
+    let hub = hub(&model, &data);
+    let (_dir, folder) = project(None);
+    std::fs::write(folder.join("notes.txt"), "one\ntwo\n").unwrap();
+    std::fs::write(folder.join("old.txt"), "old\n").unwrap();
+    hub.set_yolo(&folder, true).await;
+
+    let events = hub.prompt(&folder, "tidy up").await.lines();
+    assert_eq!(events.last().unwrap()["status"], "success", "{events:?}");
+    let session = session_of(&events);
+    assert_eq!(read(&folder, "a/b/c"), "deep\n");
+
+    let listed = checkpoints(&hub, &session).await;
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    let turn = &listed[0];
+    assert_eq!((turn["id"].as_u64(), turn["turn"].as_u64(), turn["kind"].as_str()), (Some(1), Some(1), Some("turn")));
+    assert_eq!(turn["prompt"], "tidy up");
+    assert_eq!(turn["seq"], 2, "the prompt's message event");
+    assert!(turn["at"].as_u64().unwrap() > 0);
+    assert_eq!(
+        files_of(turn),
+        pairs(&[("a/b/c", "added"), ("notes.txt", "modified"), ("old.txt", "deleted")])
+    );
+
+    let diff = hub.get(&format!("/api/sessions/{session}/checkpoints/1/diff")).await.json();
+    let patch = diff["patch"].as_str().unwrap();
+    assert!(patch.contains("-two\n+TWO"), "{patch}");
+    assert!(patch.contains("+++ b/a/b/c"), "{patch}");
+    assert_eq!(diff["truncated"], false);
+
+    let done = rewind(&hub, &session, json!({"checkpoint": 1})).await;
+    assert_eq!(done.status, StatusCode::OK, "{:?}", done.body);
+    let done = done.json();
+    assert_eq!((done["checkpoint"]["kind"].as_str(), done["checkpoint"]["rewoundTo"].as_u64()), (Some("rewind"), Some(1)));
+    assert_eq!(done["conversation"], false);
+    assert_eq!(read(&folder, "notes.txt"), "one\ntwo\n");
+    assert_eq!(read(&folder, "old.txt"), "old\n");
+    assert!(!folder.join("a").exists(), "the new directories are gone");
+
+    // Undone: back to before the rewind.
+    let undo = rewind(&hub, &session, json!({"checkpoint": 2})).await;
+    assert_eq!(undo.status, StatusCode::OK, "{:?}", undo.body);
+    assert_eq!(read(&folder, "notes.txt"), "one\nTWO\n");
+    assert!(!folder.join("old.txt").exists());
+    assert_eq!(read(&folder, "a/b/c"), "deep\n");
+    let kinds: Vec<String> =
+        checkpoints(&hub, &session).await.iter().map(|cp| cp["kind"].as_str().unwrap().to_string()).collect();
+    assert_eq!(kinds, ["turn", "rewind", "rewind"]);
+
+    // Both rewinds are in the audit trail, decided by the user.
+    let store = hub.hub.store().unwrap().clone();
+    store.flush().await.unwrap();
+    let audit = store.audit(&agent_hub::store::AuditFilter::default()).unwrap();
+    let rewinds: Vec<_> = audit.iter().filter(|entry| entry.tool_name == "rewind").collect();
+    assert_eq!(rewinds.len(), 2, "{audit:?}");
+    assert_eq!(rewinds[0].decided_by, protocol::audit::Decider::User);
+    assert_eq!(rewinds[0].outcome, Some(protocol::audit::Outcome::Ran));
+    assert!(rewinds[0].summary.contains("before turn 1"), "{}", rewinds[0].summary);
+}
+
+#[tokio::test]
+async fn the_folder_is_recorded_before_the_turns_first_call_runs() {
+    let data = tempfile::tempdir().unwrap();
+    let (_dir, folder) = project(None);
+    std::fs::write(folder.join("a.txt"), "original\n").unwrap();
+    let git_dir = repository(&data, &folder);
+    // The call itself reads the hub's refs as it runs, then changes the file.
+    let command = format!(
+        "git --git-dir={} for-each-ref --format='%(refname)' > {}/refs-seen && echo changed > a.txt",
+        git_dir.display(),
+        data.path().display()
+    );
+    let model = FakeModel::start(vec![shell("c1", &command), text(&["ok"])]).await;
+    let hub = hub(&model, &data);
+    hub.set_yolo(&folder, true).await;
+    let events = hub.prompt(&folder, "change a").await.lines();
+    let session = session_of(&events);
+    let seen = std::fs::read_to_string(data.path().join("refs-seen")).unwrap();
+    assert_eq!(seen.trim(), format!("refs/hub/{session}/1/before"), "only the before ref, already on disk");
+    // What it recorded is the file before the call.
+    let shown = std::process::Command::new("git")
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .arg(format!("--git-dir={}", git_dir.display()))
+        .args(["cat-file", "-p", &format!("refs/hub/{session}/1/before:a.txt")])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&shown.stdout), "original\n");
+    assert_eq!(files_of(&checkpoints(&hub, &session).await[0]), pairs(&[("a.txt", "modified")]));
+}
+
+#[tokio::test]
+async fn a_rewind_over_someone_elses_change_is_refused_unless_forced() {
+    let model = FakeModel::start(vec![shell("c1", "echo agent > a.txt && echo agent > b.txt"), text(&["ok"])]).await;
+    let data = tempfile::tempdir().unwrap();
+    let hub = hub(&model, &data);
+    let (_dir, folder) = project(None);
+    std::fs::write(folder.join("a.txt"), "a0\n").unwrap();
+    std::fs::write(folder.join("b.txt"), "b0\n").unwrap();
+    hub.set_yolo(&folder, true).await;
+    let session = session_of(&hub.prompt(&folder, "edit").await.lines());
+
+    // The user edits b.txt after the turn.
+    std::fs::write(folder.join("b.txt"), "the user's\n").unwrap();
+    let refused = rewind(&hub, &session, json!({"checkpoint": 1})).await;
+    assert_eq!(refused.status, StatusCode::CONFLICT);
+    assert_eq!(refused.error_code(), "rewind_conflict");
+    assert_eq!(refused.json()["conflicts"], json!(["b.txt"]));
+    assert_eq!((read(&folder, "a.txt"), read(&folder, "b.txt")), ("agent\n".into(), "the user's\n".into()), "nothing changed");
+    assert_eq!(checkpoints(&hub, &session).await.len(), 1, "a refused rewind is no checkpoint");
+
+    let forced = rewind(&hub, &session, json!({"checkpoint": 1, "force": true})).await;
+    assert_eq!(forced.status, StatusCode::OK, "{:?}", forced.body);
+    assert_eq!((read(&folder, "a.txt"), read(&folder, "b.txt")), ("a0\n".into(), "b0\n".into()));
+}
+
+#[tokio::test]
+async fn no_rewind_while_a_turn_waits_nor_to_a_checkpoint_that_is_not_there() {
+    let model = FakeModel::start(vec![shell("c1", "echo x > x.txt"), text(&["ok"])]).await;
+    let data = tempfile::tempdir().unwrap();
+    let hub = hub(&model, &data);
+    let (_dir, folder) = project(None);
+    let events = hub.prompt(&folder, "make x").await.lines();
+    assert_eq!(events.last().unwrap()["status"], "waiting_approval");
+    let session = session_of(&events);
+    let busy = rewind(&hub, &session, json!({"checkpoint": 1})).await;
+    assert_eq!((busy.status, busy.error_code().as_str()), (StatusCode::CONFLICT, "session_busy"));
+
+    hub.decide(&session, json!({"toolId": "c1", "decision": "approve"})).await.lines();
+    assert_eq!(read(&folder, "x.txt"), "x\n");
+    let listed = checkpoints(&hub, &session).await;
+    assert_eq!(listed.len(), 1, "a turn paused on a card is one turn: {listed:?}");
+    assert_eq!(files_of(&listed[0]), pairs(&[("x.txt", "added")]));
+
+    let missing = rewind(&hub, &session, json!({"checkpoint": 9})).await;
+    assert_eq!((missing.status, missing.error_code().as_str()), (StatusCode::NOT_FOUND, "not_found"));
+    let no_diff = hub.get(&format!("/api/sessions/{session}/checkpoints/9/diff")).await;
+    assert_eq!(no_diff.status, StatusCode::NOT_FOUND);
+    let no_session = rewind(&hub, "nosuchsession", json!({"checkpoint": 1})).await;
+    assert_eq!(no_session.status, StatusCode::NOT_FOUND);
+    assert!(folder.join("x.txt").exists(), "nothing was rewound");
+}
+
+#[tokio::test]
+async fn checkpoints_are_listed_again_after_a_restart_and_still_rewind() {
+    let model = FakeModel::start(vec![shell("c1", "rm keep.txt && echo new > new.txt"), text(&["ok"])]).await;
+    let data = tempfile::tempdir().unwrap();
+    let (_dir, folder) = project(None);
+    std::fs::write(folder.join("keep.txt"), "keep\n").unwrap();
+    let (session, before) = {
+        let hub = hub(&model, &data);
+        hub.set_yolo(&folder, true).await;
+        let session = session_of(&hub.prompt(&folder, "shuffle").await.lines());
+        let before = checkpoints(&hub, &session).await;
+        hub.hub.store().unwrap().flush().await.unwrap();
+        (session, before)
+    };
+    let again = hub(&model, &data);
+    assert_eq!(checkpoints(&again, &session).await, before);
+    assert_eq!(rewind(&again, &session, json!({"checkpoint": 1})).await.status, StatusCode::OK);
+    assert_eq!(read(&folder, "keep.txt"), "keep\n");
+    assert!(!folder.join("new.txt").exists());
+}
+
+#[tokio::test]
+async fn a_hub_without_checkpoints_lists_none_and_rewinds_nothing() {
+    let model = FakeModel::start(vec![shell("c1", "echo x > x.txt"), text(&["ok"])]).await;
+    let hub = TestHub::with_model(&model);
+    let (_dir, folder) = project(None);
+    hub.set_yolo(&folder, true).await;
+    let session = session_of(&hub.prompt(&folder, "x").await.lines());
+    assert!(checkpoints(&hub, &session).await.is_empty());
+    assert_eq!(rewind(&hub, &session, json!({"checkpoint": 1})).await.status, StatusCode::NOT_FOUND);
+}
