@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use git::Repo;
+use snapshot::Report;
 pub use snapshot::MAX_FILE;
 
 /// The patch a diff answers is cut here.
@@ -163,7 +164,7 @@ impl Checkpoints {
         let lock = self.lock(folder);
         let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
         let repo = self.repo(folder);
-        let snap = snapshot::take(&repo)?;
+        let snap = snapshot::take(&repo, Report::LeftOut)?;
         let stored = read_all(&repo, session)?;
         if let Some(last) = stored.last().filter(|last| last.after.is_none()) {
             write_after(&repo, session, last, &snap.tree)?;
@@ -189,7 +190,7 @@ impl Checkpoints {
         let lock = self.lock(folder);
         let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
         let repo = self.repo(folder);
-        let snap = snapshot::take(&repo)?;
+        let snap = snapshot::take(&repo, Report::TreeOnly)?;
         let stored = read_all(&repo, session)?;
         let cp = stored.iter().find(|cp| cp.n == n).ok_or(CheckpointError::NotFound(n))?;
         write_after(&repo, session, cp, &snap.tree)
@@ -255,17 +256,17 @@ impl Checkpoints {
         let stored = read_all(&repo, session)?;
         let from = stored.iter().position(|cp| cp.n == n).ok_or(CheckpointError::NotFound(n))?;
         let target = &stored[from];
-        let now = snapshot::take(&repo)?;
+        let now = snapshot::take(&repo, Report::LeftOut)?;
         let last = stored.last().expect("the target is one");
         // What the session's turns from the target on changed: only those files go back.
         let mut theirs = HashSet::new();
         for (index, cp) in stored.iter().enumerate().skip(from) {
-            let end = match (&cp.after, stored.get(index + 1)) {
-                (Some((_, tree)), _) => tree.as_str(),
-                (None, Some(next)) => next.before_tree.as_str(),
-                (None, None) => now.tree.as_str(),
+            let files = match (&cp.after, stored.get(index + 1)) {
+                (Some((after, _)), _) => after.files.clone(),
+                (None, Some(next)) => snapshot::changes(&repo, &cp.before_tree, &next.before_tree)?,
+                (None, None) => snapshot::changes(&repo, &cp.before_tree, &now.tree)?,
             };
-            theirs.extend(snapshot::changes(&repo, &cp.before_tree, end)?.into_iter().map(|file| file.path));
+            theirs.extend(files.into_iter().map(|file| file.path));
         }
         let touched: Vec<String> = snapshot::changes(&repo, &now.tree, &target.before_tree)?
             .into_iter()
@@ -299,7 +300,7 @@ impl Checkpoints {
         // The state before the rewind is kept first: a failure midway can be undone.
         write_commit(&repo, &ref_name(session, m, "before"), &now.tree, &json_line(&before))?;
         restore::restore(&repo, &now.tree, &target.before_tree, &touched.into_iter().collect())?;
-        let after = snapshot::take(&repo)?;
+        let after = snapshot::take(&repo, Report::TreeOnly)?;
         let mut cp = Stored { n: m, before, before_tree: now.tree.clone(), after: None };
         let files = write_after(&repo, session, &cp, &after.tree)?;
         cp.after = Some((After { at: crate::clock::now_ms(), files }, after.tree));

@@ -1,5 +1,5 @@
 //! Recording the folder as it is now: a tree in the hub's repository. Git's
-//! own index is the stat cache: `ls-files --modified --others --deleted`
+//! own index is the stat cache: `ls-files --modified --others`
 //! names only what changed since the last snapshot (by stat), and only those
 //! files are hashed again (`update-index`); `write-tree` reuses the index's
 //! cached trees for every directory that did not change.
@@ -22,11 +22,42 @@ pub struct Snapshot {
     pub left_out_more: usize,
 }
 
+/// From this many files to hash at once (a folder's first checkpoint), their
+/// contents go into one pack (`git fast-import`) first: `update-index` then
+/// finds every object there, and writes none loose. Measured on 50,000 files:
+/// 5.1 s loose (sys time, a file per object), about 1 s this way.
+const BULK: usize = 512;
+
+/// The ignored files, a directory wholly ignored named once (`dir/`).
+const IGNORED: [&str; 7] =
+    ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--no-empty-directory"];
+
+/// What a snapshot says besides the tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Report {
+    /// The files left out, ignored ones included (a walk of its own).
+    LeftOut,
+    /// Only the tree (the state after a turn).
+    TreeOnly,
+}
+
 /// Records the folder now (call with the folder's lock held).
-pub fn take(repo: &Repo) -> Result<Snapshot, CheckpointError> {
+pub fn take(repo: &Repo, report: Report) -> Result<Snapshot, CheckpointError> {
     repo.ensure()?;
     repo.copy_excludes();
-    let listed = repo.run(["ls-files", "-z", "--others", "--modified", "--deleted", "--exclude-standard"])?;
+    // The ignored paths are listed by a walk of their own, alongside (it only reads).
+    let ignored = match report {
+        Report::LeftOut => Some(
+            repo.command(IGNORED)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .map_err(|err| CheckpointError::Git(format!("git could not be run: {err}")))?,
+        ),
+        Report::TreeOnly => None,
+    };
+    // `--modified` names deleted files too (`--deleted` would stat every file again).
+    let listed = repo.run(["ls-files", "-z", "--others", "--modified", "--exclude-standard"])?;
     let (mut update, mut remove, mut left_out) = (Vec::new(), Vec::new(), Vec::new());
     let mut seen = HashSet::new();
     for name in split_z(&listed) {
@@ -58,16 +89,64 @@ pub fn take(repo: &Repo) -> Result<Snapshot, CheckpointError> {
     if !remove.is_empty() {
         repo.run_with(["update-index", "-z", "--force-remove", "--stdin"], joined(&remove))?;
     }
+    if update.len() >= BULK {
+        pack(repo, &update)?;
+    }
     if !update.is_empty() {
         repo.run_with(["update-index", "-z", "--add", "--remove", "--replace", "--stdin"], joined(&update))?;
     }
     let tree = repo.oid(["write-tree"])?;
-    let ignored =
-        repo.run(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--no-empty-directory"])?;
+    let Some(ignored) = ignored else { return Ok(Snapshot { tree, left_out: Vec::new(), left_out_more: 0 }) };
+    let ignored = ignored.wait_with_output().map_err(|err| CheckpointError::Git(err.to_string()))?;
+    if !ignored.status.success() {
+        return Err(CheckpointError::Git("`git ls-files --ignored` failed".into()));
+    }
+    let ignored = ignored.stdout;
     left_out.extend(split_z(&ignored).map(|name| LeftOut { path: lossy(name), why: LeftOutWhy::Ignored }));
     let left_out_more = left_out.len().saturating_sub(LEFT_OUT_LISTED);
     left_out.truncate(LEFT_OUT_LISTED);
     Ok(Snapshot { tree, left_out, left_out_more })
+}
+
+/// Writes the regular files among `names` into one pack, streamed from a
+/// thread of its own into `git fast-import`. What cannot be read is left to
+/// `update-index`, which says so.
+fn pack(repo: &Repo, names: &[&[u8]]) -> Result<(), CheckpointError> {
+    use std::io::Write;
+    let files: Vec<std::path::PathBuf> = names.iter().map(|name| repo.work_tree.join(path_of(name))).collect();
+    let mut child = repo
+        .command(["fast-import", "--quiet"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|err| CheckpointError::Git(format!("git could not be run: {err}")))?;
+    let mut stdin = std::io::BufWriter::with_capacity(1 << 20, child.stdin.take().expect("piped"));
+    let writer = std::thread::spawn(move || -> std::io::Result<()> {
+        for file in files {
+            let Ok(meta) = std::fs::symlink_metadata(&file) else { continue };
+            if !meta.is_file() || meta.len() > MAX_FILE {
+                continue;
+            }
+            let Ok(bytes) = std::fs::read(&file) else { continue };
+            write!(stdin, "blob\ndata {}\n", bytes.len())?;
+            stdin.write_all(&bytes)?;
+            stdin.write_all(b"\n")?;
+        }
+        stdin.flush()
+    });
+    let mut stderr = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        use std::io::Read;
+        let _ = pipe.read_to_string(&mut stderr);
+    }
+    let written = writer.join().map_err(|_| CheckpointError::Git("the pack's writer failed".into()))?;
+    let status = child.wait().map_err(|err| CheckpointError::Git(err.to_string()))?;
+    if let Err(err) = written.map_err(|err| err.to_string()).and(if status.success() { Ok(()) } else { Err(stderr) }) {
+        // The loose way still works: update-index hashes what is missing.
+        tracing::warn!("checkpoint: the bulk pack failed ({err}); objects are written one by one");
+    }
+    Ok(())
 }
 
 /// What changed from tree `from` to tree `to`.
