@@ -239,3 +239,55 @@ async fn a_hub_without_checkpoints_lists_none_and_rewinds_nothing() {
     assert!(checkpoints(&hub, &session).await.is_empty());
     assert_eq!(rewind(&hub, &session, json!({"checkpoint": 1})).await.status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn an_acp_agents_own_writes_are_recorded_and_rewound() {
+    // The scripted agent appends every message it receives to a log in the
+    // folder: its prompt's line is a write of the agent's own, made after
+    // the hub recorded the folder and before the turn ends.
+    const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/scripted-acp-agent.mjs");
+    let data = tempfile::tempdir().unwrap();
+    let command = format!("node '{SCRIPT}' plain received.jsonl");
+    let hub = TestHub::with_options(HubOptions {
+        acp: Some(std::sync::Arc::new(agent_hub::agents::acp::AcpAgent::new(&command).unwrap())),
+        store: Some(agent_hub::store::Store::open(data.path()).unwrap()),
+        checkpoints: Some(data.path().join("checkpoints")),
+        ..HubOptions::default()
+    });
+    let (_dir, folder) = project(None);
+    let events = hub.prompt(&folder, "hello").await.lines();
+    assert_eq!(events.last().unwrap()["status"], "success", "{events:?}");
+    let session = session_of(&events);
+    assert!(read(&folder, "received.jsonl").contains("session/prompt"));
+    let listed = checkpoints(&hub, &session).await;
+    assert_eq!(files_of(&listed[0]), pairs(&[("received.jsonl", "modified")]), "{listed:?}");
+
+    let done = rewind(&hub, &session, json!({"checkpoint": 1})).await;
+    assert_eq!(done.status, StatusCode::OK, "{:?}", done.body);
+    assert_eq!(done.json()["conversation"], false, "an ACP agent's conversation is its own");
+    let log = read(&folder, "received.jsonl");
+    assert!(log.contains("session/new") && !log.contains("session/prompt"), "as it was before the prompt: {log}");
+}
+
+#[tokio::test]
+async fn a_deleted_sessions_checkpoints_go_with_it() {
+    let model = FakeModel::start(vec![shell("c1", "echo x > x.txt"), text(&["ok"]), text(&["again"])]).await;
+    let data = tempfile::tempdir().unwrap();
+    let hub = hub(&model, &data);
+    let (_dir, folder) = project(None);
+    hub.set_yolo(&folder, true).await;
+    let session = session_of(&hub.prompt(&folder, "x").await.lines());
+    assert_eq!(checkpoints(&hub, &session).await.len(), 1);
+    let deleted = hub.send(
+        authorized(axum::http::Request::delete(format!("/api/sessions/{session}")))
+            .body(axum::body::Body::empty())
+            .unwrap(),
+    );
+    assert_eq!(deleted.await.status, StatusCode::NO_CONTENT);
+    // The folder's default session, made anew, has the same id and starts with none.
+    let again = session_of(&hub.prompt(&folder, "y").await.lines());
+    assert_eq!(again, session);
+    let listed = checkpoints(&hub, &session).await;
+    assert_eq!(listed.len(), 1, "only the new turn's: {listed:?}");
+    assert_eq!(listed[0]["prompt"], "y");
+}
