@@ -59,7 +59,7 @@ fn main() {
     }
     let checkpoints = Checkpoints::new(data.path().join("checkpoints"));
     let repo = checkpoints.repository_of(&folder);
-    let start = || TurnStart { prompt: Some("bench".into()), seq: None };
+    let start = || TurnStart { prompt: Some("bench".into()), seq: None, conversation: None };
     println!("checkpoints of a folder of {count} files ({} bytes)", size_of(&folder));
 
     let (first, took) = timed(|| checkpoints.before_turn(&folder, "bench", start()).unwrap());

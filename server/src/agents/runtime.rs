@@ -594,13 +594,16 @@ impl SessionRuntime {
     pub(crate) fn start_turn(&self, hub: &dyn HubPort, state: &mut SessionState) -> u64 {
         if !state.machine.phase().under_way() {
             // A new turn (not one taken up again after a pause): its checkpoint is due.
-            let (prompt, seq) = match self.log.last() {
+            let (prompt, seq): (Option<String>, _) = match self.log.last() {
                 Some(AgentEvent::Message { role: protocol::events::Role::User, content, .. }) => {
                     (Some(content), Some(self.log.last_seq()))
                 }
                 _ => (None, None),
             };
-            *self.turn_checkpoint() = TurnCheckpoint::Due(crate::checkpoints::TurnStart { prompt, seq });
+            // The built-in agent's conversation before this turn: without the prompt just added.
+            let messages = state.agent.builtin.messages.len();
+            let conversation = messages.checked_sub(1).filter(|_| prompt.is_some());
+            *self.turn_checkpoint() = TurnCheckpoint::Due(crate::checkpoints::TurnStart { prompt, seq, conversation });
         }
         let (turn, status) = state.machine.start();
         let at_ms = self.save(state);

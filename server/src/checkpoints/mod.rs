@@ -65,6 +65,9 @@ pub struct TurnStart {
     pub prompt: Option<String>,
     /// The `seq` of the prompt's event.
     pub seq: Option<u64>,
+    /// How long the built-in agent's conversation was before the turn (none
+    /// for an ACP agent, whose conversation is its own).
+    pub conversation: Option<usize>,
 }
 
 /// The result of a rewind.
@@ -74,6 +77,8 @@ pub struct Rewound {
     pub checkpoint: Checkpoint,
     /// The turn rewound to (the turns from it on are undone).
     pub turn: u64,
+    /// How long the built-in agent's conversation was before that turn.
+    pub conversation: Option<usize>,
 }
 
 /// The facts a "before" commit keeps (its message, one JSON line).
@@ -88,6 +93,8 @@ struct Before {
     seq: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     rewound_to: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    conversation: Option<usize>,
     #[serde(default)]
     left_out: Vec<LeftOut>,
     #[serde(default)]
@@ -178,6 +185,7 @@ impl Checkpoints {
             prompt: start.prompt.map(|prompt| prompt.chars().take(PROMPT_KEPT).collect()),
             seq: start.seq,
             rewound_to: None,
+            conversation: start.conversation,
             left_out: snap.left_out,
             left_out_more: snap.left_out_more,
         };
@@ -291,6 +299,7 @@ impl Checkpoints {
             prompt: None,
             seq: None,
             rewound_to: Some(n),
+            conversation: None,
             left_out: now.left_out,
             left_out_more: now.left_out_more,
         };
@@ -304,7 +313,8 @@ impl Checkpoints {
         let mut cp = Stored { n: m, before, before_tree: now.tree.clone(), after: None };
         let files = write_after(&repo, session, &cp, &after.tree)?;
         cp.after = Some((After { at: crate::clock::now_ms(), files }, after.tree));
-        Ok(Rewound { checkpoint: cp.shown(), turn: target.before.turn })
+        let conversation = target.before.conversation.filter(|_| target.before.kind == CheckpointKind::Turn);
+        Ok(Rewound { checkpoint: cp.shown(), turn: target.before.turn, conversation })
     }
 
     /// Removes a session's checkpoints (its refs; git keeps what other refs need).

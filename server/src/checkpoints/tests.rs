@@ -68,7 +68,7 @@ fn sorted(mut files: Vec<CheckpointFile>) -> Vec<CheckpointFile> {
 
 /// One turn: recorded before, `script` run, recorded after.
 fn turn(setup: &Setup, session: &str, prompt: &str, script: &str) -> u64 {
-    let start = TurnStart { prompt: Some(prompt.into()), seq: Some(1) };
+    let start = TurnStart { prompt: Some(prompt.into()), seq: Some(1), conversation: None };
     let n = setup.checkpoints.before_turn(&setup.folder, session, start).unwrap();
     sh(&setup.folder, script);
     setup.checkpoints.after_turn(&setup.folder, session, n).unwrap();
@@ -233,7 +233,7 @@ fn checkpoints_are_read_back_by_another_hub_and_sessions_keep_apart() {
 fn a_turn_cut_by_a_kill_is_closed_by_the_next_checkpoint() {
     let setup = setup();
     write(&setup.folder, "a.txt", "0\n");
-    let start = TurnStart { prompt: Some("cut".into()), seq: None };
+    let start = TurnStart { prompt: Some("cut".into()), seq: None, conversation: None };
     let n = setup.checkpoints.before_turn(&setup.folder, "s", start).unwrap();
     sh(&setup.folder, "echo 1 > a.txt");
     // No after_turn: the hub was killed. The next turn's start closes it.

@@ -81,7 +81,23 @@ impl Hub {
                 outcome: Outcome::Ran,
             });
         }
+        let conversation = done.conversation.is_some_and(|length| forget_turns(&runtime, length));
         self.projects_changed();
-        Ok(RewindResponse { checkpoint: done.checkpoint, conversation: false })
+        Ok(RewindResponse { checkpoint: done.checkpoint, conversation })
     }
+}
+
+/// The built-in agent forgets the rewound turns: its conversation goes back
+/// to `length` messages, as it was before the turn rewound to. Not when a turn
+/// began meanwhile, nor for an ACP agent (its conversation is its own: the
+/// hub keeps none). Returns whether it was rewound.
+fn forget_turns(runtime: &crate::agents::SessionRuntime, length: usize) -> bool {
+    let mut state = runtime.state();
+    let busy = state.machine.phase().under_way() || state.machine.is_deleted();
+    if busy || state.agent.builtin.messages.len() <= length {
+        return false;
+    }
+    state.agent.builtin.messages.truncate(length);
+    runtime.save(&state);
+    true
 }

@@ -99,14 +99,15 @@ async fn a_turns_shell_edits_are_listed_diffed_rewound_and_the_rewind_undone() {
     assert_eq!(done.status, StatusCode::OK, "{:?}", done.body);
     let done = done.json();
     assert_eq!((done["checkpoint"]["kind"].as_str(), done["checkpoint"]["rewoundTo"].as_u64()), (Some("rewind"), Some(1)));
-    assert_eq!(done["conversation"], false);
+    assert_eq!(done["conversation"], true, "the built-in agent forgets the turn");
     assert_eq!(read(&folder, "notes.txt"), "one\ntwo\n");
     assert_eq!(read(&folder, "old.txt"), "old\n");
     assert!(!folder.join("a").exists(), "the new directories are gone");
 
-    // Undone: back to before the rewind.
+    // Undone: back to before the rewind (the files; the conversation stays rewound).
     let undo = rewind(&hub, &session, json!({"checkpoint": 2})).await;
     assert_eq!(undo.status, StatusCode::OK, "{:?}", undo.body);
+    assert_eq!(undo.json()["conversation"], false);
     assert_eq!(read(&folder, "notes.txt"), "one\nTWO\n");
     assert!(!folder.join("old.txt").exists());
     assert_eq!(read(&folder, "a/b/c"), "deep\n");
@@ -290,4 +291,34 @@ async fn a_deleted_sessions_checkpoints_go_with_it() {
     let listed = checkpoints(&hub, &session).await;
     assert_eq!(listed.len(), 1, "only the new turn's: {listed:?}");
     assert_eq!(listed[0]["prompt"], "y");
+}
+
+#[tokio::test]
+async fn the_built_in_agent_forgets_the_rewound_turns() {
+    let model = FakeModel::start(vec![
+        text(&["first answer"]),
+        shell("c1", "echo two > two.txt"),
+        text(&["second answer"]),
+        text(&["third answer"]),
+    ])
+    .await;
+    let data = tempfile::tempdir().unwrap();
+    let hub = hub(&model, &data);
+    let (_dir, folder) = project(None);
+    hub.set_yolo(&folder, true).await;
+    let session = session_of(&hub.prompt(&folder, "one").await.lines());
+    hub.prompt(&folder, "two").await.lines();
+    assert!(folder.join("two.txt").exists());
+    let done = rewind(&hub, &session, json!({"checkpoint": 2})).await;
+    assert_eq!(done.status, StatusCode::OK, "{:?}", done.body);
+    assert_eq!(done.json()["conversation"], true);
+    assert!(!folder.join("two.txt").exists());
+    hub.prompt(&folder, "three").await.lines();
+    let said: Vec<String> = model
+        .last_messages()
+        .iter()
+        .filter(|message| message["role"] == "user" || message["role"] == "assistant")
+        .map(|message| message["content"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(said, ["one", "first answer", "three"], "turn two is forgotten");
 }
