@@ -49,8 +49,11 @@ fn main() {
         if index % per_dir == 0 {
             std::fs::create_dir_all(&dir).unwrap();
         }
-        std::fs::write(dir.join(format!("f{index}.rs")), format!("// file {index}\npub fn f{index}() -> u64 {{ {index} }}\n"))
-            .unwrap();
+        std::fs::write(
+            dir.join(format!("f{index}.rs")),
+            format!("// file {index}\npub fn f{index}() -> u64 {{ {index} }}\n"),
+        )
+        .unwrap();
     }
     std::fs::write(folder.join(".gitignore"), "target/\n").unwrap();
     std::fs::create_dir_all(folder.join("target")).unwrap();

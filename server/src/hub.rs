@@ -23,11 +23,11 @@ use crate::store::{SessionRow, Store, StoreError};
 use crate::watcher::SettingsWatcher;
 use trust::FolderTrust;
 
+mod checkpoints;
 mod error;
 mod habits;
 mod rules;
 mod sessions;
-mod checkpoints;
 mod trust;
 mod waits;
 
@@ -151,7 +151,10 @@ impl Hub {
                 last_opened: Mutex::default(),
                 trust: FolderTrust::load(options.folder_trust, options.store.as_deref()),
                 timeouts: waits::Timeouts::load(options.store.as_deref()),
-                checkpoints: options.checkpoints.clone().map(|root| Arc::new(crate::checkpoints::Checkpoints::new(root))),
+                checkpoints: options
+                    .checkpoints
+                    .clone()
+                    .map(|root| Arc::new(crate::checkpoints::Checkpoints::new(root))),
             }
         });
         hub.restore()?;

@@ -149,7 +149,12 @@ impl Repo {
             text
         });
         let mut out = Vec::new();
-        child.stdout.take().expect("piped").read_to_end(&mut out).map_err(|err| CheckpointError::Git(err.to_string()))?;
+        child
+            .stdout
+            .take()
+            .expect("piped")
+            .read_to_end(&mut out)
+            .map_err(|err| CheckpointError::Git(err.to_string()))?;
         let status = child.wait().map_err(|err| CheckpointError::Git(err.to_string()))?;
         let _ = writer.join();
         let stderr = reader.join().unwrap_or_default();

@@ -61,12 +61,14 @@ pub fn restore(
             "120000" => {
                 use std::os::unix::ffi::OsStrExt;
                 let _ = folder.remove(&entry.path);
-                folder.symlink(&entry.path, std::ffi::OsStr::from_bytes(&bytes)).map_err(|err| failed(&entry.path, err))?;
+                folder
+                    .symlink(&entry.path, std::ffi::OsStr::from_bytes(&bytes))
+                    .map_err(|err| failed(&entry.path, err))?;
             }
             mode => {
-                folder.replace_with(&entry.path, &bytes, false).map_err(|err| {
-                    CheckpointError::Restore(format!("{}: {err}", entry.path.display()))
-                })?;
+                folder
+                    .replace_with(&entry.path, &bytes, false)
+                    .map_err(|err| CheckpointError::Restore(format!("{}: {err}", entry.path.display())))?;
                 folder.set_executable(&entry.path, mode == "100755").map_err(|err| failed(&entry.path, err))?;
             }
         }

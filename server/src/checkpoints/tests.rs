@@ -110,7 +110,10 @@ fn shell_edits_deletes_and_new_directories_are_recorded_and_rewound() {
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(setup.folder.join("src/main.rs")).unwrap().permissions().mode();
     assert_eq!(mode & 0o111, 0, "the executable bit the turn set is taken back");
-    assert_eq!((rewound.checkpoint.kind, rewound.checkpoint.rewound_to, rewound.turn), (CheckpointKind::Rewind, Some(n), 1));
+    assert_eq!(
+        (rewound.checkpoint.kind, rewound.checkpoint.rewound_to, rewound.turn),
+        (CheckpointKind::Rewind, Some(n), 1)
+    );
     assert_eq!(rewound.checkpoint.files.len(), 4);
 }
 
@@ -130,7 +133,12 @@ fn a_rewind_goes_back_over_later_turns_too_and_can_be_undone() {
     let kinds: Vec<_> = setup.checkpoints.list(&setup.folder, "s").unwrap().iter().map(|cp| (cp.id, cp.kind)).collect();
     assert_eq!(
         kinds,
-        [(1, CheckpointKind::Turn), (2, CheckpointKind::Turn), (3, CheckpointKind::Rewind), (4, CheckpointKind::Rewind)]
+        [
+            (1, CheckpointKind::Turn),
+            (2, CheckpointKind::Turn),
+            (3, CheckpointKind::Rewind),
+            (4, CheckpointKind::Rewind)
+        ]
     );
 }
 
@@ -171,7 +179,11 @@ fn the_folders_own_git_is_untouched_byte_for_byte() {
     setup.checkpoints.list(&setup.folder, "s").unwrap();
     setup.checkpoints.diff(&setup.folder, "s", n).unwrap();
     setup.checkpoints.rewind(&setup.folder, "s", n, false).unwrap();
-    assert_eq!(contents(&setup.folder.join(".git")), git_before, "no ref, index, config or object of the user's changed");
+    assert_eq!(
+        contents(&setup.folder.join(".git")),
+        git_before,
+        "no ref, index, config or object of the user's changed"
+    );
     assert_eq!(std::fs::read_to_string(setup.folder.join("t.txt")).unwrap(), "tracked\n");
     let recorded = &setup.checkpoints.list(&setup.folder, "s").unwrap()[0];
     assert!(recorded.files.iter().all(|file| !file.path.starts_with(".git")), "{:?}", recorded.files);

@@ -84,10 +84,7 @@ async fn a_turns_shell_edits_are_listed_diffed_rewound_and_the_rewind_undone() {
     assert_eq!(turn["prompt"], "tidy up");
     assert_eq!(turn["seq"], 2, "the prompt's message event");
     assert!(turn["at"].as_u64().unwrap() > 0);
-    assert_eq!(
-        files_of(turn),
-        pairs(&[("a/b/c", "added"), ("notes.txt", "modified"), ("old.txt", "deleted")])
-    );
+    assert_eq!(files_of(turn), pairs(&[("a/b/c", "added"), ("notes.txt", "modified"), ("old.txt", "deleted")]));
 
     let diff = hub.get(&format!("/api/sessions/{session}/checkpoints/1/diff")).await.json();
     let patch = diff["patch"].as_str().unwrap();
@@ -98,7 +95,10 @@ async fn a_turns_shell_edits_are_listed_diffed_rewound_and_the_rewind_undone() {
     let done = rewind(&hub, &session, json!({"checkpoint": 1})).await;
     assert_eq!(done.status, StatusCode::OK, "{:?}", done.body);
     let done = done.json();
-    assert_eq!((done["checkpoint"]["kind"].as_str(), done["checkpoint"]["rewoundTo"].as_u64()), (Some("rewind"), Some(1)));
+    assert_eq!(
+        (done["checkpoint"]["kind"].as_str(), done["checkpoint"]["rewoundTo"].as_u64()),
+        (Some("rewind"), Some(1))
+    );
     assert_eq!(done["conversation"], true, "the built-in agent forgets the turn");
     assert_eq!(read(&folder, "notes.txt"), "one\ntwo\n");
     assert_eq!(read(&folder, "old.txt"), "old\n");
@@ -174,7 +174,11 @@ async fn a_rewind_over_someone_elses_change_is_refused_unless_forced() {
     assert_eq!(refused.status, StatusCode::CONFLICT);
     assert_eq!(refused.error_code(), "rewind_conflict");
     assert_eq!(refused.json()["conflicts"], json!(["b.txt"]));
-    assert_eq!((read(&folder, "a.txt"), read(&folder, "b.txt")), ("agent\n".into(), "the user's\n".into()), "nothing changed");
+    assert_eq!(
+        (read(&folder, "a.txt"), read(&folder, "b.txt")),
+        ("agent\n".into(), "the user's\n".into()),
+        "nothing changed"
+    );
     assert_eq!(checkpoints(&hub, &session).await.len(), 1, "a refused rewind is no checkpoint");
 
     let forced = rewind(&hub, &session, json!({"checkpoint": 1, "force": true})).await;
