@@ -332,18 +332,7 @@ pub struct SessionRuntime {
     unreadable: Option<String>,
     /// The checkpoint of the turn under way: due (its "before" not yet
     /// recorded) or open (its "after" recorded when the turn ends).
-    checkpoint: Mutex<TurnCheckpoint>,
-}
-
-/// Where the turn under way stands with its checkpoint.
-#[derive(Debug, Default)]
-enum TurnCheckpoint {
-    #[default]
-    None,
-    /// A new turn started: the folder is recorded before its first change.
-    Due(crate::checkpoints::TurnStart),
-    /// Recorded before the turn, as this checkpoint.
-    Open(u64),
+    checkpoint: Mutex<checkpoint::TurnCheckpoint>,
 }
 
 impl SessionRuntime {
@@ -390,7 +379,7 @@ impl SessionRuntime {
             last_used: AtomicU64::new(0),
             agent_modes: Mutex::new(None),
             unreadable: None,
-            checkpoint: Mutex::new(TurnCheckpoint::None),
+            checkpoint: Mutex::new(checkpoint::TurnCheckpoint::None),
         }
     }
 
@@ -594,16 +583,7 @@ impl SessionRuntime {
     pub(crate) fn start_turn(&self, hub: &dyn HubPort, state: &mut SessionState) -> u64 {
         if !state.machine.phase().under_way() {
             // A new turn (not one taken up again after a pause): its checkpoint is due.
-            let (prompt, seq): (Option<String>, _) = match self.log.last() {
-                Some(AgentEvent::Message { role: protocol::events::Role::User, content, .. }) => {
-                    (Some(content), Some(self.log.last_seq()))
-                }
-                _ => (None, None),
-            };
-            // The built-in agent's conversation before this turn: without the prompt just added.
-            let messages = state.agent.builtin.messages.len();
-            let conversation = messages.checked_sub(1).filter(|_| prompt.is_some());
-            *self.turn_checkpoint() = TurnCheckpoint::Due(crate::checkpoints::TurnStart { prompt, seq, conversation });
+            self.checkpoint_due(state);
         }
         let (turn, status) = state.machine.start();
         let at_ms = self.save(state);
@@ -620,58 +600,6 @@ impl SessionRuntime {
             hub.show_status(&self.id, status, at_ms);
         }
         under_way
-    }
-
-    fn turn_checkpoint(&self) -> MutexGuard<'_, TurnCheckpoint> {
-        self.checkpoint.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Records the folder before the turn's first change, when the turn is a
-    /// new one (see [`SessionRuntime::start_turn`]): the agent awaits this
-    /// before it acts. Off the async workers; a failure is said, and the
-    /// turn goes on unrecorded.
-    pub(crate) async fn checkpoint_before(&self, hub: &dyn HubPort) {
-        // The turn's start is recorded under the session's lock: once it is free, it is.
-        drop(self.state());
-        let taken = std::mem::take(&mut *self.turn_checkpoint());
-        let start = match taken {
-            TurnCheckpoint::Due(start) => start,
-            other => {
-                *self.turn_checkpoint() = other;
-                return;
-            }
-        };
-        let Some(checkpoints) = hub.checkpoints() else { return };
-        let (folder, id) = (self.folder.clone(), self.id.clone());
-        let made = tokio::task::spawn_blocking(move || checkpoints.before_turn(&folder, &id, start)).await;
-        match made {
-            Ok(Ok(n)) => *self.turn_checkpoint() = TurnCheckpoint::Open(n),
-            Ok(Err(err)) => self.report_checkpoint_failed(&err.to_string()),
-            Err(err) => self.report_checkpoint_failed(&err.to_string()),
-        }
-    }
-
-    /// Records what the turn changed, once it is over.
-    async fn checkpoint_after(&self, hub: &dyn HubPort) {
-        let taken = std::mem::take(&mut *self.turn_checkpoint());
-        let TurnCheckpoint::Open(n) = taken else { return };
-        let Some(checkpoints) = hub.checkpoints() else { return };
-        let (folder, id) = (self.folder.clone(), self.id.clone());
-        let made = tokio::task::spawn_blocking(move || checkpoints.after_turn(&folder, &id, n)).await;
-        match made {
-            Ok(Ok(_)) => {}
-            Ok(Err(err)) => self.report_checkpoint_failed(&err.to_string()),
-            Err(err) => self.report_checkpoint_failed(&err.to_string()),
-        }
-    }
-
-    fn report_checkpoint_failed(&self, why: &str) {
-        tracing::warn!(session = %self.id, "checkpoint not recorded: {why}");
-        self.log.push(AgentEvent::Error {
-            severity: Severity::Warning,
-            message: format!("The folder's checkpoint was not recorded ({why}); this turn cannot be rewound."),
-            code: Some(CHECKPOINT_FAILED.to_string()),
-        });
     }
 
     /// Closes or pauses the running turn with its `result`.
@@ -794,6 +722,9 @@ impl SessionRuntime {
         }
     }
 }
+
+#[path = "runtime_checkpoint.rs"]
+mod checkpoint;
 
 #[cfg(test)]
 #[path = "runtime_tests.rs"]

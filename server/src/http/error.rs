@@ -210,6 +210,7 @@ mod tests {
     use super::*;
     use crate::agents::catalog::ChoiceError;
     use crate::agents::AgentError;
+    use crate::checkpoints::CheckpointError;
     use crate::folder::FolderError;
     use crate::hub::HubError;
     use crate::registry::{RegistryError, TitleError};
@@ -264,11 +265,17 @@ mod tests {
             (HubError::FolderTrustOff, (409, "folder_trust_off")),
             (HubError::StoreFailed("s".into()), (503, "store_failed")),
             (HubError::Internal("i".into()), (500, "internal")),
+            (HubError::Checkpoint(CheckpointError::NotFound(3)), (404, "not_found")),
+            (HubError::Checkpoint(CheckpointError::Conflict(vec!["a".into()])), (409, "rewind_conflict")),
+            (HubError::Checkpoint(CheckpointError::Git("g".into())), (500, "internal")),
+            (HubError::Checkpoint(CheckpointError::Restore("r".into())), (500, "internal")),
         ];
         for (err, expected) in hub {
             let shown = format!("{err:?}");
             assert_eq!(answer(err), expected, "{shown}");
         }
+        let conflict = ApiError::from(HubError::Checkpoint(CheckpointError::Conflict(vec!["b.txt".into()])));
+        assert_eq!(conflict.extra.as_ref().and_then(|extra| extra.get("conflicts")), Some(&json!(["b.txt"])));
         use crate::alerts::PushError;
         let push = [
             (PushError::NotPaired, (403, "not_paired")),
