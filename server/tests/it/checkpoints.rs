@@ -326,3 +326,54 @@ async fn the_built_in_agent_forgets_the_rewound_turns() {
         .collect();
     assert_eq!(said, ["one", "first answer", "three"], "turn two is forgotten");
 }
+
+/// The real binary, killed with SIGKILL while the turn's command runs: the
+/// state before the turn was on disk, is listed after the restart (its end
+/// unrecorded), and a rewind puts the folder back.
+#[tokio::test]
+async fn the_state_before_a_turn_cut_by_kill_9_is_kept_and_rewinds() {
+    use common::process::HubProcess;
+    let command = "echo changed > a.txt; echo started > started.txt; sleep 2";
+    let model = FakeModel::start(vec![shell("c1", command), text(&["ok"])]).await;
+    let data = tempfile::tempdir().unwrap();
+    let (_dir, folder) = project(None);
+    std::fs::write(folder.join("a.txt"), "original\n").unwrap();
+    let args = ["--model-url", model.base_url.as_str(), "--model", "fake-model"];
+    let hub = HubProcess::start(data.path(), &args);
+    let (status, _) =
+        hub.request("POST", "/api/chat/config", Some(json!({"folderPath": folder, "yoloMode": true}))).await;
+    assert_eq!(status, 200);
+    let url = format!("{}/api/chat/prompt", hub.base);
+    let body = json!({"folderPath": folder, "message": "change a"}).to_string();
+    let prompting = tokio::spawn(async move {
+        let _ = reqwest::Client::new()
+            .post(url)
+            .bearer_auth(common::process::PROCESS_TOKEN)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .map(|response| response.bytes());
+    });
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !folder.join("started.txt").exists() {
+        assert!(tokio::time::Instant::now() < deadline, "the command never ran");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    hub.kill_9();
+    prompting.abort();
+
+    let hub = HubProcess::start(data.path(), &args);
+    let projects = hub.get("/api/projects").await;
+    let session = projects["projects"][0]["sessions"][0]["id"].as_str().unwrap().to_string();
+    let listed = hub.get(&format!("/api/sessions/{session}/checkpoints")).await;
+    let listed = listed["checkpoints"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!((listed[0]["prompt"].as_str(), listed[0]["ended"].as_bool()), (Some("change a"), Some(false)));
+    let (status, body) =
+        hub.request("POST", &format!("/api/sessions/{session}/rewind"), Some(json!({"checkpoint": 1}))).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(read(&folder, "a.txt"), "original\n");
+    assert!(!folder.join("started.txt").exists());
+    hub.stop();
+}
