@@ -1,0 +1,215 @@
+//! "Rewind to before this turn" under each prompt whose turn changed files:
+//! the turn's files and diff first, then the rewind; files someone else
+//! changed since are listed, with Force to overwrite them (issue 28). The
+//! session's checkpoints are fetched by the chat ([`SessionCheckpoints`]);
+//! what opens under a prompt comes with the `session` part of the wasm.
+
+use leptos::prelude::*;
+
+use crate::client;
+use crate::client::checkpoints::RewindError;
+use crate::components::alert::Alert;
+use crate::parts::{deferred, wasm_split, PartMissing};
+use crate::state::HubState;
+use protocol::checkpoints::{Checkpoint, CheckpointDiff, CheckpointKind, FileChange, RewindRequest, RewindResponse};
+
+/// The open session's checkpoints, fetched again whenever the hub reports a
+/// change (a turn ended) and after a rewind. Provided by the chat.
+#[derive(Clone, Copy)]
+pub struct SessionCheckpoints {
+    list: LocalResource<Result<Vec<Checkpoint>, client::HubError>>,
+    session: StoredValue<String>,
+}
+
+impl SessionCheckpoints {
+    pub fn provide(session_id: String) {
+        let state = use_context::<HubState>();
+        let session = StoredValue::new(session_id);
+        let list = LocalResource::new(move || {
+            if let Some(state) = state {
+                state.projects.track();
+            }
+            let session = session.get_value();
+            async move { client::checkpoints::list(&session).await.map(|answer| answer.checkpoints) }
+        });
+        provide_context(Self { list, session });
+    }
+
+    /// The turn's checkpoint whose prompt is the event `seq`, when it changed files.
+    fn of_prompt(self, seq: u64) -> Option<Checkpoint> {
+        self.list.get().and_then(Result::ok).and_then(|list| {
+            list.into_iter().find(|cp| cp.kind == CheckpointKind::Turn && cp.seq == Some(seq) && !cp.files.is_empty())
+        })
+    }
+}
+
+/// Under the prompt with event `seq`: the rewind button once its turn is
+/// known to have changed files (nothing otherwise).
+#[component]
+pub fn RewindToTurn(seq: u64) -> impl IntoView {
+    let Some(checkpoints) = use_context::<SessionCheckpoints>() else { return ().into_any() };
+    let open = RwSignal::new(false);
+    let checkpoint = Memo::new(move |_| checkpoints.of_prompt(seq));
+    let on_done = Callback::new(move |()| checkpoints.list.refetch());
+    let on_close = Callback::new(move |()| open.set(false));
+    (move || {
+        let checkpoint = checkpoint.get()?;
+        Some(if open.get() {
+            deferred(rewind_view(checkpoints.session.get_value(), checkpoint, on_done, on_close))
+        } else {
+            let files = checkpoint.files.len();
+            view! {
+                <button
+                    type="button"
+                    data-testid="rewind-button"
+                    class="ml-auto rounded-md px-2 py-0.5 text-xs font-medium text-sky-700 hover:bg-sky-50 hover:underline dark:text-sky-400 dark:hover:bg-slate-900"
+                    title=format!("Put back the {files} files this turn and the later ones changed")
+                    on:click=move |_| open.set(true)
+                >
+                    "Rewind to before this turn"
+                </button>
+            }
+            .into_any()
+        })
+    })
+    .into_any()
+}
+
+/// The files and diff of the checkpoint's turn, and the rewind itself, from
+/// the `session` part of the wasm.
+#[wasm_split(session, wasm_split_path = ::leptos::wasm_split, fallible)]
+pub fn rewind_view(
+    session_id: String,
+    checkpoint: Checkpoint,
+    on_done: Callback<()>,
+    on_close: Callback<()>,
+) -> Result<AnyView, PartMissing> {
+    Ok(view! { <RewindPanel session_id checkpoint on_done on_close /> }.into_any())
+}
+
+#[component]
+fn RewindPanel(
+    session_id: String,
+    checkpoint: Checkpoint,
+    on_done: Callback<()>,
+    on_close: Callback<()>,
+) -> impl IntoView {
+    let session = StoredValue::new(session_id);
+    let id = checkpoint.id;
+    let diff = LocalResource::new(move || {
+        let session = session.get_value();
+        async move { client::checkpoints::diff(&session, id).await }
+    });
+    let rewind = Action::new_local(move |force: &bool| {
+        let request = RewindRequest { checkpoint: id, force: *force };
+        let session = session.get_value();
+        async move { client::checkpoints::rewind(&session, &request).await }
+    });
+    Effect::new(move |_| {
+        if let Some(Ok(_)) = rewind.value().get() {
+            on_done.run(());
+        }
+    });
+    let pending = move || rewind.pending().get();
+    let files = checkpoint.files.clone();
+    let outcome = move || {
+        rewind.value().get().map(|result| match result {
+            Ok(done) => done_view(&done).into_any(),
+            Err(RewindError::Conflict { message, conflicts }) => view! {
+                <div role="alert" data-testid="rewind-conflicts" class="flex flex-col gap-1 rounded-md border border-amber-300 bg-amber-50 p-2 text-amber-900 dark:border-amber-700 dark:bg-amber-950 dark:text-amber-100">
+                    <p>{message}</p>
+                    <ul class="list-inside list-disc font-mono text-xs">
+                        {conflicts.into_iter().map(|path| view! { <li data-testid="rewind-conflict">{path}</li> }).collect_view()}
+                    </ul>
+                    <button
+                        type="button"
+                        data-testid="rewind-force"
+                        class="self-start rounded-md bg-amber-700 px-3 py-1 text-xs font-medium text-white hover:bg-amber-800 disabled:opacity-50"
+                        disabled=pending
+                        on:click=move |_| {
+                            rewind.dispatch(true);
+                        }
+                    >
+                        "Force: overwrite them"
+                    </button>
+                </div>
+            }
+            .into_any(),
+            Err(RewindError::Hub(error)) => view! { <Alert message=error.message testid="rewind-error" /> }.into_any(),
+        })
+    };
+    let done = move || rewind.value().with(|value| matches!(value, Some(Ok(_))));
+    view! {
+        <section data-testid="rewind-panel" aria-label="Rewind to before this turn" class="flex flex-col gap-2 rounded-lg border border-slate-200 p-3 text-sm dark:border-slate-700">
+            <p class="font-medium">
+                {format!("Rewind to before turn {}: these files go back as they were, with what later turns changed.", checkpoint.turn)}
+            </p>
+            <ul data-testid="rewind-files" class="flex flex-col gap-0.5 font-mono text-xs">
+                {files.into_iter().map(|file| {
+                    let (path, change) = (file.path.clone(), change_label(file.change));
+                    view! {
+                        <li data-testid="rewind-file" data-path=file.path data-change=change>
+                            <span class="text-slate-500 dark:text-slate-400">{change}</span>
+                            " "
+                            {path}
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+            {move || diff.get().map(|result| match result {
+                Ok(diff) => patch_view(diff).into_any(),
+                Err(error) => view! { <Alert message=error.message testid="rewind-diff-error" /> }.into_any(),
+            })}
+            {outcome}
+            <div class="flex gap-2">
+                <Show when=move || !done()>
+                    <button
+                        type="button"
+                        data-testid="rewind-confirm"
+                        class="rounded-md bg-sky-700 px-3 py-1 text-xs font-medium text-white hover:bg-sky-800 disabled:opacity-50"
+                        disabled=pending
+                        on:click=move |_| {
+                            rewind.dispatch(false);
+                        }
+                    >
+                        "Rewind"
+                    </button>
+                </Show>
+                <button
+                    type="button"
+                    data-testid="rewind-close"
+                    class="rounded-md px-3 py-1 text-xs font-medium text-slate-700 hover:bg-slate-100 dark:text-slate-300 dark:hover:bg-slate-800"
+                    on:click=move |_| on_close.run(())
+                >
+                    {move || if done() { "Close" } else { "Cancel" }}
+                </button>
+            </div>
+        </section>
+    }
+}
+
+fn change_label(change: FileChange) -> &'static str {
+    change.label()
+}
+
+fn patch_view(diff: CheckpointDiff) -> impl IntoView {
+    let truncated = diff.truncated;
+    view! {
+        <pre data-testid="rewind-diff" class="max-h-80 overflow-auto rounded-md bg-slate-100 p-2 text-xs dark:bg-slate-900">{diff.patch}</pre>
+        {truncated.then(|| view! { <p class="text-xs text-slate-500 dark:text-slate-400">"The diff is cut at 4 MiB."</p> })}
+    }
+}
+
+fn done_view(done: &RewindResponse) -> impl IntoView {
+    let files = done.checkpoint.files.len();
+    let conversation = if done.conversation {
+        "The agent forgot the rewound turns too."
+    } else {
+        "The agent's conversation was not rewound: it still remembers these turns (an ACP agent's conversation is its own)."
+    };
+    view! {
+        <p role="status" data-testid="rewind-done" class="text-emerald-800 dark:text-emerald-300">
+            {format!("Rewound: {files} files put back. Rewinding to this rewind (checkpoint {}) undoes it. {conversation}", done.checkpoint.id)}
+        </p>
+    }
+}
