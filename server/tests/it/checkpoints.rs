@@ -377,3 +377,19 @@ async fn the_state_before_a_turn_cut_by_kill_9_is_kept_and_rewinds() {
     assert!(!folder.join("started.txt").exists());
     hub.stop();
 }
+
+#[tokio::test]
+async fn a_folder_that_cannot_be_recorded_is_said_and_the_turn_goes_on() {
+    let model = FakeModel::start(vec![shell("c1", "echo x > x.txt"), text(&["ok"])]).await;
+    let data = tempfile::tempdir().unwrap();
+    // The checkpoints' directory cannot be made: a file stands there.
+    std::fs::write(data.path().join("checkpoints"), "not a directory").unwrap();
+    let hub = hub(&model, &data);
+    let (_dir, folder) = project(None);
+    hub.set_yolo(&folder, true).await;
+    let events = hub.prompt(&folder, "x").await.lines();
+    assert_eq!(events.last().unwrap()["status"], "success", "{events:?}");
+    assert_eq!(read(&folder, "x.txt"), "x\n", "the turn went on");
+    let warning = events.iter().find(|event| event["type"] == "error").expect("the failure is said");
+    assert_eq!((warning["severity"].as_str(), warning["code"].as_str()), (Some("warning"), Some("checkpoint_failed")));
+}
