@@ -115,6 +115,23 @@ impl Repo {
         command
     }
 
+    /// Starts `git <args>` with its output piped, to be read by [`Running::output`]:
+    /// walks of the folder that only read run side by side.
+    pub fn start<I, S>(&self, args: I) -> Result<Running, CheckpointError>
+    where
+        I: IntoIterator<Item = S> + Clone,
+        S: AsRef<OsStr>,
+    {
+        let name = describe(args.clone());
+        let child = self
+            .command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|err| CheckpointError::Git(format!("git could not be run: {err}")))?;
+        Ok(Running { name, child })
+    }
+
     /// Runs `git <args>`; its output, or why it failed.
     pub fn run<I, S>(&self, args: I) -> Result<Vec<u8>, CheckpointError>
     where
@@ -211,4 +228,17 @@ pub fn split_z(out: &[u8]) -> impl Iterator<Item = &[u8]> {
 pub fn path_of(name: &[u8]) -> &Path {
     use std::os::unix::ffi::OsStrExt;
     Path::new(OsStr::from_bytes(name))
+}
+
+/// A git command started by [`Repo::start`].
+pub struct Running {
+    name: String,
+    child: std::process::Child,
+}
+
+impl Running {
+    /// Its output once it has ended, or why it failed.
+    pub fn output(self) -> Result<Vec<u8>, CheckpointError> {
+        finish(&self.name, self.child.wait_with_output())
+    }
 }

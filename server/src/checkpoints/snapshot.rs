@@ -45,19 +45,17 @@ pub enum Report {
 pub fn take(repo: &Repo, report: Report) -> Result<Snapshot, CheckpointError> {
     repo.ensure()?;
     repo.copy_excludes();
-    // The ignored paths are listed by a walk of their own, alongside (it only reads).
+    // Three walks that only read, side by side: the files not in the index
+    // yet, those whose stat changed (deleted ones too: `--deleted` beside
+    // `--modified` would stat every file again), and the ignored paths.
     let ignored = match report {
-        Report::LeftOut => Some(
-            repo.command(IGNORED)
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::null())
-                .spawn()
-                .map_err(|err| CheckpointError::Git(format!("git could not be run: {err}")))?,
-        ),
+        Report::LeftOut => Some(repo.start(IGNORED)?),
         Report::TreeOnly => None,
     };
-    // `--modified` names deleted files too (`--deleted` would stat every file again).
-    let listed = repo.run(["ls-files", "-z", "--others", "--modified", "--exclude-standard"])?;
+    let others = repo.start(["ls-files", "-z", "--others", "--exclude-standard"])?;
+    let modified = repo.run(["ls-files", "-z", "--modified"])?;
+    let others = others.output()?;
+    let listed = [modified, others].join(&0u8);
     let (mut update, mut remove, mut left_out) = (Vec::new(), Vec::new(), Vec::new());
     let mut seen = HashSet::new();
     for name in split_z(&listed) {
@@ -97,11 +95,7 @@ pub fn take(repo: &Repo, report: Report) -> Result<Snapshot, CheckpointError> {
     }
     let tree = repo.oid(["write-tree"])?;
     let Some(ignored) = ignored else { return Ok(Snapshot { tree, left_out: Vec::new(), left_out_more: 0 }) };
-    let ignored = ignored.wait_with_output().map_err(|err| CheckpointError::Git(err.to_string()))?;
-    if !ignored.status.success() {
-        return Err(CheckpointError::Git("`git ls-files --ignored` failed".into()));
-    }
-    let ignored = ignored.stdout;
+    let ignored = ignored.output()?;
     left_out.extend(split_z(&ignored).map(|name| LeftOut { path: lossy(name), why: LeftOutWhy::Ignored }));
     let left_out_more = left_out.len().saturating_sub(LEFT_OUT_LISTED);
     left_out.truncate(LEFT_OUT_LISTED);
