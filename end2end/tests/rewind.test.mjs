@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
+import { expect } from './expect.mjs';
 import { makeFolder } from '../hub.mjs';
 import { openChat, sendPrompt } from '../chat-page.mjs';
 import { hubWithModel } from '../setup.mjs';
@@ -65,5 +66,10 @@ test('a turn that changed files is rewound from its prompt, conflicts listed fir
   assert.match(await panel.getByTestId('rewind-done').innerText(), /forgot the rewound turns/);
   assert.equal(readFileSync(join(folder, 'notes.txt'), 'utf8'), 'one\ntwo\n');
   assert.ok(!existsSync(join(folder, 'new.txt')));
+
+  // Undo: the folder as it was before the rewind, the other person's edit included.
+  await panel.getByTestId('rewind-undo').click();
+  await expect(async () => assert.equal(readFileSync(join(folder, 'notes.txt'), 'utf8'), 'mine\n'));
+  assert.equal(readFileSync(join(folder, 'new.txt'), 'utf8'), 'new\n');
   assert.deepEqual(errors, []);
 });

@@ -100,8 +100,9 @@ fn RewindPanel(
         let session = session.get_value();
         async move { client::checkpoints::diff(&session, id).await }
     });
-    let rewind = Action::new_local(move |force: &bool| {
-        let request = RewindRequest { checkpoint: id, force: *force };
+    // To before this turn (forced or not), or back to before a rewind made here (its undo).
+    let rewind = Action::new_local(move |request: &RewindRequest| {
+        let request = request.clone();
         let session = session.get_value();
         async move { client::checkpoints::rewind(&session, &request).await }
     });
@@ -114,7 +115,24 @@ fn RewindPanel(
     let files = checkpoint.files.clone();
     let outcome = move || {
         rewind.value().get().map(|result| match result {
-            Ok(done) => done_view(&done).into_any(),
+            Ok(done) => {
+                let undo = RewindRequest { checkpoint: done.checkpoint.id, force: false };
+                view! {
+                    {done_view(&done)}
+                    <button
+                        type="button"
+                        data-testid="rewind-undo"
+                        class="self-start rounded-md border border-slate-300 px-3 py-1 text-xs font-medium text-slate-700 hover:bg-slate-100 disabled:opacity-50 dark:border-slate-700 dark:text-slate-300 dark:hover:bg-slate-800"
+                        disabled=pending
+                        on:click=move |_| {
+                            rewind.dispatch(undo.clone());
+                        }
+                    >
+                        "Undo"
+                    </button>
+                }
+                .into_any()
+            }
             Err(RewindError::Conflict { message, conflicts }) => view! {
                 <div role="alert" data-testid="rewind-conflicts" class="flex flex-col gap-1 rounded-md border border-amber-300 bg-amber-50 p-2 text-amber-900 dark:border-amber-700 dark:bg-amber-950 dark:text-amber-100">
                     <p>{message}</p>
@@ -127,7 +145,7 @@ fn RewindPanel(
                         class="self-start rounded-md bg-amber-700 px-3 py-1 text-xs font-medium text-white hover:bg-amber-800 disabled:opacity-50"
                         disabled=pending
                         on:click=move |_| {
-                            rewind.dispatch(true);
+                            rewind.dispatch(RewindRequest { checkpoint: id, force: true });
                         }
                     >
                         "Force: overwrite them"
@@ -169,7 +187,7 @@ fn RewindPanel(
                         class="rounded-md bg-sky-700 px-3 py-1 text-xs font-medium text-white hover:bg-sky-800 disabled:opacity-50"
                         disabled=pending
                         on:click=move |_| {
-                            rewind.dispatch(false);
+                            rewind.dispatch(RewindRequest { checkpoint: id, force: false });
                         }
                     >
                         "Rewind"
@@ -209,7 +227,7 @@ fn done_view(done: &RewindResponse) -> impl IntoView {
     };
     view! {
         <p role="status" data-testid="rewind-done" class="text-emerald-800 dark:text-emerald-300">
-            {format!("Rewound: {files} files put back. Rewinding to this rewind (checkpoint {}) undoes it. {conversation}", done.checkpoint.id)}
+            {format!("Done: {files} files put back (checkpoint {}: Undo goes back to before it). {conversation}", done.checkpoint.id)}
         </p>
     }
 }
