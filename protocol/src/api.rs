@@ -645,9 +645,6 @@ pub struct RecentFolder {
 pub struct ErrorBody {
     pub error: String,
     pub message: String,
-    /// A `rewind_conflict`'s files, changed since by someone else.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub conflicts: Vec<String>,
 }
 
 #[cfg(test)]

@@ -140,3 +140,13 @@ pub struct RewindResponse {
     /// only; an ACP agent keeps its own).
     pub conversation: bool,
 }
+
+/// The body of a refused rewind: a `rewind_conflict` names the files changed
+/// since by someone else (`conflicts`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RewindRefusal {
+    pub error: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<String>,
+}

@@ -38,7 +38,7 @@ impl std::fmt::Display for RewindError {
 
 /// A refusal's body read as a rewind's: a conflict names its files.
 pub fn rewind_error(status: u16, text: &str) -> RewindError {
-    match super::decode::<protocol::api::ErrorBody>(text.as_bytes()) {
+    match super::decode::<protocol::checkpoints::RewindRefusal>(text.as_bytes()) {
         Ok(body) if body.error == "rewind_conflict" => {
             RewindError::Conflict { message: body.message, conflicts: body.conflicts }
         }

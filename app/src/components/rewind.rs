@@ -1,8 +1,9 @@
 //! "Rewind to before this turn" under each prompt whose turn changed files:
 //! the turn's files and diff first, then the rewind; files someone else
-//! changed since are listed, with Force to overwrite them (issue 28). The
-//! session's checkpoints are fetched by the chat ([`SessionCheckpoints`]);
-//! what opens under a prompt comes with the `session` part of the wasm.
+//! changed since are listed, with Force to overwrite them, and Undo once done
+//! (issue 28). The first load holds only which prompts can be rewound
+//! ([`SessionCheckpoints`]); reading the checkpoints and what opens under a
+//! prompt come with the `session` part of the wasm.
 
 use leptos::prelude::*;
 
@@ -11,59 +12,94 @@ use crate::client::checkpoints::RewindError;
 use crate::components::alert::Alert;
 use crate::parts::{deferred, wasm_split, PartMissing};
 use crate::state::HubState;
-use protocol::checkpoints::{Checkpoint, CheckpointDiff, CheckpointKind, FileChange, RewindRequest, RewindResponse};
+use protocol::checkpoints::{CheckpointDiff, CheckpointKind, FileChange, RewindRequest, RewindResponse};
 
-/// The open session's checkpoints, fetched again whenever the hub reports a
-/// change (a turn ended) and after a rewind. Provided by the chat.
+/// A prompt whose turn changed files, and its checkpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TurnMark {
+    /// The prompt's event.
+    seq: u64,
+    checkpoint: u64,
+}
+
+/// The open session's prompts that can be rewound to, kept by the chat and
+/// filled from the `session` part ([`follow_checkpoints`]): only these marks
+/// are in the first load, the checkpoints' shapes and the panel are not.
 #[derive(Clone, Copy)]
 pub struct SessionCheckpoints {
-    list: LocalResource<Result<Vec<Checkpoint>, client::HubError>>,
+    marks: RwSignal<Vec<TurnMark>>,
+    /// Bumped after a rewind: the list is read again.
+    changed: RwSignal<u64>,
     session: StoredValue<String>,
 }
 
 impl SessionCheckpoints {
-    pub fn provide(session_id: String) {
-        let state = use_context::<HubState>();
-        let session = StoredValue::new(session_id);
-        let list = LocalResource::new(move || {
-            if let Some(state) = state {
-                state.projects.track();
-            }
-            let session = session.get_value();
-            async move { client::checkpoints::list(&session).await.map(|answer| answer.checkpoints) }
-        });
-        provide_context(Self { list, session });
+    /// Provided by the chat; returns the view that follows them (it shows nothing).
+    pub fn provide(session_id: String) -> AnyView {
+        let checkpoints =
+            Self { marks: RwSignal::new(Vec::new()), changed: RwSignal::new(0), session: StoredValue::new(session_id) };
+        provide_context(checkpoints);
+        deferred(follow_checkpoints(checkpoints))
     }
 
-    /// The turn's checkpoint whose prompt is the event `seq`, when it changed files.
-    fn of_prompt(self, seq: u64) -> Option<Checkpoint> {
-        self.list.get().and_then(Result::ok).and_then(|list| {
-            list.into_iter().find(|cp| cp.kind == CheckpointKind::Turn && cp.seq == Some(seq) && !cp.files.is_empty())
-        })
+    fn of_prompt(self, seq: u64) -> Option<u64> {
+        self.marks.with(|marks| marks.iter().find(|mark| mark.seq == seq).map(|mark| mark.checkpoint))
     }
 }
 
+/// Reads the session's checkpoints whenever the hub reports a change (a turn
+/// ended) and after a rewind, and marks the prompts whose turns changed files.
+#[wasm_split(session, wasm_split_path = ::leptos::wasm_split, fallible)]
+pub fn follow_checkpoints(checkpoints: SessionCheckpoints) -> Result<AnyView, PartMissing> {
+    let state = use_context::<HubState>();
+    let list = LocalResource::new(move || {
+        if let Some(state) = state {
+            state.projects.track();
+        }
+        checkpoints.changed.track();
+        let session = checkpoints.session.get_value();
+        async move { client::checkpoints::list(&session).await }
+    });
+    Effect::new(move |_| {
+        let Some(Ok(answer)) = list.get() else { return };
+        let marks: Vec<TurnMark> = answer
+            .checkpoints
+            .iter()
+            .filter(|cp| cp.kind == CheckpointKind::Turn && !cp.files.is_empty())
+            .filter_map(|cp| Some(TurnMark { seq: cp.seq?, checkpoint: cp.id }))
+            .collect();
+        if checkpoints.marks.with_untracked(|known| *known != marks) {
+            checkpoints.marks.set(marks);
+        }
+    });
+    Ok(().into_any())
+}
+
 /// Under the prompt with event `seq`: the rewind button once its turn is
-/// known to have changed files (nothing otherwise).
+/// known to have changed files (nothing otherwise), from the `session` part.
+#[wasm_split(session, wasm_split_path = ::leptos::wasm_split, fallible)]
+pub fn rewind_to_turn(seq: u64) -> Result<AnyView, PartMissing> {
+    Ok(view! { <RewindToTurn seq /> }.into_any())
+}
+
 #[component]
-pub fn RewindToTurn(seq: u64) -> impl IntoView {
+fn RewindToTurn(seq: u64) -> impl IntoView {
     let Some(checkpoints) = use_context::<SessionCheckpoints>() else { return ().into_any() };
     let open = RwSignal::new(false);
     let checkpoint = Memo::new(move |_| checkpoints.of_prompt(seq));
-    let on_done = Callback::new(move |()| checkpoints.list.refetch());
+    let on_done = Callback::new(move |()| checkpoints.changed.update(|count| *count += 1));
     let on_close = Callback::new(move |()| open.set(false));
     (move || {
         let checkpoint = checkpoint.get()?;
         Some(if open.get() {
-            deferred(rewind_view(checkpoints.session.get_value(), checkpoint, on_done, on_close))
+            view! { <RewindPanel session_id=checkpoints.session.get_value() checkpoint on_done on_close /> }.into_any()
         } else {
-            let files = checkpoint.files.len();
             view! {
                 <button
                     type="button"
                     data-testid="rewind-button"
                     class="ml-auto rounded-md px-2 py-0.5 text-xs font-medium text-sky-700 hover:bg-sky-50 hover:underline dark:text-sky-400 dark:hover:bg-slate-900"
-                    title=format!("Put back the {files} files this turn and the later ones changed")
+                    title="Put back the files this turn and the later ones changed"
                     on:click=move |_| open.set(true)
                 >
                     "Rewind to before this turn"
@@ -75,27 +111,11 @@ pub fn RewindToTurn(seq: u64) -> impl IntoView {
     .into_any()
 }
 
-/// The files and diff of the checkpoint's turn, and the rewind itself, from
-/// the `session` part of the wasm.
-#[wasm_split(session, wasm_split_path = ::leptos::wasm_split, fallible)]
-pub fn rewind_view(
-    session_id: String,
-    checkpoint: Checkpoint,
-    on_done: Callback<()>,
-    on_close: Callback<()>,
-) -> Result<AnyView, PartMissing> {
-    Ok(view! { <RewindPanel session_id checkpoint on_done on_close /> }.into_any())
-}
-
+/// The files and diff of the checkpoint's turn, and the rewind itself.
 #[component]
-fn RewindPanel(
-    session_id: String,
-    checkpoint: Checkpoint,
-    on_done: Callback<()>,
-    on_close: Callback<()>,
-) -> impl IntoView {
+fn RewindPanel(session_id: String, checkpoint: u64, on_done: Callback<()>, on_close: Callback<()>) -> impl IntoView {
     let session = StoredValue::new(session_id);
-    let id = checkpoint.id;
+    let id = checkpoint;
     let diff = LocalResource::new(move || {
         let session = session.get_value();
         async move { client::checkpoints::diff(&session, id).await }
@@ -112,7 +132,6 @@ fn RewindPanel(
         }
     });
     let pending = move || rewind.pending().get();
-    let files = checkpoint.files.clone();
     let outcome = move || {
         rewind.value().get().map(|result| match result {
             Ok(done) => {
@@ -159,23 +178,9 @@ fn RewindPanel(
     let done = move || rewind.value().with(|value| matches!(value, Some(Ok(_))));
     view! {
         <section data-testid="rewind-panel" aria-label="Rewind to before this turn" class="flex flex-col gap-2 rounded-lg border border-slate-200 p-3 text-sm dark:border-slate-700">
-            <p class="font-medium">
-                {format!("Rewind to before turn {}: these files go back as they were, with what later turns changed.", checkpoint.turn)}
-            </p>
-            <ul data-testid="rewind-files" class="flex flex-col gap-0.5 font-mono text-xs">
-                {files.into_iter().map(|file| {
-                    let (path, change) = (file.path.clone(), change_label(file.change));
-                    view! {
-                        <li data-testid="rewind-file" data-path=file.path data-change=change>
-                            <span class="text-slate-500 dark:text-slate-400">{change}</span>
-                            " "
-                            {path}
-                        </li>
-                    }
-                }).collect_view()}
-            </ul>
+            <p class="font-medium">"These files go back as they were before this turn, with what later turns changed:"</p>
             {move || diff.get().map(|result| match result {
-                Ok(diff) => patch_view(diff).into_any(),
+                Ok(diff) => files_and_patch(diff).into_any(),
                 Err(error) => view! { <Alert message=error.message testid="rewind-diff-error" /> }.into_any(),
             })}
             {outcome}
@@ -210,9 +215,21 @@ fn change_label(change: FileChange) -> &'static str {
     change.label()
 }
 
-fn patch_view(diff: CheckpointDiff) -> impl IntoView {
+fn files_and_patch(diff: CheckpointDiff) -> impl IntoView {
     let truncated = diff.truncated;
     view! {
+        <ul data-testid="rewind-files" class="flex flex-col gap-0.5 font-mono text-xs">
+            {diff.files.into_iter().map(|file| {
+                let (path, change) = (file.path.clone(), change_label(file.change));
+                view! {
+                    <li data-testid="rewind-file" data-path=file.path data-change=change>
+                        <span class="text-slate-500 dark:text-slate-400">{change}</span>
+                        " "
+                        {path}
+                    </li>
+                }
+            }).collect_view()}
+        </ul>
         <pre data-testid="rewind-diff" class="max-h-80 overflow-auto rounded-md bg-slate-100 p-2 text-xs dark:bg-slate-900">{diff.patch}</pre>
         {truncated.then(|| view! { <p class="text-xs text-slate-500 dark:text-slate-400">"The diff is cut at 4 MiB."</p> })}
     }
