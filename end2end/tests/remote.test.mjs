@@ -77,8 +77,13 @@ test('a phone pairs over HTTPS, taps Yes on a card and the command runs; revoked
   await card.waitFor({ state: 'detached' });
   await expect(async () => assert.equal(readFileSync(join(folder, 'phone.txt'), 'utf8'), 'from-the-phone\n'));
   await started;
-  const audit = await hub.api(`/api/audit?folderPath=${encodeURIComponent(realpathSync(folder))}`);
-  assert.equal(audit.status, 200);
+  // The phone's Yes is the user's decision in the audit trail, as on the desktop.
+  const audit = await fetch(`${hub.base}/api/audit?folderPath=${encodeURIComponent(realpathSync(folder))}`, {
+    headers: { Authorization: `Bearer ${hub.token}` },
+  }).then((response) => response.text());
+  const rows = audit.trim().split('\n').map((line) => JSON.parse(line));
+  assert.deepEqual(rows.map((row) => [row.toolId, row.decision, row.decidedBy, row.outcome]),
+    [['p1', 'approved', 'user', 'ran']], audit);
 
   // Revoked on the hub's page: the phone's live stream ends and the page goes to pairing.
   await desktop.getByRole('button', { name: 'Revoke Test phone' }).click();

@@ -189,14 +189,19 @@ impl Devices {
             .collect()
     }
 
-    /// Refuses the device from now on and ends its open streams, then forgets
-    /// it (and its push subscriptions) in the database.
+    /// Forgets the device (and its push subscriptions) in the database, then
+    /// refuses it and ends its open streams. A failed write changes nothing:
+    /// a device refused now but paired again after a restart would be a lie.
     pub async fn revoke(&self, id: &str) -> Result<(), DeviceError> {
-        let known = self.book().devices.remove(id).ok_or_else(|| DeviceError::UnknownDevice(id.to_string()))?;
-        known.revoked.cancel();
+        if !self.book().devices.contains_key(id) {
+            return Err(DeviceError::UnknownDevice(id.to_string()));
+        }
         if let Some(store) = &self.store {
             store.revoke_device(id).await?;
         }
+        // Taken out after the write: a second revoke racing this one finds it gone.
+        let known = self.book().devices.remove(id).ok_or_else(|| DeviceError::UnknownDevice(id.to_string()))?;
+        known.revoked.cancel();
         Ok(())
     }
 }
