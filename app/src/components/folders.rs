@@ -53,7 +53,7 @@ pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {
         });
     };
     view! {
-        <aside class="w-full border-b border-slate-200 bg-white p-4 md:w-80 md:border-b-0 md:border-r dark:border-slate-800 dark:bg-slate-900">
+        <aside class="flex w-full flex-col border-b border-slate-200 bg-white p-4 md:w-80 md:border-b-0 md:border-r dark:border-slate-800 dark:bg-slate-900">
             <form on:submit=submit class="flex flex-col gap-2" data-testid="open-folder-form">
                 <label for="folder-path" class="text-xs font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">
                     "Open a folder"
@@ -112,7 +112,7 @@ pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {
                             <li>
                                 <a
                                     href=href
-                                    class="block truncate rounded-md px-2 py-1.5 font-mono text-sm hover:bg-slate-100 dark:hover:bg-slate-800"
+                                    class="block truncate rounded-md px-2 py-1.5 font-mono text-sm max-sm:py-3 hover:bg-slate-100 dark:hover:bg-slate-800"
                                     class=("bg-sky-50", current.clone())
                                     class=("dark:bg-sky-950", current)
                                     title=project.folder_path.clone()
@@ -231,8 +231,8 @@ fn FolderHeading(folder_path: String, session_id: String, tools: FolderTools) ->
     };
     view! {
         <div class="flex flex-col gap-1">
-            <div class="flex items-center gap-3">
-                <h1 class="truncate font-mono text-xl font-semibold" title=folder_path.clone()>
+            <div class="flex flex-wrap items-center gap-3">
+                <h1 class="min-w-0 truncate font-mono text-xl font-semibold" title=folder_path.clone()>
                     {folder_name(&folder_path)}
                 </h1>
                 {move || status().map(|status| view! { <StatusBadge status /> })}
