@@ -42,7 +42,7 @@ pub fn Inbox() -> impl IntoView {
                         {move || waiting.with(Vec::len)}
                     </span>
                 </Show>
-                <span class="ml-auto font-normal normal-case tracking-normal" title="Open the next session that waits on you">
+                <span class="ml-auto font-normal normal-case tracking-normal max-sm:hidden" title="Open the next session that waits on you">
                     <kbd>{NEXT_WAITING_KEYS}</kbd>
                     " next"
                 </span>
