@@ -34,19 +34,24 @@ export async function startHub(args = [], env = {}, { dataDir, port = 0, token }
   });
   let stderr = '';
   child.stderr.on('data', (chunk) => { stderr += chunk; });
+  // With --remote, the remote listener's line follows the launch line.
+  const wantsRemote = args.includes('--remote');
+  let remote = null;
   const url = await new Promise((resolvePromise, reject) => {
     let stdout = '';
     const timer = setTimeout(() => reject(new Error(`hub did not start: ${stderr}`)), 15000);
     child.stdout.on('data', (chunk) => {
       stdout += chunk;
       const match = stdout.match(/Agent Hub listening on (http:\/\/\S+)/);
-      if (match) { clearTimeout(timer); resolvePromise(match[1]); }
+      const remoteLine = stdout.match(/Remote listener for paired devices on (https:\/\/\S+) \(certificate SHA-256 ([0-9A-F:]+)\)/);
+      if (remoteLine) remote = { origin: remoteLine[1], fingerprint: remoteLine[2] };
+      if (match && (!wantsRemote || remote)) { clearTimeout(timer); resolvePromise(match[1]); }
     });
     child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`hub exited ${code}: ${stderr}`)); });
   });
   const base = new URL(url).origin;
   return {
-    url, base, token, dataDir, pid: child.pid,
+    url, base, token, dataDir, pid: child.pid, remote,
     stop: () => new Promise((done) => { child.once('exit', done); child.kill('SIGTERM'); }),
     kill: () => new Promise((done) => { child.once('exit', done); child.kill('SIGKILL'); }),
     api: async (path, init = {}) => {

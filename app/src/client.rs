@@ -180,7 +180,9 @@ pub async fn send_json<B: Serialize, T: DeserializeOwned>(
 ) -> Result<T, HubError> {
     let response = browser::fetch(method, url, body, None).await?;
     let text = browser::text(&response).await?;
-    decode_response(response.ok(), response.status(), &text).map_err(HubError::from)
+    let status = (!response.ok()).then(|| response.status());
+    decode_response(response.ok(), response.status(), &text)
+        .map_err(|message| HubError { status, ..HubError::from(message) })
 }
 
 /// A request whose answer says only whether it worked (a DELETE).

@@ -187,7 +187,8 @@ async fn start_hub(model: &FakeModel, store: Option<Arc<Store>>) -> String {
         ..HubOptions::default()
     });
     let gate = Arc::new(Access::new(TOKEN.into(), addr.port(), &[]));
-    let router = agent_hub::app(hub, gate, agent_hub::leptos_options(&Cli::parse_from(["agent-hub"])));
+    let devices = agent_hub::remote::devices::Devices::load(None, None).unwrap();
+    let router = agent_hub::app(hub, gate, devices, agent_hub::leptos_options(&Cli::parse_from(["agent-hub"])));
     tokio::spawn(async move { axum::serve(agent_hub::without_delay(listener), router).await.unwrap() });
     format!("http://{addr}")
 }

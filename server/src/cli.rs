@@ -110,6 +110,47 @@ pub struct Cli {
     #[arg(long = "no-folder-trust", env = "HUB_NO_FOLDER_TRUST")]
     pub no_folder_trust: bool,
 
+    /// A second listener for paired devices (a phone), HTTPS only, e.g.
+    /// `0.0.0.0:7746`. The launch token never opens it (docs/remote.md).
+    #[arg(long, env = "HUB_REMOTE", value_name = "ADDR:PORT")]
+    pub remote: Option<std::net::SocketAddr>,
+
+    /// The remote listener's certificate chain (PEM), one the phone already
+    /// trusts (`tailscale cert`, mkcert, a CA); default: one the hub makes and keeps.
+    #[arg(long = "remote-cert", env = "HUB_REMOTE_CERT", value_name = "FILE")]
+    pub remote_cert: Option<PathBuf>,
+
+    /// The private key (PEM) of `--remote-cert`.
+    #[arg(long = "remote-key", env = "HUB_REMOTE_KEY", value_name = "FILE")]
+    pub remote_key: Option<PathBuf>,
+
+    /// Where to POST a JSON alert (`{folderPath, sessionId, kind, summary, url}`)
+    /// when a card or question starts waiting and when a turn ends: an http(s)
+    /// URL, e.g. an ntfy topic (docs/API.md, "Notifications").
+    #[arg(long = "notify-url", env = "HUB_NOTIFY_URL", value_name = "URL", hide_env_values = true)]
+    pub notify_url: Option<String>,
+
+    /// A header sent with each alert to --notify-url, `"Name: value"` (a
+    /// token; repeatable; `HUB_NOTIFY_HEADER` takes one per line). Never logged.
+    #[arg(
+        long = "notify-header",
+        env = "HUB_NOTIFY_HEADER",
+        value_name = "HEADER",
+        value_delimiter = '\n',
+        hide_env_values = true
+    )]
+    pub notify_headers: Vec<String>,
+
+    /// How a Web Push service may reach whoever runs this hub (the VAPID
+    /// `sub`): a `mailto:` or `https:` URL.
+    #[arg(
+        long = "push-contact",
+        env = "HUB_PUSH_CONTACT",
+        value_name = "URL",
+        default_value = "mailto:agent-hub@localhost.invalid"
+    )]
+    pub push_contact: String,
+
     /// Open the hub in the default browser once it listens.
     #[arg(long)]
     pub open: bool,
@@ -165,6 +206,20 @@ impl Cli {
             if token.len() < 8 || !token.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.~".contains(&b)) {
                 return Err("--token must be at least 8 characters of letters, digits, '-', '_', '.' or '~'.".into());
             }
+        }
+        if self.remote_cert.is_some() != self.remote_key.is_some() {
+            return Err("--remote-cert and --remote-key go together: give both, or neither for the hub's own.".into());
+        }
+        if self.remote.is_none() && self.remote_cert.is_some() {
+            return Err("--remote-cert is for the remote listener: add --remote ADDR:PORT.".into());
+        }
+        if let Some(url) = &self.notify_url {
+            crate::alerts::WebhookConfig::from_flags(url, &self.notify_headers)?;
+        } else if !self.notify_headers.is_empty() {
+            return Err("--notify-header is sent with --notify-url's alerts: give --notify-url too.".into());
+        }
+        if !self.push_contact.starts_with("mailto:") && !self.push_contact.starts_with("https://") {
+            return Err("--push-contact must be a mailto: or https:// URL.".into());
         }
         if self.agent == AgentKind::Acp && (self.model_url.is_some() || self.model.is_some()) {
             return Err("--model-url and --model choose the built-in agent's model; an ACP agent uses its own. \
@@ -229,6 +284,31 @@ mod tests {
         let cli = Cli::try_parse_from(["agent-hub", "--command-env", "NPM_TOKEN", "--command-env", "GOPROXY"]).unwrap();
         assert_eq!(cli.command_env, ["NPM_TOKEN", "GOPROXY"]);
         assert!(Cli::try_parse_from(["agent-hub"]).unwrap().command_env.is_empty());
+    }
+
+    #[test]
+    fn notify_flags_are_checked_before_the_hub_starts() {
+        let cli = Cli::try_parse_from([
+            "agent-hub",
+            "--notify-url",
+            "https://ntfy.sh/topic",
+            "--notify-header",
+            "Authorization: Bearer x",
+            "--notify-header",
+            "X-Priority: 4",
+        ])
+        .unwrap();
+        assert_eq!(cli.notify_headers, ["Authorization: Bearer x", "X-Priority: 4"]);
+        assert!(cli.validate().is_ok());
+        for args in [
+            &["--notify-url", "ftp://h/x"][..],
+            &["--notify-header", "A: b"],
+            &["--notify-url", "https://h/", "--notify-header", "no colon"],
+            &["--push-contact", "me@example.com"],
+        ] {
+            let cli = Cli::try_parse_from(["agent-hub"].iter().chain(args)).unwrap();
+            assert!(cli.validate().is_err(), "{args:?}");
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! Agent Hub server: HTTP, gates, sessions, settings.
 
 pub mod agents;
+pub mod alerts;
 pub mod approval;
 pub mod audit;
 pub mod changes;
@@ -28,13 +29,28 @@ use leptos::config::LeptosOptions;
 
 use crate::http::access::Access;
 use crate::hub::Hub;
+use crate::remote::devices::Devices;
 
-/// The whole application behind its gates.
-pub fn app(hub: Arc<Hub>, gate: Arc<Access>, leptos: LeptosOptions) -> Router {
+/// The whole application behind the loopback listener's gates; paired devices
+/// are managed here.
+pub fn app(hub: Arc<Hub>, gate: Arc<Access>, devices: Arc<Devices>, leptos: LeptosOptions) -> Router {
+    let api = http::api::router().with_state(hub).merge(http::api::devices::local(devices));
     Router::new()
-        .nest("/api", http::api::router().with_state(hub))
+        .nest("/api", api)
         .merge(http::web::router(leptos))
         .layer(axum::middleware::from_fn_with_state(gate, http::access::check))
+}
+
+/// The same application behind the remote listener's gates (paired devices
+/// only); devices pair here and are managed only on loopback.
+pub fn remote_app(hub: Arc<Hub>, devices: Arc<Devices>, port: u16, hosts: &[String], leptos: LeptosOptions) -> Router {
+    let cookie = http::api::devices::DeviceCookie::for_port(port);
+    let gate = Arc::new(http::remote::RemoteAccess::new(devices.clone(), cookie.clone(), hosts));
+    let api = http::api::router().with_state(hub).merge(http::api::devices::remote(devices, cookie));
+    Router::new()
+        .nest("/api", api)
+        .merge(http::web::router(leptos))
+        .layer(axum::middleware::from_fn_with_state(gate, http::remote::check))
 }
 
 /// The hub's directory of one kind for this user: `$<xdg_var>/agent-hub`, else

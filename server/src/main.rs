@@ -9,9 +9,12 @@ use agent_hub::cli::{AgentKind, Cli};
 use agent_hub::http::access::Access;
 use agent_hub::http::web;
 use agent_hub::hub::{Hub, HubOptions};
+use agent_hub::remote::cert::RemoteCert;
+use agent_hub::remote::devices::{Devices, RemoteListener};
+use agent_hub::remote::listener::TlsListener;
 use agent_hub::shutdown::{self, Progress, ShutdownStep, Signals};
 use agent_hub::store::Store;
-use agent_hub::{app, launch_url, random_token, try_leptos_options, without_delay};
+use agent_hub::{app, launch_url, random_token, remote_app, try_leptos_options, without_delay};
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
@@ -85,6 +88,12 @@ async fn run(cli: Cli) -> Result<(), String> {
     let store = Store::open(&data_dir).map_err(|err| err.to_string())?;
     agent_hub::agents::protected::protect_data_dir(&data_dir);
     tracing::info!(database = %store.path().display(), "sessions are kept here");
+    let remote = match cli.remote {
+        Some(addr) => Some(Remote::open(&cli, addr, &data_dir).await?),
+        None => None,
+    };
+    let devices = Devices::load(Some(store.clone()), remote.as_ref().map(|remote| remote.listener.clone()))
+        .map_err(|err| format!("the paired devices could not be read: {err}"))?;
     let agents = agents(&cli, model, acp)?;
     // Once the agents file's `api_key_env` is known to be a secret.
     agent_hub::tools::pass_to_commands(&cli.command_env).map_err(|err| err.to_string())?;
@@ -122,6 +131,25 @@ async fn run(cli: Cli) -> Result<(), String> {
         tracing::info!(folder = %config.folder_path, yolo = config.yolo_mode, "opened folder");
     }
     web::check_bundle(&options);
+    // A key file that cannot be read leaves Web Push off (said), not the hub.
+    let push = agent_hub::alerts::WebPush::open(&data_dir, store.clone(), &cli.push_contact)
+        .map_err(|err| tracing::warn!("Web Push is off: {err}"))
+        .ok()
+        .map(Arc::new);
+    let webhook = match &cli.notify_url {
+        Some(url) => Some(agent_hub::alerts::WebhookConfig::from_flags(url, &cli.notify_headers)?),
+        None => None,
+    };
+    agent_hub::alerts::start(
+        &hub,
+        agent_hub::alerts::AlertsConfig {
+            // Where a paired phone opens the card, else the loopback page
+            // (without the token: the browser has its cookie).
+            base_url: remote.as_ref().map_or_else(|| format!("http://{addr}"), |remote| remote.listener.origin.clone()),
+            webhook,
+            push: push.clone(),
+        },
+    );
     let gate = Arc::new(Access::new(token.clone(), addr.port(), &cli.allow_hosts));
     // Before the launch line: from then on Ctrl-C and SIGTERM shut the hub down.
     let signals = Signals::listen().map_err(|err| format!("cannot listen for Ctrl-C and SIGTERM: {err}"))?;
@@ -129,15 +157,34 @@ async fn run(cli: Cli) -> Result<(), String> {
     shutdown::on_signals(hub.clone(), signals, progress.clone(), shutdown::GRACE);
     let url = launch_url(addr, &token);
     println!("Agent Hub listening on {url}");
+    if let Some(remote) = &remote {
+        println!(
+            "Remote listener for paired devices on {} (certificate SHA-256 {})",
+            remote.listener.origin, remote.listener.fingerprint
+        );
+    }
     if cli.open {
         open_browser(&url);
     }
     // Serving ends when the hub's shutdown begins and every connection has
     // closed; live streams end on the same token, so open pages do not hold it up.
-    axum::serve(without_delay(listener), app(hub.clone(), gate, options))
-        .with_graceful_shutdown(hub.shutdown_token().cancelled_owned())
-        .await
-        .map_err(|err| err.to_string())?;
+    let mut local_app = app(hub.clone(), gate, devices.clone(), options.clone());
+    if let Some(push) = &push {
+        local_app = local_app.layer(axum::Extension(push.clone()));
+    }
+    let local =
+        axum::serve(without_delay(listener), local_app).with_graceful_shutdown(hub.shutdown_token().cancelled_owned());
+    let remote = async {
+        let Some(remote) = remote else { return Ok(()) };
+        let mut router = remote_app(hub.clone(), devices, remote.listener_port, &remote.names, options);
+        if let Some(push) = push {
+            router = router.layer(axum::Extension(push));
+        }
+        axum::serve(remote.tls, router.into_make_service_with_connect_info::<agent_hub::remote::listener::RemotePeer>())
+            .with_graceful_shutdown(hub.shutdown_token().cancelled_owned())
+            .await
+    };
+    tokio::try_join!(std::future::IntoFuture::into_future(local), remote).map_err(|err| err.to_string())?;
     progress.set(ShutdownStep::Turns);
     shutdown::settle_turns(&hub, shutdown::TURNS_SETTLE).await;
     progress.set(ShutdownStep::Store);
@@ -148,6 +195,35 @@ async fn run(cli: Cli) -> Result<(), String> {
     progress.set(ShutdownStep::Done);
     tracing::info!("shut down");
     Ok(())
+}
+
+/// The remote listener, bound, with its certificate.
+struct Remote {
+    tls: TlsListener,
+    listener: RemoteListener,
+    listener_port: u16,
+    names: Vec<String>,
+}
+
+impl Remote {
+    async fn open(cli: &Cli, addr: std::net::SocketAddr, data_dir: &std::path::Path) -> Result<Self, String> {
+        let names = agent_hub::remote::listener_names(addr.ip(), &cli.allow_hosts);
+        let cert = match (&cli.remote_cert, &cli.remote_key) {
+            (Some(cert), Some(key)) => RemoteCert::from_files(cert, key),
+            _ => RemoteCert::kept_or_made(&data_dir.join("remote"), &names),
+        }
+        .map_err(|err| format!("the remote listener has no certificate: {err}"))?;
+        let fingerprint = cert.fingerprint.clone();
+        let config = agent_hub::remote::listener::server_config(cert)?;
+        let tcp = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|err| format!("cannot listen on {addr} (--remote): {err}"))?;
+        let listener_port = tcp.local_addr().map_err(|err| err.to_string())?.port();
+        let tls = TlsListener::new(tcp, config).map_err(|err| err.to_string())?;
+        let listener = RemoteListener { origin: agent_hub::remote::origin(&names, listener_port), fingerprint };
+        tracing::warn!(names = ?names, "remote listener on {addr}: paired devices can reach the hub from the network");
+        Ok(Self { tls, listener, listener_port, names })
+    }
 }
 
 /// The agents sessions can pick: the ready ones, the agents file's, the flags'.

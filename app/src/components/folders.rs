@@ -9,6 +9,7 @@ use crate::components::chat::ChatPanel;
 use crate::components::folder_completion::Combo;
 use crate::components::folder_tools::{FolderTools, ToolButtons, ToolPanel};
 use crate::components::inbox::Inbox;
+use crate::components::notify_phone::NotifyPhone;
 use crate::components::sessions::SessionList;
 use crate::components::status_badge::StatusBadge;
 use crate::components::trust_banner::TrustBanner;
@@ -131,6 +132,7 @@ pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {
                 <p class="text-sm text-slate-500 dark:text-slate-400">"No folder open yet."</p>
             </Show>
             <Inbox />
+            <NotifyPhone />
         </aside>
     }
 }

@@ -7,6 +7,42 @@ use crate::parts::{deferred, wasm_split, PartMissing};
 use crate::state::HubState;
 use protocol::api::{AgentMode, AgentModes, YoloSource};
 
+/// "Phones", on the hub's own page only: a paired phone (HTTPS, the remote
+/// listener) can neither pair nor revoke. Shown once hydrated, so the server's
+/// page and the browser's agree.
+#[component]
+fn PhonesButton() -> impl IntoView {
+    let on_loopback = RwSignal::new(false);
+    let open = RwSignal::new(false);
+    let button = NodeRef::<leptos::html::Button>::new();
+    Effect::new(move |_| {
+        #[cfg(feature = "hydrate")]
+        on_loopback
+            .set(web_sys::window().and_then(|window| window.location().protocol().ok()).as_deref() == Some("http:"));
+    });
+    let close = Callback::new(move |()| {
+        open.set(false);
+        if let Some(button) = button.get_untracked() {
+            let _ = button.focus();
+        }
+    });
+    view! {
+        <button
+            type="button"
+            node_ref=button
+            data-testid="phones-button"
+            hidden=move || !on_loopback.get()
+            aria-expanded=move || open.get().to_string()
+            title="Pair a phone to answer cards away from the desk"
+            on:click=move |_| open.update(|open| *open = !*open)
+            class="text-sm text-sky-700 hover:underline dark:text-sky-400"
+        >
+            "Phones"
+        </button>
+        {move || open.get().then(|| deferred(crate::components::devices_panel::devices_panel_view(close)))}
+    }
+}
+
 /// What still asks in YOLO, for the switch's tooltip and its description.
 const GUARD_RAILS_HELP: &str = "Even with YOLO on, the built-in guard rails keep these calls asking: \
 sudo, su and doas; recursive deletes of /, ~ or ..; force pushes; piping a download into a shell; \
@@ -52,6 +88,7 @@ pub fn Header() -> impl IntoView {
             >
                 "All decisions"
             </a>
+            <PhonesButton />
             {move || has_modes.get().then(|| deferred(agent_mode_picker_view()))}
             <YoloSwitch />
         </header>

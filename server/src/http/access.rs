@@ -65,7 +65,7 @@ impl Access {
 }
 
 /// `host[:port]` → `host`, keeping the brackets of an IPv6 literal.
-fn host_name(host: &str) -> &str {
+pub(crate) fn host_name(host: &str) -> &str {
     if host.starts_with('[') {
         return host.split_inclusive(']').next().unwrap_or(host);
     }
@@ -76,32 +76,44 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-fn is_api(path: &str) -> bool {
-    path == "/api" || path.starts_with("/api/")
-}
-
-pub async fn check(State(gate): State<Arc<Access>>, request: Request, next: Next) -> Response {
-    let headers = request.headers();
-    let host = headers
+/// The host a request names: its Host header, else its URI's authority.
+pub(crate) fn request_host(request: &Request) -> String {
+    request
+        .headers()
         .get(HOST)
         .and_then(|value| value.to_str().ok())
         .map(str::to_string)
         .or_else(|| request.uri().authority().map(|authority| authority.to_string()))
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// A request that carries an Origin must come from a page of `scheme://host`
+/// (against CSRF); one without an Origin is not a browser's cross-site call.
+pub(crate) fn same_origin(headers: &HeaderMap, host: &str, scheme: &str) -> Result<(), ApiError> {
+    let Some(origin) = headers.get(ORIGIN) else { return Ok(()) };
+    let own = format!("{scheme}://{host}");
+    if origin.to_str().is_ok_and(|origin| origin.eq_ignore_ascii_case(&own)) {
+        return Ok(());
+    }
+    Err(ApiError::forbidden(format!(
+        "Cross-origin request from {origin:?} refused: only pages of {own} may call the hub."
+    )))
+}
+
+pub(crate) fn is_api(path: &str) -> bool {
+    path == "/api" || path.starts_with("/api/")
+}
+
+pub async fn check(State(gate): State<Arc<Access>>, request: Request, next: Next) -> Response {
+    let host = request_host(&request);
     if !gate.host_allowed(&host) {
         return ApiError::forbidden(format!(
             "Host '{host}' is not allowed. Open the hub at 127.0.0.1 or localhost, or start it with --allow-host."
         ))
         .into_response();
     }
-    if let Some(origin) = headers.get(ORIGIN) {
-        let own = format!("http://{host}");
-        if !origin.to_str().is_ok_and(|origin| origin.eq_ignore_ascii_case(&own)) {
-            return ApiError::forbidden(format!(
-                "Cross-origin request from {origin:?} refused: only pages of {own} may call the hub."
-            ))
-            .into_response();
-        }
+    if let Err(refused) = same_origin(request.headers(), &host, "http") {
+        return refused.into_response();
     }
 
     let path = request.uri().path();

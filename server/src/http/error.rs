@@ -114,6 +114,25 @@ impl From<crate::agents::catalog::ChoiceError> for ApiError {
     }
 }
 
+/// Pairing and device refusals (`docs/API.md`, "Remote devices").
+impl From<crate::remote::devices::DeviceError> for ApiError {
+    fn from(err: crate::remote::devices::DeviceError) -> Self {
+        use crate::remote::devices::DeviceError as E;
+        use crate::remote::pairing::PairRefusal as R;
+        let (status, code) = match &err {
+            E::NoRemote => (StatusCode::CONFLICT, "no_remote"),
+            E::Refused(R::NoCode) => (StatusCode::BAD_REQUEST, "pair_no_code"),
+            E::Refused(R::Expired) => (StatusCode::GONE, "pair_expired"),
+            E::Refused(R::Wrong) => (StatusCode::FORBIDDEN, "pair_wrong_code"),
+            E::Refused(R::TooManyWrong) => (StatusCode::TOO_MANY_REQUESTS, "pair_too_many"),
+            E::UnknownDevice(_) => (StatusCode::NOT_FOUND, "not_found"),
+            E::BadName => (StatusCode::BAD_REQUEST, "bad_request"),
+            E::Random(_) | E::Store(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        };
+        Self::new(status, code, err.to_string())
+    }
+}
+
 /// The hub's refusals, in the contract's statuses and codes.
 impl From<crate::hub::HubError> for ApiError {
     fn from(err: crate::hub::HubError) -> Self {
@@ -142,6 +161,21 @@ impl From<crate::hub::HubError> for ApiError {
             E::FolderTrustOff => (StatusCode::CONFLICT, "folder_trust_off"),
             E::StoreFailed(_) => (StatusCode::SERVICE_UNAVAILABLE, crate::agents::STORE_FAILED),
             E::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        };
+        Self::new(status, code, err.to_string())
+    }
+}
+
+/// Web Push's refusals (`/api/push/*`).
+impl From<crate::alerts::PushError> for ApiError {
+    fn from(err: crate::alerts::PushError) -> Self {
+        use crate::alerts::PushError as E;
+        let (status, code) = match &err {
+            E::NotPaired => (StatusCode::FORBIDDEN, "not_paired"),
+            E::BadEndpoint(_) | E::BadKeys(_) => (StatusCode::BAD_REQUEST, "bad_request"),
+            E::NotFound => (StatusCode::NOT_FOUND, "not_found"),
+            E::Off => (StatusCode::NOT_FOUND, "push_off"),
+            E::Store(_) => (StatusCode::SERVICE_UNAVAILABLE, crate::agents::STORE_FAILED),
         };
         Self::new(status, code, err.to_string())
     }
@@ -210,6 +244,18 @@ mod tests {
         for (err, expected) in hub {
             let shown = format!("{err:?}");
             assert_eq!(answer(err), expected, "{shown}");
+        }
+        use crate::alerts::PushError;
+        let push = [
+            (PushError::NotPaired, (403, "not_paired")),
+            (PushError::BadEndpoint("e".into()), (400, "bad_request")),
+            (PushError::BadKeys("k".into()), (400, "bad_request")),
+            (PushError::NotFound, (404, "not_found")),
+            (PushError::Off, (404, "push_off")),
+            (PushError::Store(crate::store::StoreError::Closed), (503, "store_failed")),
+        ];
+        for (err, expected) in push {
+            assert_eq!(answer(err.clone()), expected, "{err:?}");
         }
     }
 

@@ -5,4 +5,5 @@
 pub mod access;
 pub mod api;
 pub mod error;
+pub mod remote;
 pub mod web;

@@ -15,8 +15,10 @@
 //! calls it before a pause or the end of a turn is announced.
 
 mod audit;
+mod devices;
 mod folder_settings;
 mod folders;
+mod push;
 mod rules;
 mod trust;
 mod writer;
@@ -30,7 +32,9 @@ use protocol::events::{AgentEvent, SeqEvent};
 use rusqlite::{Connection, OptionalExtension};
 
 pub use audit::{AuditFilter, DecisionRecord, OutcomeRecord, AUDIT_LIMIT};
+pub use devices::DeviceRow;
 pub use folders::{RecentFolderRow, RECENT_FOLDERS_KEPT};
+pub use push::PushSubscriptionRow;
 pub use rules::{NewSavedRule, SavedRule};
 pub use trust::TrustedFolder;
 use writer::{write_loop, Command, Flush, Queue};

@@ -38,7 +38,7 @@ pub struct SavedRule {
     pub tool_id: String,
 }
 
-type Reply<T> = tokio::sync::oneshot::Sender<Result<T, StoreError>>;
+pub(super) type Reply<T> = tokio::sync::oneshot::Sender<Result<T, StoreError>>;
 
 /// A change to what a folder's rules may do (its saved rules, its trust, its
 /// approval timeout), waiting for the writer.
@@ -48,6 +48,9 @@ pub(super) enum RuleChange {
     Trust(super::TrustedFolder, Reply<super::TrustedFolder>),
     Untrust(std::path::PathBuf, Reply<bool>),
     ApprovalTimeout(std::path::PathBuf, Option<u64>, u64, Reply<()>),
+    Device(super::devices::DeviceChange),
+    /// A paired device's Web Push subscription (`push.rs`).
+    Push(super::push::PushChange),
 }
 
 const COLUMNS: &str = "id, folder, tool_name, command_prefix, decision, created_at_ms, session_id, tool_id";
@@ -111,6 +114,8 @@ impl RuleChange {
                 let stored = super::folder_settings::set_approval_timeout(db, &folder, secs, at_ms);
                 let _ = reply.send(stored.map_err(failed));
             }
+            RuleChange::Device(change) => change.apply(db, failed),
+            RuleChange::Push(change) => change.apply(db, failed),
         }
     }
 }

@@ -51,7 +51,8 @@ impl TestHub {
         let cli = Cli::parse_from(["agent-hub"]);
         let hub = Hub::new(options);
         let gate = Arc::new(Access::new(TOKEN.to_string(), PORT, &[]));
-        let router = agent_hub::app(hub.clone(), gate, agent_hub::leptos_options(&cli));
+        let devices = agent_hub::remote::devices::Devices::load(None, None).unwrap();
+        let router = agent_hub::app(hub.clone(), gate, devices, agent_hub::leptos_options(&cli));
         Self { hub, router }
     }
 

@@ -4,8 +4,10 @@ mod agents;
 mod approvals;
 mod changes;
 mod chat;
+pub mod devices;
 mod folders;
 mod fs;
+mod push;
 mod rules;
 mod sessions;
 
@@ -56,6 +58,8 @@ pub fn router() -> Router<Arc<Hub>> {
         .route("/fs/dirs", get(fs::dirs))
         .route("/folders/recent", get(folders::recent))
         .route("/folders/trust", get(folders::trust_of).post(folders::trust).delete(folders::distrust))
+        .route("/push/key", get(push::key))
+        .route("/push/subscribe", post(push::subscribe).delete(push::unsubscribe))
         .fallback(|| async { ApiError::not_found("No such API endpoint.") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "bad_request", "Method not allowed on this endpoint.")

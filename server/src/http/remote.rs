@@ -1,0 +1,140 @@
+//! The remote listener's gate. Every request must name one of the listener's
+//! own hosts (against DNS rebinding) and, when it has an Origin, come from
+//! `https://` that host (against CSRF), as on loopback. Then it must come from
+//! a paired device: its `__Host-` cookie holds the device's id and secret. The
+//! launch token opens nothing here, in a header, a cookie or a query. Only the
+//! pairing page and `POST /api/pair` answer a device that is not paired.
+//!
+//! A device's answers are tied to its revocation: an event stream it holds
+//! open ends as soon as it is revoked.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, COOKIE, LOCATION};
+use axum::http::{HeaderMap, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+
+use crate::clock::now_ms;
+use crate::http::access::{host_name, is_api, request_host, same_origin};
+use crate::http::api::devices::DeviceCookie;
+use crate::http::error::ApiError;
+use crate::remote::devices::Devices;
+use crate::remote::listener::RemotePeer;
+
+pub struct RemoteAccess {
+    devices: Arc<Devices>,
+    cookie: DeviceCookie,
+    /// Lowercase host names and addresses the listener answers to.
+    hosts: Vec<String>,
+}
+
+impl RemoteAccess {
+    pub fn new(devices: Arc<Devices>, cookie: DeviceCookie, hosts: &[String]) -> Self {
+        let hosts = hosts.iter().map(|host| bracketed(&host.to_ascii_lowercase())).collect();
+        Self { devices, cookie, hosts }
+    }
+
+    fn credential<'a>(&self, headers: &'a HeaderMap) -> Option<&'a str> {
+        headers
+            .get_all(COOKIE)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(';'))
+            .filter_map(|pair| pair.trim().split_once('='))
+            .find(|(name, _)| *name == &*self.cookie.0)
+            .map(|(_, value)| value)
+    }
+}
+
+/// IPv6 addresses appear in Host headers in brackets.
+fn bracketed(host: &str) -> String {
+    if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]")
+    } else {
+        host.to_string()
+    }
+}
+
+/// What an unpaired device may reach.
+fn open_to_unpaired(method: &Method, path: &str) -> bool {
+    (method == Method::GET && path == "/pair") || (method == Method::POST && path == "/api/pair")
+}
+
+pub async fn check(State(gate): State<Arc<RemoteAccess>>, mut request: Request, next: Next) -> Response {
+    let host = request_host(&request);
+    if !gate.hosts.contains(&host_name(&host).to_ascii_lowercase()) {
+        return ApiError::forbidden(format!(
+            "Host '{host}' is not one of this hub's remote names. Start the hub with --allow-host for another."
+        ))
+        .into_response();
+    }
+    if let Err(refused) = same_origin(request.headers(), &host, "https") {
+        return refused.into_response();
+    }
+    if request.method() == Method::GET && request.uri().path() == "/pair" {
+        return pair_page();
+    }
+    let address = request
+        .extensions()
+        .get::<ConnectInfo<RemotePeer>>()
+        .map(|ConnectInfo(RemotePeer(peer))| peer.ip().to_string())
+        .unwrap_or_default();
+    let path = request.uri().path().to_string();
+    let device = gate
+        .credential(request.headers())
+        .and_then(|credential| gate.devices.authenticate(credential, &address, now_ms()));
+    let Some((device, revoked)) = device else {
+        if open_to_unpaired(request.method(), &path) {
+            return next.run(request).await;
+        }
+        if is_api(&path) {
+            return ApiError::unauthorized(
+                "This device is not paired with the hub (or was revoked): pair it from the hub's own page, \"Pair a phone\".",
+            )
+            .into_response();
+        }
+        return (StatusCode::SEE_OTHER, [(LOCATION, "/pair")]).into_response();
+    };
+    request.extensions_mut().insert(device);
+    let response = next.run(request).await;
+    if revoked.is_cancelled() {
+        return ApiError::unauthorized("This device was revoked.").into_response();
+    }
+    let (parts, body) = response.into_parts();
+    let body = body.into_data_stream().take_until(revoked.cancelled_owned());
+    Response::from_parts(parts, Body::from_stream(body))
+}
+
+/// The page a phone pairs on: self-contained, the code read from the URL's
+/// fragment (which never reaches a server or its logs).
+pub fn pair_page() -> Response {
+    ([(CONTENT_TYPE, "text/html; charset=utf-8"), (CACHE_CONTROL, "no-store")], include_str!("pair.html"))
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_compare_without_port_and_case_and_ipv6_gets_brackets() {
+        let devices = Devices::load(None, None).unwrap();
+        let gate = RemoteAccess::new(devices, DeviceCookie::for_port(1), &["Hub.Test".into(), "fd00::1".into()]);
+        assert!(gate.hosts.contains(&host_name("hub.test:8443").to_string()));
+        assert!(gate.hosts.contains(&host_name("[fd00::1]:8443").to_string()));
+        assert!(!gate.hosts.contains(&host_name("hub.test.evil:8443").to_string()));
+    }
+
+    #[test]
+    fn only_the_pairing_page_and_pair_call_are_open() {
+        assert!(open_to_unpaired(&Method::GET, "/pair"));
+        assert!(open_to_unpaired(&Method::POST, "/api/pair"));
+        for (method, path) in [(Method::POST, "/pair"), (Method::GET, "/"), (Method::GET, "/api/projects")] {
+            assert!(!open_to_unpaired(&method, path), "{method} {path}");
+        }
+    }
+}
