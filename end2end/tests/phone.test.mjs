@@ -226,6 +226,9 @@ test('the service worker keeps the shell only: no /api/ answer, no page; offline
     assert.equal(worker.scope, `${hub.base}/`);
     assert.match(worker.type, /javascript/);
     assert.equal(worker.cacheControl, 'no-cache');
+    // Web Push's handlers come in with the guarded import, its first statement.
+    const script = await page.evaluate(async () => (await fetch('/sw.js')).text());
+    assert.match(script.split('\n').filter((line) => !line.startsWith('//'))[0], /^try \{ importScripts\('\/sw-push\.js'\); \} catch/);
     await expect(async () => assert.equal(await page.evaluate(async () => (await navigator.serviceWorker.ready).active?.state), 'activated'));
 
     // From the next load the worker controls the page: open a folder, make API calls.
