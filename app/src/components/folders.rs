@@ -151,7 +151,7 @@ pub fn FolderPanel() -> impl IntoView {
         None => view! {
             <section class="mx-auto max-w-xl py-16 text-center text-slate-600 dark:text-slate-400">
                 <h1 class="mb-2 text-2xl font-semibold text-slate-900 dark:text-slate-100">"Supervise your coding agents"</h1>
-                <p>"Open a project folder on the left. Every command or file change the agent wants waits for your approval, unless you switch YOLO on for that folder."</p>
+                <p>"Open a project folder. Every command or file change the agent wants waits for your approval, unless you switch YOLO on for that folder."</p>
             </section>
         }
         .into_any(),
