@@ -1,5 +1,7 @@
 // Agent Hub's service worker (docs/working.md "On a phone"): it caches the shell only.
-try { importScripts('/sw-push.js'); } catch (_) { /* no push handlers in this build: the shell still works */ }
+// Not guarded: a failed import fails the install, and the browser tries again later,
+// rather than keeping a worker without its push handlers.
+importScripts('/sw-push.js');
 
 // What it keeps: the bundle under /pkg/ (js, wasm, css), the icons, the manifest
 // and the offline page. Never an /api/ answer (they are not even passed through
@@ -54,7 +56,11 @@ self.addEventListener('fetch', (event) => {
 async function fetchAndKeep(event, partName) {
   const request = event.request;
   const response = await fetch(request);
-  if (response.ok && response.type === 'basic' && !new URL(request.url).search) {
+  // Never what a redirect led to (a refused device is sent to the pairing page),
+  // and a part only as the script or wasm it names.
+  const type = response.headers.get('content-type') || '';
+  const fits = !partName || /javascript|wasm/.test(type);
+  if (response.ok && response.type === 'basic' && !response.redirected && fits && !new URL(request.url).search) {
     const copy = response.clone();
     event.waitUntil(caches.open(CACHE).then(async (cache) => {
       if (partName) {

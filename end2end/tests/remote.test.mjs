@@ -49,15 +49,21 @@ test('a phone pairs over HTTPS, taps Yes on a card and the command runs; revoked
   const { page: phone, errors } = await phonePage();
   await phone.goto(`${hub.remote.origin}/?token=${hub.token}`);
   assert.equal(new URL(phone.url()).pathname, '/pair');
-  const refused = await phone.evaluate(async () => (await fetch('/api/projects')).status);
-  assert.equal(refused, 401);
+  const refused = await phone.evaluate(async (token) => [
+    (await fetch('/api/projects')).status,
+    (await fetch('/api/projects', { headers: { Authorization: `Bearer ${token}` } })).status,
+    (await fetch(`/api/projects?token=${token}`)).status,
+  ], hub.token);
+  assert.deepEqual(refused, [401, 401, 401], 'the launch token opens nothing on the remote listener');
   await phone.fill('#code', words);
   await phone.fill('#name', 'Test phone');
   await snapshot(phone, 'remote-pair-page');
   await phone.getByRole('button', { name: 'Pair' }).tap();
   await phone.waitForURL(`${hub.remote.origin}/`);
   await phone.waitForSelector('html[data-hydrated="true"]', { timeout: 10000 });
-  assert.equal(await phone.getByTestId('phones-button').isVisible(), false, 'no pairing from a phone');
+  await phone.getByTestId('inbox').waitFor();
+  assert.equal(await phone.getByTestId('phones-button').count(), 1);
+  assert.equal(await phone.getByTestId('phones-button').getAttribute('hidden'), '', 'no pairing from a phone');
   await expect(async () => assert.equal(await desktop.getByTestId('device').count(), 1));
 
   // A card waits in a folder; the phone sees it across folders and taps Yes.

@@ -59,6 +59,19 @@ fn bracketed(host: &str) -> String {
     }
 }
 
+/// The longest an unpaired device's request (pairing) may take, body included.
+const UNPAIRED_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A browser opening a page (a navigation asks for HTML), not fetching a file.
+fn wants_page(headers: &HeaderMap) -> bool {
+    let navigates = headers.get("sec-fetch-mode").is_some_and(|mode| mode == "navigate");
+    let html = headers
+        .get(axum::http::header::ACCEPT)
+        .and_then(|accept| accept.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/html"));
+    navigates || html
+}
+
 /// What an unpaired device may reach.
 fn open_to_unpaired(method: &Method, path: &str) -> bool {
     (method == Method::GET && path == "/pair") || (method == Method::POST && path == "/api/pair")
@@ -89,15 +102,24 @@ pub async fn check(State(gate): State<Arc<RemoteAccess>>, mut request: Request, 
         .and_then(|credential| gate.devices.authenticate(credential, &address, now_ms()));
     let Some((device, revoked)) = device else {
         if open_to_unpaired(request.method(), &path) {
-            return next.run(request).await;
+            // A slow body from anyone must not hold a connection for long.
+            return match tokio::time::timeout(UNPAIRED_REQUEST_TIMEOUT, next.run(request)).await {
+                Ok(response) => response,
+                Err(_) => {
+                    ApiError::new(StatusCode::REQUEST_TIMEOUT, "timeout", "The request took too long.").into_response()
+                }
+            };
         }
-        if is_api(&path) {
-            return ApiError::unauthorized(
-                "This device is not paired with the hub (or was revoked): pair it from the hub's own page, \"Pair a phone\".",
-            )
-            .into_response();
+        // Only a page a person opens is sent to pairing; an asset, a part or an
+        // API call is refused (a service worker must not keep the pairing page
+        // under a bundle file's name).
+        if !is_api(&path) && wants_page(request.headers()) {
+            return (StatusCode::SEE_OTHER, [(LOCATION, "/pair")]).into_response();
         }
-        return (StatusCode::SEE_OTHER, [(LOCATION, "/pair")]).into_response();
+        return ApiError::unauthorized(
+            "This device is not paired with the hub (or was revoked): pair it from the hub's own page, \"Pair a phone\".",
+        )
+        .into_response();
     };
     request.extensions_mut().insert(device);
     let response = next.run(request).await;

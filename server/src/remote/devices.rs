@@ -41,6 +41,8 @@ pub enum DeviceError {
     BadName,
     #[error("no randomness for a code or secret: {0}")]
     Random(String),
+    #[error("the revocation did not finish: {0}")]
+    Unfinished(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -192,17 +194,24 @@ impl Devices {
     /// Forgets the device (and its push subscriptions) in the database, then
     /// refuses it and ends its open streams. A failed write changes nothing:
     /// a device refused now but paired again after a restart would be a lie.
-    pub async fn revoke(&self, id: &str) -> Result<(), DeviceError> {
+    ///
+    /// Runs to its end even if the caller goes away (a closed request): a
+    /// device gone from the database but still let in would be half revoked.
+    pub async fn revoke(self: &Arc<Self>, id: &str) -> Result<(), DeviceError> {
         if !self.book().devices.contains_key(id) {
             return Err(DeviceError::UnknownDevice(id.to_string()));
         }
-        if let Some(store) = &self.store {
-            store.revoke_device(id).await?;
-        }
-        // Taken out after the write: a second revoke racing this one finds it gone.
-        let known = self.book().devices.remove(id).ok_or_else(|| DeviceError::UnknownDevice(id.to_string()))?;
-        known.revoked.cancel();
-        Ok(())
+        let (devices, id) = (self.clone(), id.to_string());
+        let revoking = tokio::spawn(async move {
+            if let Some(store) = &devices.store {
+                store.revoke_device(&id).await?;
+            }
+            // Taken out after the write: a second revoke racing this one finds it gone.
+            let known = devices.book().devices.remove(&id).ok_or(DeviceError::UnknownDevice(id))?;
+            known.revoked.cancel();
+            Ok(())
+        });
+        revoking.await.unwrap_or_else(|err| Err(DeviceError::Unfinished(err.to_string())))
     }
 }
 

@@ -2,12 +2,16 @@
 //! connect, so what a connection may hold is bounded: at most
 //! [`MAX_CONNECTIONS`] at once and [`MAX_PER_ADDRESS`] from one address (more
 //! are closed at once, and the loopback listener keeps its file descriptors),
-//! a TLS handshake is done within [`HANDSHAKE_TIMEOUT`], and a request's
-//! headers within [`HEADER_TIMEOUT`]. Handshakes run side by side, so a slow
+//! a TLS handshake is done within [`HANDSHAKE_TIMEOUT`], a request's headers
+//! within [`HEADER_TIMEOUT`] (also the longest a kept-alive connection idles),
+//! and a client that stops reading what it asked for is dropped after
+//! [`WRITE_STALL_TIMEOUT`]. (What an unpaired device's request may take in all
+//! is the gate's: `http/remote.rs`.) Handshakes run side by side, so a slow
 //! client holds up no one. Plain HTTP fails the handshake and gets no HTTP
-//! answer at all.
+//! answer at all. IPv6 peers are counted per /64, which one host usually holds.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -31,6 +35,7 @@ pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 pub const MAX_CONNECTIONS: usize = 128;
 pub const MAX_PER_ADDRESS: usize = 16;
+pub const WRITE_STALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long connections get to finish once the hub shuts down.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
@@ -65,8 +70,21 @@ struct Place {
     address: IpAddr,
 }
 
+/// The address a peer is counted under: an IPv6 one by its /64.
+fn counted_as(address: IpAddr) -> IpAddr {
+    match address {
+        IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() => {
+            let prefix = u128::from(v6) & !((1u128 << 64) - 1);
+            IpAddr::V6(prefix.into())
+        }
+        IpAddr::V6(v6) => IpAddr::V4(v6.to_ipv4_mapped().unwrap_or(std::net::Ipv4Addr::UNSPECIFIED)),
+        v4 => v4,
+    }
+}
+
 impl Place {
     fn take(counts: &Arc<Mutex<Counts>>, address: IpAddr) -> Option<Self> {
+        let address = counted_as(address);
         let mut held = counts.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let from_address = held.by_address.get(&address).copied().unwrap_or(0);
         if held.total >= MAX_CONNECTIONS || from_address >= MAX_PER_ADDRESS {
@@ -95,6 +113,36 @@ impl Drop for Place {
 pub struct Connection {
     tls: TlsStream<TcpStream>,
     _place: Place,
+    /// Since when a write has waited for the client to read, if one does.
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl Connection {
+    fn new(tls: TlsStream<TcpStream>, place: Place) -> Self {
+        Self { tls, _place: place, stalled: None }
+    }
+
+    /// What a write that made no progress answers: wait, unless the client
+    /// has not read for [`WRITE_STALL_TIMEOUT`].
+    fn stall<T>(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<T>> {
+        let stalled = self.stalled.get_or_insert_with(|| Box::pin(tokio::time::sleep(WRITE_STALL_TIMEOUT)));
+        match stalled.as_mut().poll(cx) {
+            Poll::Ready(()) => {
+                Poll::Ready(Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "the remote client stopped reading")))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn wrote<T>(&mut self, poll: Poll<std::io::Result<T>>, cx: &mut Context<'_>) -> Poll<std::io::Result<T>> {
+        match poll {
+            Poll::Pending => self.stall(cx),
+            ready => {
+                self.stalled = None;
+                ready
+            }
+        }
+    }
 }
 
 impl AsyncRead for Connection {
@@ -105,10 +153,12 @@ impl AsyncRead for Connection {
 
 impl AsyncWrite for Connection {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.tls).poll_write(cx, buf)
+        let poll = Pin::new(&mut self.tls).poll_write(cx, buf);
+        self.wrote(poll, cx)
     }
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.tls).poll_flush(cx)
+        let poll = Pin::new(&mut self.tls).poll_flush(cx);
+        self.wrote(poll, cx)
     }
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.tls).poll_shutdown(cx)
@@ -146,7 +196,7 @@ impl TlsListener {
                 tokio::spawn(async move {
                     match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
                         Ok(Ok(tls)) => {
-                            let _ = done.send((Connection { tls, _place: place }, peer)).await;
+                            let _ = done.send((Connection::new(tls, place), peer)).await;
                         }
                         Ok(Err(err)) => tracing::debug!(%peer, "remote TLS handshake failed: {err}"),
                         Err(_) => tracing::debug!(%peer, "remote TLS handshake timed out"),
@@ -160,17 +210,20 @@ impl TlsListener {
 
 /// Serves `router` on the listener's connections (HTTP/1.1, the header
 /// timeout) until `shutdown`; each request carries `ConnectInfo<RemotePeer>`.
-/// Connections still open then get [`CLOSE_GRACE`] to finish their answers.
+/// Connections still open then get [`CLOSE_GRACE`] to finish their answers,
+/// and are waited for (an approval sent as the hub stops is answered or cut
+/// before the store's last flush, as on loopback).
 pub async fn serve(mut listener: TlsListener, router: Router, shutdown: CancellationToken) {
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new()).header_read_timeout(HEADER_TIMEOUT);
+    let connections = tokio_util::task::TaskTracker::new();
     loop {
         let (connection, peer) = tokio::select! {
             ready = listener.ready.recv() => match ready {
                 Some(ready) => ready,
-                None => return,
+                None => break,
             },
-            () = shutdown.cancelled() => return,
+            () = shutdown.cancelled() => break,
         };
         let router = router.clone();
         let service = hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
@@ -179,7 +232,7 @@ pub async fn serve(mut listener: TlsListener, router: Router, shutdown: Cancella
         });
         let serving = http.serve_connection(TokioIo::new(connection), service);
         let shutdown = shutdown.clone();
-        tokio::spawn(async move {
+        connections.spawn(async move {
             tokio::pin!(serving);
             tokio::select! {
                 result = serving.as_mut() => {
@@ -194,6 +247,8 @@ pub async fn serve(mut listener: TlsListener, router: Router, shutdown: Cancella
             }
         });
     }
+    connections.close();
+    connections.wait().await;
 }
 
 #[cfg(test)]
@@ -215,5 +270,16 @@ mod tests {
         drop(others);
         assert_eq!(counts.lock().unwrap().total, 0);
         assert!(counts.lock().unwrap().by_address.is_empty());
+    }
+
+    #[test]
+    fn an_ipv6_host_is_counted_by_its_64_and_a_mapped_ipv4_as_itself() {
+        let a: IpAddr = "2001:db8:1:2:aaaa::1".parse().unwrap();
+        let b: IpAddr = "2001:db8:1:2:bbbb::9".parse().unwrap();
+        let other: IpAddr = "2001:db8:1:3::1".parse().unwrap();
+        assert_eq!(counted_as(a), counted_as(b));
+        assert_ne!(counted_as(a), counted_as(other));
+        assert_eq!(counted_as("::ffff:10.0.0.1".parse().unwrap()), IpAddr::from([10, 0, 0, 1]));
+        assert_eq!(counted_as(IpAddr::from([10, 0, 0, 1])), IpAddr::from([10, 0, 0, 1]));
     }
 }

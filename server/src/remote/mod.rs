@@ -35,8 +35,9 @@ pub fn listener_names(addr: std::net::IpAddr, allow_hosts: &[String]) -> Vec<Str
 /// The names the hub's own certificate carries: the listener's names, but
 /// not the address of the main route of a listener on `0.0.0.0` or `::`,
 /// which changes with the network (and would change the fingerprint).
+/// (With nothing else to name, the names as they are.)
 pub fn certificate_names(addr: std::net::IpAddr, names: &[String], allow_hosts: &[String]) -> Vec<String> {
-    names
+    let stable: Vec<String> = names
         .iter()
         .filter(|name| {
             !addr.is_unspecified()
@@ -44,7 +45,12 @@ pub fn certificate_names(addr: std::net::IpAddr, names: &[String], allow_hosts: 
                 || allow_hosts.iter().any(|host| host.trim().eq_ignore_ascii_case(name))
         })
         .cloned()
-        .collect()
+        .collect();
+    if stable.is_empty() {
+        names.to_vec()
+    } else {
+        stable
+    }
 }
 
 /// `https://name:port` for the first of `names`.

@@ -113,13 +113,14 @@ pub const SUBSCRIPTIONS_PER_DEVICE: usize = 5;
 fn save(db: &mut Connection, row: &PushSubscriptionRow) -> rusqlite::Result<bool> {
     let tx = db.transaction()?;
     // Only for a device still paired (a subscription racing its device's
-    // revocation is not kept), and never taking over another device's endpoint.
+    // revocation is not kept). An endpoint already kept for another device
+    // moves to this one: the endpoint is the push service's secret URL for one
+    // browser, so whoever sends it is that browser (a phone paired anew).
     let kept = tx.execute(
         "INSERT INTO push_subscriptions (endpoint, device_id, p256dh, auth, created_at_ms)
          SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM devices WHERE id = ?2)
-         ON CONFLICT(endpoint) DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth,
-           created_at_ms = excluded.created_at_ms
-         WHERE push_subscriptions.device_id = excluded.device_id",
+         ON CONFLICT(endpoint) DO UPDATE SET device_id = excluded.device_id, p256dh = excluded.p256dh,
+           auth = excluded.auth, created_at_ms = excluded.created_at_ms",
         params![row.endpoint, row.device_id, row.p256dh, row.auth, super::sql_ms(row.created_at_ms)],
     )? > 0;
     tx.execute(
@@ -194,16 +195,18 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn subscribing_again_replaces_the_keys_but_not_the_device_and_a_device_keeps_its_newest() {
+    async fn subscribing_again_replaces_the_keys_and_device_and_a_device_keeps_its_newest() {
         let dir = tempfile::tempdir().unwrap();
         let store = store_with_devices(&dir).await;
         store.save_push_subscription(row("https://p/x", "a")).await.unwrap();
         let again = PushSubscriptionRow { p256dh: "new".into(), created_at_ms: 2, ..row("https://p/x", "a") };
         assert!(store.save_push_subscription(again.clone()).await.unwrap());
         assert_eq!(store.push_subscriptions().unwrap(), std::slice::from_ref(&again));
-        let stolen = PushSubscriptionRow { device_id: "b".into(), p256dh: "b's".into(), ..again.clone() };
-        assert!(!store.save_push_subscription(stolen).await.unwrap(), "not b's to take");
-        assert_eq!(store.push_subscriptions().unwrap(), [again]);
+        let paired_anew = PushSubscriptionRow { device_id: "b".into(), p256dh: "b's".into(), ..again.clone() };
+        assert!(store.save_push_subscription(paired_anew.clone()).await.unwrap(), "the same browser, paired anew");
+        assert_eq!(store.push_subscriptions().unwrap(), std::slice::from_ref(&paired_anew));
+        assert!(store.revoke_device("b").await.unwrap());
+        assert!(store.push_subscriptions().unwrap().is_empty());
         for n in 0..SUBSCRIPTIONS_PER_DEVICE as u64 {
             let newer = PushSubscriptionRow { created_at_ms: 10 + n, ..row(&format!("https://p/y{n}"), "a") };
             store.save_push_subscription(newer).await.unwrap();

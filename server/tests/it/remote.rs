@@ -197,19 +197,24 @@ async fn the_launch_token_opens_nothing_on_the_remote_listener() {
         .await
         .unwrap();
     assert_eq!(cookie.status(), StatusCode::UNAUTHORIZED);
-    let page = reqwest::Client::builder()
+    let browser = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .tls_backend_preconfigured(rustls_for(&hub))
         .resolve(NAME, hub.remote)
         .build()
-        .unwrap()
+        .unwrap();
+    let page = browser
         .get(hub.remote_url(&format!("/?token={}", hub.token)))
+        .header("accept", "text/html,application/xhtml+xml")
         .send()
         .await
         .unwrap();
-    assert_eq!(page.status(), StatusCode::SEE_OTHER);
+    assert_eq!(page.status(), StatusCode::SEE_OTHER, "a page a person opens goes to pairing");
     assert_eq!(page.headers()["location"], "/pair");
     assert!(page.headers().get(SET_COOKIE).is_none(), "no cookie for the token");
+    // A file (a part a service worker would keep) is refused, never redirected.
+    let asset = browser.get(hub.remote_url("/pkg/agent_hub.js")).send().await.unwrap();
+    assert_eq!(asset.status(), StatusCode::UNAUTHORIZED);
 
     // Each listener serves only its half of the devices API.
     assert_eq!(hub.local(reqwest::Method::POST, "/api/pair").await.0, StatusCode::NOT_FOUND);
