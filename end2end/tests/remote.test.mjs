@@ -65,6 +65,8 @@ test('a phone pairs over HTTPS, taps Yes on a card and the command runs; revoked
   assert.equal(await phone.getByTestId('phones-button').count(), 1);
   assert.equal(await phone.getByTestId('phones-button').getAttribute('hidden'), '', 'no pairing from a phone');
   await expect(async () => assert.equal(await desktop.getByTestId('device').count(), 1));
+  // The hub's own page says a device paired, so a pairing nobody made does not go unseen.
+  await expect(async () => assert.match(await desktop.getByTestId('error-banner').innerText(), /"Test phone" from 127\.0\.0\.1/));
 
   // A card waits in a folder; the phone sees it across folders and taps Yes.
   const folder = makeFolder();

@@ -131,6 +131,10 @@ async fn run(cli: Cli) -> Result<(), String> {
         tracing::info!(folder = %config.folder_path, yolo = config.yolo_mode, "opened folder");
     }
     web::check_bundle(&options);
+    devices.on_paired({
+        let hub = hub.clone();
+        move |device, address| hub.device_paired(&device.name, address)
+    });
     // A key file that cannot be read leaves Web Push off (said), not the hub.
     let push = agent_hub::alerts::WebPush::open(&data_dir, store.clone(), &cli.push_contact)
         .map_err(|err| tracing::warn!("Web Push is off: {err}"))

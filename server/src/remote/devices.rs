@@ -76,10 +76,14 @@ struct Book {
     devices: HashMap<String, Known>,
 }
 
+/// Told of each new pairing: the device and the address it paired from.
+type OnPaired = Box<dyn Fn(&PairedDevice, &str) + Send + Sync>;
+
 pub struct Devices {
     store: Option<Arc<Store>>,
     remote: Option<RemoteListener>,
     book: Mutex<Book>,
+    on_paired: std::sync::OnceLock<OnPaired>,
 }
 
 impl Devices {
@@ -97,7 +101,13 @@ impl Devices {
                 (row.id.clone(), Known { row, revoked: CancellationToken::new(), seen_written_ms: seen })
             })
             .collect();
-        Ok(Arc::new(Self { store, remote, book: Mutex::new(Book { pairing: PairingBook::default(), devices }) }))
+        let book = Mutex::new(Book { pairing: PairingBook::default(), devices });
+        Ok(Arc::new(Self { store, remote, book, on_paired: std::sync::OnceLock::new() }))
+    }
+
+    /// Calls `tell` after each pairing (once set; a second call is ignored).
+    pub fn on_paired(&self, tell: impl Fn(&PairedDevice, &str) + Send + Sync + 'static) {
+        let _ = self.on_paired.set(Box::new(tell));
     }
 
     pub fn remote(&self) -> Option<&RemoteListener> {
@@ -147,7 +157,11 @@ impl Devices {
         self.book()
             .devices
             .insert(id.clone(), Known { row, revoked: CancellationToken::new(), seen_written_ms: now_ms });
-        Ok(Paired { credential: format!("{id}.{secret}"), device: PairedDevice { id, name } })
+        let device = PairedDevice { id: id.clone(), name };
+        if let Some(tell) = self.on_paired.get() {
+            tell(&device, address);
+        }
+        Ok(Paired { credential: format!("{id}.{secret}"), device })
     }
 
     /// The device a credential (`id.secret`) belongs to, with the token its

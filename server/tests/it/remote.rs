@@ -254,8 +254,24 @@ async fn a_code_pairs_once_wrong_codes_are_limited_and_host_and_origin_are_check
     let (status, body, _) = hub.pair(&phone, &code).await;
     assert_eq!((status, body["error"].as_str()), (StatusCode::TOO_MANY_REQUESTS, Some("pair_too_many")));
 
+    // Open pages on the hub's own listener are told of every pairing.
+    let updates =
+        reqwest::Client::new().get(format!("{}/api/updates", hub.local)).bearer_auth(&hub.token).send().await.unwrap();
+    let told = tokio::spawn(async move {
+        let mut body = updates.bytes_stream();
+        let mut seen = String::new();
+        while let Some(Ok(chunk)) = body.next().await {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+            if seen.contains("device_paired") {
+                break;
+            }
+        }
+        seen
+    });
     let code = hub.new_code().await;
     let (status, body, set_cookie) = hub.pair(&phone, &code.replace('-', " ").to_uppercase()).await;
+    let told = tokio::time::timeout(Duration::from_secs(5), told).await.expect("told of the pairing").unwrap();
+    assert!(told.contains(r#""type":"device_paired","name":"Test phone","address":"127.0.0.1""#), "{told}");
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let set_cookie = set_cookie.unwrap();
     for attribute in ["Secure", "HttpOnly", "SameSite=Strict", "Path=/"] {
