@@ -12,18 +12,20 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, COOKIE, LOCATION};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, LOCATION};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 
 use crate::clock::now_ms;
-use crate::http::access::{host_name, is_api, request_host, same_origin};
+use crate::http::access::{cookies, host_name, is_api, request_host, same_origin};
 use crate::http::api::devices::DeviceCookie;
 use crate::http::error::ApiError;
 use crate::remote::devices::Devices;
 use crate::remote::listener::RemotePeer;
+use crate::remote::PairedDevice;
+use tokio_util::sync::CancellationToken;
 
 pub struct RemoteAccess {
     devices: Arc<Devices>,
@@ -38,15 +40,13 @@ impl RemoteAccess {
         Self { devices, cookie, hosts }
     }
 
-    fn credential<'a>(&self, headers: &'a HeaderMap) -> Option<&'a str> {
-        headers
-            .get_all(COOKIE)
-            .iter()
-            .filter_map(|value| value.to_str().ok())
-            .flat_map(|value| value.split(';'))
-            .filter_map(|pair| pair.trim().split_once('='))
-            .find(|(name, _)| *name == &*self.cookie.0)
-            .map(|(_, value)| value)
+    /// The device whose credential one of the request's cookies of our name
+    /// holds (another site of this host may set one of the same name too:
+    /// it must not hide the real one), with its revocation token.
+    fn device(&self, headers: &HeaderMap, address: &str) -> Option<(PairedDevice, CancellationToken)> {
+        cookies(headers)
+            .filter(|(name, _)| *name == &*self.cookie.0)
+            .find_map(|(_, credential)| self.devices.authenticate(credential, address, now_ms()))
     }
 }
 
@@ -97,10 +97,7 @@ pub async fn check(State(gate): State<Arc<RemoteAccess>>, mut request: Request, 
         .map(|ConnectInfo(RemotePeer(peer))| peer.ip().to_string())
         .unwrap_or_default();
     let path = request.uri().path().to_string();
-    let device = gate
-        .credential(request.headers())
-        .and_then(|credential| gate.devices.authenticate(credential, &address, now_ms()));
-    let Some((device, revoked)) = device else {
+    let Some((device, revoked)) = gate.device(request.headers(), &address) else {
         if open_to_unpaired(request.method(), &path) {
             // A slow body from anyone must not hold a connection for long.
             return match tokio::time::timeout(UNPAIRED_REQUEST_TIMEOUT, next.run(request)).await {

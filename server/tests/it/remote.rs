@@ -292,6 +292,14 @@ async fn a_code_pairs_once_wrong_codes_are_limited_and_host_and_origin_are_check
         request.send()
     };
     assert_eq!(get(None, None).await.unwrap().status(), StatusCode::OK);
+    // A cookie of the same name set by another site of this host does not hide the device's.
+    let shadowed = phone
+        .get(hub.remote_url("/api/projects"))
+        .header(COOKIE, format!("{}=junk.junk; {device}", device.split_once('=').unwrap().0))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(shadowed.status(), StatusCode::OK);
     let own = format!("https://{NAME}:{}", hub.remote.port());
     assert_eq!(get(None, Some(&own)).await.unwrap().status(), StatusCode::OK);
     let plain_origin = format!("http://{NAME}:{}", hub.remote.port());
