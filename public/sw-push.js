@@ -27,7 +27,10 @@ self.addEventListener('notificationclick', (event) => {
   event.notification.close();
   // The page and query only, on this worker's own origin: a click never leaves the hub.
   const given = new URL((event.notification.data && event.notification.data.url) || '/', self.location.origin);
-  const target = new URL(given.pathname + given.search, self.location.origin).href;
+  // One leading slash: `//evil.test/x` or `/\\evil.test` would otherwise name another host.
+  const path = '/' + given.pathname.replace(/^[\/\\]+/, '');
+  const candidate = new URL(path + given.search, self.location.origin);
+  const target = candidate.origin === self.location.origin ? candidate.href : new URL('/', self.location.origin).href;
   event.waitUntil(
     (async () => {
       const tabs = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });

@@ -32,6 +32,10 @@ use crate::waiting::HUB_TITLE;
 pub const PAGES: [&str; 2] = ["/", DECISIONS_PATH];
 const DECISIONS_PATH: &str = "/decisions";
 
+/// Registers `/sw.js` once the page has loaded, where the browser allows service workers.
+const REGISTER_SERVICE_WORKER: &str = "if(window.isSecureContext&&'serviceWorker'in navigator)\
+addEventListener('load',()=>navigator.serviceWorker.register('/sw.js').catch(()=>{}))";
+
 /// The HTML document around the app (server side only).
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     // The first title; the page keeps it current from then on (`location::set_title`).
@@ -46,6 +50,15 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
                 <meta name="color-scheme" content="light dark" />
                 <link rel="icon" type="image/svg+xml" href="/favicon.svg" />
+                // The installable app (public/manifest.webmanifest; docs/working.md "On a phone").
+                // use-credentials: the manifest is fetched with the token's cookie, as every path needs it.
+                <link rel="manifest" href="/manifest.webmanifest" crossorigin="use-credentials" />
+                <link rel="apple-touch-icon" href="/apple-touch-icon.png" />
+                <meta name="theme-color" media="(prefers-color-scheme: light)" content="#ffffff" />
+                <meta name="theme-color" media="(prefers-color-scheme: dark)" content="#0f172a" />
+                // The service worker (public/sw.js) caches the shell only. Plain script, not wasm:
+                // the first load stays as light. Secure contexts only (http://127.0.0.1 is one).
+                <script inner_html=REGISTER_SERVICE_WORKER></script>
                 // inner_html: a text child would carry a hydration marker, which a title shows as text.
                 <title inner_html=title></title>
                 <link rel="stylesheet" href=stylesheet />

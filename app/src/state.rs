@@ -144,6 +144,13 @@ impl HubState {
                 self.timed_out.try_set(Some((note.folder_path, note.summary)));
                 self.refresh_projects();
             }
+            HubUpdate::DevicePaired(paired) => {
+                let said = format!(
+                    "A device was paired with the hub: \"{}\" from {}. If that was not you, revoke it under Phones.",
+                    paired.name, paired.address
+                );
+                self.error.try_set(Some(crate::client::HubError::from(said)));
+            }
         }
     }
 }

@@ -101,7 +101,8 @@ test('waiting sessions of every folder are listed, counted in the title, and not
     await expect(async () => assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'approval-card'));
     await page.keyboard.press('1');
     await expect(async () => assert.equal(await page.title(), '(1) Agent Hub'));
-    assert.equal(readFileSync(join(second, 'b.txt'), 'utf8'), 'b');
+    // The title moves when the call starts; the file is there once it ran.
+    await expect(async () => assert.equal(readFileSync(join(second, 'b.txt'), 'utf8'), 'b'));
     setup.model.script(text('ok'));
     await prompt(page, 'thanks');
     await expect(async () => assert.equal(await page.getByTestId('assistant-message').last().innerText(), 'ok'));

@@ -49,16 +49,24 @@ test('a phone pairs over HTTPS, taps Yes on a card and the command runs; revoked
   const { page: phone, errors } = await phonePage();
   await phone.goto(`${hub.remote.origin}/?token=${hub.token}`);
   assert.equal(new URL(phone.url()).pathname, '/pair');
-  const refused = await phone.evaluate(async () => (await fetch('/api/projects')).status);
-  assert.equal(refused, 401);
+  const refused = await phone.evaluate(async (token) => [
+    (await fetch('/api/projects')).status,
+    (await fetch('/api/projects', { headers: { Authorization: `Bearer ${token}` } })).status,
+    (await fetch(`/api/projects?token=${token}`)).status,
+  ], hub.token);
+  assert.deepEqual(refused, [401, 401, 401], 'the launch token opens nothing on the remote listener');
   await phone.fill('#code', words);
   await phone.fill('#name', 'Test phone');
   await snapshot(phone, 'remote-pair-page');
   await phone.getByRole('button', { name: 'Pair' }).tap();
   await phone.waitForURL(`${hub.remote.origin}/`);
   await phone.waitForSelector('html[data-hydrated="true"]', { timeout: 10000 });
-  assert.equal(await phone.getByTestId('phones-button').isVisible(), false, 'no pairing from a phone');
+  await phone.getByTestId('inbox').waitFor();
+  assert.equal(await phone.getByTestId('phones-button').count(), 1);
+  assert.equal(await phone.getByTestId('phones-button').getAttribute('hidden'), '', 'no pairing from a phone');
   await expect(async () => assert.equal(await desktop.getByTestId('device').count(), 1));
+  // The hub's own page says a device paired, so a pairing nobody made does not go unseen.
+  await expect(async () => assert.match(await desktop.getByTestId('error-banner').innerText(), /"Test phone" from 127\.0\.0\.1/));
 
   // A card waits in a folder; the phone sees it across folders and taps Yes.
   const folder = makeFolder();
@@ -77,8 +85,13 @@ test('a phone pairs over HTTPS, taps Yes on a card and the command runs; revoked
   await card.waitFor({ state: 'detached' });
   await expect(async () => assert.equal(readFileSync(join(folder, 'phone.txt'), 'utf8'), 'from-the-phone\n'));
   await started;
-  const audit = await hub.api(`/api/audit?folderPath=${encodeURIComponent(realpathSync(folder))}`);
-  assert.equal(audit.status, 200);
+  // The phone's Yes is the user's decision in the audit trail, as on the desktop.
+  const audit = await fetch(`${hub.base}/api/audit?folderPath=${encodeURIComponent(realpathSync(folder))}`, {
+    headers: { Authorization: `Bearer ${hub.token}` },
+  }).then((response) => response.text());
+  const rows = audit.trim().split('\n').map((line) => JSON.parse(line));
+  assert.deepEqual(rows.map((row) => [row.toolId, row.decision, row.decidedBy, row.outcome]),
+    [['p1', 'approved', 'user', 'ran']], audit);
 
   // Revoked on the hub's page: the phone's live stream ends and the page goes to pairing.
   await desktop.getByRole('button', { name: 'Revoke Test phone' }).click();

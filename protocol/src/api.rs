@@ -302,6 +302,18 @@ pub enum HubUpdate {
     /// Nobody decided in time: the hub answered a waiting call or question
     /// "no decision" (the folder's approval timeout).
     TimedOut(Box<TimedOut>),
+    /// A device paired with the remote listener: every open page says so, so
+    /// a pairing the user did not make does not go unseen.
+    DevicePaired(Box<DevicePaired>),
+}
+
+/// What `HubUpdate::DevicePaired` says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DevicePaired {
+    pub name: String,
+    /// The address it paired from.
+    pub address: String,
 }
 
 /// What `HubUpdate::TimedOut` says: whose call went unanswered, and what it was.

@@ -374,6 +374,12 @@ impl Hub {
         self.runtimes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// Tells every open page that a device paired (the remote listener's).
+    pub fn device_paired(&self, name: &str, address: &str) {
+        let paired = protocol::api::DevicePaired { name: name.to_string(), address: address.to_string() };
+        self.publish(HubUpdate::DevicePaired(Box::new(paired)));
+    }
+
     pub(crate) fn publish(&self, update: HubUpdate) {
         // No open page is not an error.
         let _ = self.updates.send(update);

@@ -132,6 +132,10 @@ async fn run(cli: Cli) -> Result<(), String> {
         tracing::info!(folder = %config.folder_path, yolo = config.yolo_mode, "opened folder");
     }
     web::check_bundle(&options);
+    devices.on_paired({
+        let hub = hub.clone();
+        move |device, address| hub.device_paired(&device.name, address)
+    });
     // A key file that cannot be read leaves Web Push off (said), not the hub.
     let push = agent_hub::alerts::WebPush::open(&data_dir, store.clone(), &cli.push_contact)
         .map_err(|err| tracing::warn!("Web Push is off: {err}"))
@@ -181,9 +185,8 @@ async fn run(cli: Cli) -> Result<(), String> {
         if let Some(push) = push {
             router = router.layer(axum::Extension(push));
         }
-        axum::serve(remote.tls, router.into_make_service_with_connect_info::<agent_hub::remote::listener::RemotePeer>())
-            .with_graceful_shutdown(hub.shutdown_token().cancelled_owned())
-            .await
+        agent_hub::remote::listener::serve(remote.tls, router, hub.shutdown_token()).await;
+        Ok::<(), std::io::Error>(())
     };
     tokio::try_join!(std::future::IntoFuture::into_future(local), remote).map_err(|err| err.to_string())?;
     progress.set(ShutdownStep::Turns);
@@ -211,7 +214,10 @@ impl Remote {
         let names = agent_hub::remote::listener_names(addr.ip(), &cli.allow_hosts);
         let cert = match (&cli.remote_cert, &cli.remote_key) {
             (Some(cert), Some(key)) => RemoteCert::from_files(cert, key),
-            _ => RemoteCert::kept_or_made(&data_dir.join("remote"), &names),
+            _ => RemoteCert::kept_or_made(
+                &data_dir.join("remote"),
+                &agent_hub::remote::certificate_names(addr.ip(), &names, &cli.allow_hosts),
+            ),
         }
         .map_err(|err| format!("the remote listener has no certificate: {err}"))?;
         let fingerprint = cert.fingerprint.clone();
@@ -220,7 +226,7 @@ impl Remote {
             .await
             .map_err(|err| format!("cannot listen on {addr} (--remote): {err}"))?;
         let listener_port = tcp.local_addr().map_err(|err| err.to_string())?.port();
-        let tls = TlsListener::new(tcp, config).map_err(|err| err.to_string())?;
+        let tls = TlsListener::new(tcp, config);
         let listener = RemoteListener { origin: agent_hub::remote::origin(&names, listener_port), fingerprint };
         tracing::warn!(names = ?names, "remote listener on {addr}: paired devices can reach the hub from the network");
         Ok(Self { tls, listener, listener_port, names })

@@ -140,7 +140,7 @@ pub fn AlwaysStep(
                     node_ref=save_ref
                     data-testid="card-prefix-save"
                     disabled=move || busy.get() || blank()
-                    class="rounded-md bg-amber-700 px-3 py-1.5 font-medium text-white hover:bg-amber-800 disabled:opacity-50"
+                    class="max-sm:min-h-11 rounded-md bg-amber-700 px-3 py-1.5 font-medium text-white hover:bg-amber-800 disabled:opacity-50"
                 >
                     {if edit { "Save rule and apply" } else { "Save rule and run" }}
                 </button>
@@ -148,7 +148,7 @@ pub fn AlwaysStep(
                     type="button"
                     data-testid="card-prefix-cancel"
                     on:click=move |_| on_back.run(())
-                    class="rounded-md px-3 py-1.5 text-slate-700 hover:bg-amber-100 dark:text-slate-200 dark:hover:bg-amber-900/40"
+                    class="max-sm:min-h-11 rounded-md px-3 py-1.5 text-slate-700 hover:bg-amber-100 dark:text-slate-200 dark:hover:bg-amber-900/40"
                 >
                     "Back"
                 </button>

@@ -68,7 +68,7 @@ pub fn ToolButtons(tools: FolderTools) -> impl IntoView {
         }
     };
     view! {
-        <div class="flex items-center gap-2">
+        <div class="flex flex-wrap items-center gap-2">
             // With the folder's tools (in the session part of the wasm, not the first load).
             <crate::components::timeout_picker::TimeoutPicker />
             <button

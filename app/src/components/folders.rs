@@ -9,7 +9,7 @@ use crate::components::chat::ChatPanel;
 use crate::components::folder_completion::Combo;
 use crate::components::folder_tools::{FolderTools, ToolButtons, ToolPanel};
 use crate::components::inbox::Inbox;
-use crate::components::notify_phone::NotifyPhone;
+use crate::components::notify_phone::NotifyPhoneSlot;
 use crate::components::sessions::SessionList;
 use crate::components::status_badge::StatusBadge;
 use crate::components::trust_banner::TrustBanner;
@@ -54,7 +54,7 @@ pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {
         });
     };
     view! {
-        <aside class="w-full border-b border-slate-200 bg-white p-4 md:w-80 md:border-b-0 md:border-r dark:border-slate-800 dark:bg-slate-900">
+        <aside class="flex w-full flex-col border-b border-slate-200 bg-white p-4 md:w-80 md:border-b-0 md:border-r dark:border-slate-800 dark:bg-slate-900">
             <form on:submit=submit class="flex flex-col gap-2" data-testid="open-folder-form">
                 <label for="folder-path" class="text-xs font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">
                     "Open a folder"
@@ -113,7 +113,7 @@ pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {
                             <li>
                                 <a
                                     href=href
-                                    class="block truncate rounded-md px-2 py-1.5 font-mono text-sm hover:bg-slate-100 dark:hover:bg-slate-800"
+                                    class="block truncate rounded-md px-2 py-1.5 font-mono text-sm max-sm:py-3 hover:bg-slate-100 dark:hover:bg-slate-800"
                                     class=("bg-sky-50", current.clone())
                                     class=("dark:bg-sky-950", current)
                                     title=project.folder_path.clone()
@@ -132,7 +132,7 @@ pub fn FolderSidebar(on_open: Callback<ChatConfig>) -> impl IntoView {
                 <p class="text-sm text-slate-500 dark:text-slate-400">"No folder open yet."</p>
             </Show>
             <Inbox />
-            <NotifyPhone />
+            <NotifyPhoneSlot />
         </aside>
     }
 }
@@ -151,7 +151,7 @@ pub fn FolderPanel() -> impl IntoView {
         None => view! {
             <section class="mx-auto max-w-xl py-16 text-center text-slate-600 dark:text-slate-400">
                 <h1 class="mb-2 text-2xl font-semibold text-slate-900 dark:text-slate-100">"Supervise your coding agents"</h1>
-                <p>"Open a project folder on the left. Every command or file change the agent wants waits for your approval, unless you switch YOLO on for that folder."</p>
+                <p>"Open a project folder. Every command or file change the agent wants waits for your approval, unless you switch YOLO on for that folder."</p>
             </section>
         }
         .into_any(),
@@ -233,8 +233,8 @@ fn FolderHeading(folder_path: String, session_id: String, tools: FolderTools) ->
     };
     view! {
         <div class="flex flex-col gap-1">
-            <div class="flex items-center gap-3">
-                <h1 class="truncate font-mono text-xl font-semibold" title=folder_path.clone()>
+            <div class="flex flex-wrap items-center gap-3">
+                <h1 class="min-w-0 truncate font-mono text-xl font-semibold" title=folder_path.clone()>
                     {folder_name(&folder_path)}
                 </h1>
                 {move || status().map(|status| view! { <StatusBadge status /> })}

@@ -40,7 +40,7 @@ pub fn HabitOffer(
                 <button
                     type="button"
                     data-testid="card-habit-open"
-                    class="rounded-md px-2 py-0.5 font-medium text-sky-800 underline-offset-2 hover:underline dark:text-sky-300"
+                    class="max-sm:min-h-11 rounded-md px-2 py-0.5 font-medium text-sky-800 underline-offset-2 hover:underline dark:text-sky-300"
                     on:click=move |_| on_open.run(prefix.clone())
                 >
                     "Always allow it in this folder?"

@@ -58,11 +58,11 @@ pub fn Header() -> impl IntoView {
         state.config.with(|config| config.as_ref().is_some_and(|config| config.agent_modes.is_some()))
     });
     view! {
-        <header class="flex items-center gap-4 border-b border-slate-200 bg-white px-6 py-3 dark:border-slate-800 dark:bg-slate-900">
-            <a href="/" class="text-lg font-semibold tracking-tight">"Agent Hub"</a>
+        <header class="flex items-center gap-3 border-b border-slate-200 bg-white px-4 py-3 sm:gap-4 sm:px-6 dark:border-slate-800 dark:bg-slate-900">
+            <a href="/" class="shrink-0 whitespace-nowrap text-lg font-semibold tracking-tight">"Agent Hub"</a>
             <span
                 data-testid="current-folder"
-                class="min-w-0 flex-1 truncate font-mono text-sm text-slate-500 dark:text-slate-400"
+                class="min-w-0 flex-1 truncate font-mono text-sm text-slate-500 max-sm:invisible dark:text-slate-400"
                 title=folder
             >
                 {move || folder().unwrap_or_else(|| "No folder open".to_string())}
@@ -76,7 +76,7 @@ pub fn Header() -> impl IntoView {
                         .map(|agent| format!("This session works with {} (agent id: {})", agent.name, agent.id))
                         .unwrap_or_default()
                 }
-                class="shrink-0 rounded-full border border-slate-300 px-2 py-0.5 text-xs text-slate-700 dark:border-slate-700 dark:text-slate-300"
+                class="shrink-0 rounded-full border border-slate-300 px-2 py-0.5 text-xs max-sm:hidden text-slate-700 dark:border-slate-700 dark:text-slate-300"
             >
                 {move || agent().map(|agent| agent.name).unwrap_or_default()}
             </span>
@@ -84,7 +84,7 @@ pub fn Header() -> impl IntoView {
                 href="/decisions"
                 data-testid="all-decisions-link"
                 title="Every decision on every folder's tool calls: who allowed what"
-                class="text-sm text-sky-700 hover:underline dark:text-sky-400"
+                class="whitespace-nowrap text-sm text-sky-700 hover:underline dark:text-sky-400"
             >
                 "All decisions"
             </a>

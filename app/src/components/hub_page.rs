@@ -55,7 +55,7 @@ pub fn HubPage() -> impl IntoView {
             <Header />
             <div class="flex flex-1 flex-col md:flex-row">
                 <FolderSidebar on_open=open />
-                <main class="flex flex-1 flex-col gap-4 p-6">
+                <main class="flex flex-1 flex-col gap-4 p-4 max-sm:has-[[data-testid=folder-panel]]:order-first sm:p-6">
                     <ErrorBanner />
                     <FolderPanel />
                 </main>

@@ -34,7 +34,7 @@ pub fn Inbox() -> impl IntoView {
         now
     });
     view! {
-        <section data-testid="inbox" class="mt-6">
+        <section data-testid="inbox" class="mt-6 max-sm:order-first max-sm:mt-0 max-sm:mb-6">
             <h2 class="mb-2 flex items-center gap-2 text-xs font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">
                 "Waiting on you"
                 <Show when=move || waiting.with(|w| !w.is_empty())>
@@ -42,7 +42,7 @@ pub fn Inbox() -> impl IntoView {
                         {move || waiting.with(Vec::len)}
                     </span>
                 </Show>
-                <span class="ml-auto font-normal normal-case tracking-normal" title="Open the next session that waits on you">
+                <span class="ml-auto font-normal normal-case tracking-normal max-sm:hidden" title="Open the next session that waits on you">
                     <kbd>{NEXT_WAITING_KEYS}</kbd>
                     " next"
                 </span>
@@ -62,7 +62,7 @@ pub fn Inbox() -> impl IntoView {
                                 href=session_href(&item.folder_path, &item.session_id)
                                 data-testid="inbox-item"
                                 title=item.folder_path.clone()
-                                class="flex items-center gap-2 rounded-md px-2 py-1.5 text-sm hover:bg-amber-50 dark:hover:bg-amber-950/40"
+                                class="max-sm:min-h-11 flex items-center gap-2 rounded-md px-2 py-1.5 text-sm hover:bg-amber-50 dark:hover:bg-amber-950/40"
                             >
                                 <span class="min-w-0 flex-1 truncate font-mono">{folder_name(&item.folder_path)}</span>
                                 <StatusBadge status=item.status />

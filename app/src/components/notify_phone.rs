@@ -8,10 +8,29 @@
 use leptos::prelude::*;
 
 use crate::client;
+use crate::parts::{deferred, wasm_split, PartMissing};
 use protocol::devices::PushKeyResponse;
 
+/// Where the control goes: it is fetched (with the cards part) only on a page
+/// served over HTTPS, the remote listener's; the hub's own page never asks.
+/// Decided once hydrated, so the server's page and the browser's agree.
 #[component]
-pub fn NotifyPhone() -> impl IntoView {
+pub fn NotifyPhoneSlot() -> impl IntoView {
+    let remote = RwSignal::new(false);
+    Effect::new(move |_| {
+        #[cfg(feature = "hydrate")]
+        remote.set(web_sys::window().and_then(|window| window.location().protocol().ok()).as_deref() == Some("https:"));
+    });
+    move || remote.get().then(|| deferred(notify_phone_view()))
+}
+
+#[wasm_split(cards, wasm_split_path = ::leptos::wasm_split, fallible)]
+fn notify_phone_view() -> Result<AnyView, PartMissing> {
+    Ok(view! { <NotifyPhone /> }.into_any())
+}
+
+#[component]
+fn NotifyPhone() -> impl IntoView {
     let key = LocalResource::new(|| async {
         let key = client::get_json::<PushKeyResponse>("/api/push/key").await.ok().filter(|key| key.subscribable)?;
         browser::load();

@@ -152,7 +152,7 @@ pub fn QuestionCard(
         _ => {}
     };
 
-    let button = "rounded-md px-3 py-1.5 font-medium disabled:opacity-50";
+    let button = "max-sm:min-h-11 rounded-md px-3 py-1.5 font-medium disabled:opacity-50";
     let body = match question.input_type {
         InputType::Approval => {
             let label = |index: usize, fallback: &str| question.choices.get(index).cloned().unwrap_or(fallback.into());
@@ -215,7 +215,7 @@ pub fn QuestionCard(
                 <input type="text" node_ref=input_ref data-testid="question-text" autocomplete="off"
                     placeholder="Type your answer and press Enter"
                     bind:value=text disabled=move || busy.get() on:keydown=on_input_key
-                    class="min-w-0 flex-1 rounded-md border border-slate-300 bg-white px-2 py-1.5 focus:border-sky-500 focus:outline-none focus:ring-2 focus:ring-sky-500/30 dark:border-slate-700 dark:bg-slate-950" />
+                    class="max-sm:min-h-11 min-w-0 flex-1 rounded-md border border-slate-300 bg-white px-2 py-1.5 focus:border-sky-500 focus:outline-none focus:ring-2 focus:ring-sky-500/30 dark:border-slate-700 dark:bg-slate-950" />
             </div>
         }
         .into_any(),

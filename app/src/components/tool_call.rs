@@ -190,7 +190,7 @@ pub fn ParameterList(parameters: Value) -> impl IntoView {
         }
     });
     view! {
-        <dl class="grid grid-cols-[max-content_1fr] gap-x-3 gap-y-1 text-sm" data-testid="tool-parameters">
+        <dl class="grid grid-cols-1 gap-x-3 gap-y-1 text-sm sm:grid-cols-[max-content_1fr]" data-testid="tool-parameters">
             {rows_view(shown)}
         </dl>
         {details}

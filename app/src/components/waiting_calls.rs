@@ -137,10 +137,10 @@ pub fn WaitingCalls(
                         };
                         let name = folder_name(&folder).to_string();
                         view! {
-                            <fieldset data-testid="inbox-folder" data-folder=folder.clone() class="rounded-md border border-slate-200 px-2 py-1 dark:border-slate-700">
+                            <fieldset data-testid="inbox-folder" data-folder=folder.clone() class="min-w-0 rounded-md border border-slate-200 px-2 py-1 dark:border-slate-700">
                                 <legend class="px-1 font-mono text-xs">
                                     <label class="flex items-center gap-1" title=format!("Select every call waiting in {folder}")>
-                                        <input type="checkbox" data-testid="inbox-folder-select" prop:checked=all on:change=toggle_all />
+                                        <input type="checkbox" class="max-sm:size-5" data-testid="inbox-folder-select" prop:checked=all on:change=toggle_all />
                                         {name}
                                     </label>
                                 </legend>
@@ -160,7 +160,7 @@ pub fn WaitingCalls(
                         data-testid="inbox-approve-selected"
                         disabled=move || busy.get() || count() == 0
                         on:click=move |_| decide(ApprovalDecision::Approve)
-                        class="min-h-9 rounded-md bg-amber-700 px-3 py-1 font-medium text-white disabled:opacity-50"
+                        class="min-h-9 max-sm:min-h-11 rounded-md bg-amber-700 px-3 py-1 font-medium text-white disabled:opacity-50"
                     >
                         {move || format!("Approve selected ({})", count())}
                     </button>
@@ -169,7 +169,7 @@ pub fn WaitingCalls(
                         data-testid="inbox-reject-selected"
                         disabled=move || busy.get() || count() == 0
                         on:click=move |_| decide(ApprovalDecision::Reject)
-                        class="min-h-9 rounded-md border border-slate-300 px-3 py-1 font-medium text-slate-700 disabled:opacity-50 dark:border-slate-600 dark:text-slate-200"
+                        class="min-h-9 max-sm:min-h-11 rounded-md border border-slate-300 px-3 py-1 font-medium text-slate-700 disabled:opacity-50 dark:border-slate-600 dark:text-slate-200"
                     >
                         "Reject selected"
                     </button>
@@ -201,6 +201,7 @@ fn waiting_row(
         view! {
             <input
                 type="checkbox"
+                class="max-sm:size-5"
                 data-testid="inbox-select"
                 aria-label=label
                 prop:checked=checked
@@ -211,7 +212,7 @@ fn waiting_row(
     view! {
         <li data-testid="inbox-call" data-tool-id=call.tool_id.clone() class="flex items-center gap-2">
             {choice}
-            <a href=href class="min-w-0 flex-1 hover:underline" title=title>
+            <a href=href class="min-w-0 flex-1 hover:underline max-sm:py-1.5" title=title>
                 <span class="text-xs text-slate-500 dark:text-slate-400">
                     {kind}
                     {(!call.batchable).then_some(" · decide on its card")}

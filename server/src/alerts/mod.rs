@@ -36,11 +36,14 @@ pub struct AlertsConfig {
 }
 
 /// The HTTP client of the webhook and Web Push: rustls with ring, as the
-/// model client (installing the provider twice is harmless).
+/// model client (installing the provider twice is harmless). Redirects are
+/// not followed: an alert goes where it was sent (with its headers and body)
+/// or nowhere.
 pub fn http_client() -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .connect_timeout(std::time::Duration::from_secs(10))
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .expect("the HTTP client builds once a TLS provider is installed")
 }

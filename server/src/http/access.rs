@@ -50,13 +50,7 @@ impl Access {
         if bearer.is_some_and(|token| self.token_matches(token.trim())) {
             return true;
         }
-        headers
-            .get_all(COOKIE)
-            .iter()
-            .filter_map(|value| value.to_str().ok())
-            .flat_map(|value| value.split(';'))
-            .filter_map(|pair| pair.trim().split_once('='))
-            .any(|(name, value)| name == self.cookie_name && self.token_matches(value))
+        cookies(headers).any(|(name, value)| name == self.cookie_name && self.token_matches(value))
     }
 
     fn session_cookie(&self) -> String {
@@ -74,6 +68,16 @@ pub(crate) fn host_name(host: &str) -> &str {
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Every `name=value` of the request's Cookie headers, in order.
+pub(crate) fn cookies(headers: &HeaderMap) -> impl Iterator<Item = (&str, &str)> {
+    headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
 }
 
 /// The host a request names: its Host header, else its URI's authority.

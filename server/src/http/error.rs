@@ -133,7 +133,7 @@ impl From<crate::remote::devices::DeviceError> for ApiError {
             E::Refused(R::TooManyWrong) => (StatusCode::TOO_MANY_REQUESTS, "pair_too_many"),
             E::UnknownDevice(_) => (StatusCode::NOT_FOUND, "not_found"),
             E::BadName => (StatusCode::BAD_REQUEST, "bad_request"),
-            E::Random(_) | E::Store(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            E::Random(_) | E::Unfinished(_) | E::Store(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
         Self::new(status, code, err.to_string())
     }

@@ -12,18 +12,20 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, COOKIE, LOCATION};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, LOCATION};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 
 use crate::clock::now_ms;
-use crate::http::access::{host_name, is_api, request_host, same_origin};
+use crate::http::access::{cookies, host_name, is_api, request_host, same_origin};
 use crate::http::api::devices::DeviceCookie;
 use crate::http::error::ApiError;
 use crate::remote::devices::Devices;
 use crate::remote::listener::RemotePeer;
+use crate::remote::PairedDevice;
+use tokio_util::sync::CancellationToken;
 
 pub struct RemoteAccess {
     devices: Arc<Devices>,
@@ -38,15 +40,13 @@ impl RemoteAccess {
         Self { devices, cookie, hosts }
     }
 
-    fn credential<'a>(&self, headers: &'a HeaderMap) -> Option<&'a str> {
-        headers
-            .get_all(COOKIE)
-            .iter()
-            .filter_map(|value| value.to_str().ok())
-            .flat_map(|value| value.split(';'))
-            .filter_map(|pair| pair.trim().split_once('='))
-            .find(|(name, _)| *name == &*self.cookie.0)
-            .map(|(_, value)| value)
+    /// The device whose credential one of the request's cookies of our name
+    /// holds (another site of this host may set one of the same name too:
+    /// it must not hide the real one), with its revocation token.
+    fn device(&self, headers: &HeaderMap, address: &str) -> Option<(PairedDevice, CancellationToken)> {
+        cookies(headers)
+            .filter(|(name, _)| *name == &*self.cookie.0)
+            .find_map(|(_, credential)| self.devices.authenticate(credential, address, now_ms()))
     }
 }
 
@@ -57,6 +57,19 @@ fn bracketed(host: &str) -> String {
     } else {
         host.to_string()
     }
+}
+
+/// The longest an unpaired device's request (pairing) may take, body included.
+const UNPAIRED_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A browser opening a page (a navigation asks for HTML), not fetching a file.
+fn wants_page(headers: &HeaderMap) -> bool {
+    let navigates = headers.get("sec-fetch-mode").is_some_and(|mode| mode == "navigate");
+    let html = headers
+        .get(axum::http::header::ACCEPT)
+        .and_then(|accept| accept.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/html"));
+    navigates || html
 }
 
 /// What an unpaired device may reach.
@@ -84,20 +97,26 @@ pub async fn check(State(gate): State<Arc<RemoteAccess>>, mut request: Request, 
         .map(|ConnectInfo(RemotePeer(peer))| peer.ip().to_string())
         .unwrap_or_default();
     let path = request.uri().path().to_string();
-    let device = gate
-        .credential(request.headers())
-        .and_then(|credential| gate.devices.authenticate(credential, &address, now_ms()));
-    let Some((device, revoked)) = device else {
+    let Some((device, revoked)) = gate.device(request.headers(), &address) else {
         if open_to_unpaired(request.method(), &path) {
-            return next.run(request).await;
+            // A slow body from anyone must not hold a connection for long.
+            return match tokio::time::timeout(UNPAIRED_REQUEST_TIMEOUT, next.run(request)).await {
+                Ok(response) => response,
+                Err(_) => {
+                    ApiError::new(StatusCode::REQUEST_TIMEOUT, "timeout", "The request took too long.").into_response()
+                }
+            };
         }
-        if is_api(&path) {
-            return ApiError::unauthorized(
-                "This device is not paired with the hub (or was revoked): pair it from the hub's own page, \"Pair a phone\".",
-            )
-            .into_response();
+        // Only a page a person opens is sent to pairing; an asset, a part or an
+        // API call is refused (a service worker must not keep the pairing page
+        // under a bundle file's name).
+        if !is_api(&path) && wants_page(request.headers()) {
+            return (StatusCode::SEE_OTHER, [(LOCATION, "/pair")]).into_response();
         }
-        return (StatusCode::SEE_OTHER, [(LOCATION, "/pair")]).into_response();
+        return ApiError::unauthorized(
+            "This device is not paired with the hub (or was revoked): pair it from the hub's own page, \"Pair a phone\".",
+        )
+        .into_response();
     };
     request.extensions_mut().insert(device);
     let response = next.run(request).await;

@@ -41,6 +41,8 @@ pub enum DeviceError {
     BadName,
     #[error("no randomness for a code or secret: {0}")]
     Random(String),
+    #[error("the revocation did not finish: {0}")]
+    Unfinished(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -74,10 +76,14 @@ struct Book {
     devices: HashMap<String, Known>,
 }
 
+/// Told of each new pairing: the device and the address it paired from.
+type OnPaired = Box<dyn Fn(&PairedDevice, &str) + Send + Sync>;
+
 pub struct Devices {
     store: Option<Arc<Store>>,
     remote: Option<RemoteListener>,
     book: Mutex<Book>,
+    on_paired: std::sync::OnceLock<OnPaired>,
 }
 
 impl Devices {
@@ -95,7 +101,13 @@ impl Devices {
                 (row.id.clone(), Known { row, revoked: CancellationToken::new(), seen_written_ms: seen })
             })
             .collect();
-        Ok(Arc::new(Self { store, remote, book: Mutex::new(Book { pairing: PairingBook::default(), devices }) }))
+        let book = Mutex::new(Book { pairing: PairingBook::default(), devices });
+        Ok(Arc::new(Self { store, remote, book, on_paired: std::sync::OnceLock::new() }))
+    }
+
+    /// Calls `tell` after each pairing (once set; a second call is ignored).
+    pub fn on_paired(&self, tell: impl Fn(&PairedDevice, &str) + Send + Sync + 'static) {
+        let _ = self.on_paired.set(Box::new(tell));
     }
 
     pub fn remote(&self) -> Option<&RemoteListener> {
@@ -145,7 +157,11 @@ impl Devices {
         self.book()
             .devices
             .insert(id.clone(), Known { row, revoked: CancellationToken::new(), seen_written_ms: now_ms });
-        Ok(Paired { credential: format!("{id}.{secret}"), device: PairedDevice { id, name } })
+        let device = PairedDevice { id: id.clone(), name };
+        if let Some(tell) = self.on_paired.get() {
+            tell(&device, address);
+        }
+        Ok(Paired { credential: format!("{id}.{secret}"), device })
     }
 
     /// The device a credential (`id.secret`) belongs to, with the token its
@@ -189,15 +205,27 @@ impl Devices {
             .collect()
     }
 
-    /// Refuses the device from now on and ends its open streams, then forgets
-    /// it (and its push subscriptions) in the database.
-    pub async fn revoke(&self, id: &str) -> Result<(), DeviceError> {
-        let known = self.book().devices.remove(id).ok_or_else(|| DeviceError::UnknownDevice(id.to_string()))?;
-        known.revoked.cancel();
-        if let Some(store) = &self.store {
-            store.revoke_device(id).await?;
+    /// Forgets the device (and its push subscriptions) in the database, then
+    /// refuses it and ends its open streams. A failed write changes nothing:
+    /// a device refused now but paired again after a restart would be a lie.
+    ///
+    /// Runs to its end even if the caller goes away (a closed request): a
+    /// device gone from the database but still let in would be half revoked.
+    pub async fn revoke(self: &Arc<Self>, id: &str) -> Result<(), DeviceError> {
+        if !self.book().devices.contains_key(id) {
+            return Err(DeviceError::UnknownDevice(id.to_string()));
         }
-        Ok(())
+        let (devices, id) = (self.clone(), id.to_string());
+        let revoking = tokio::spawn(async move {
+            if let Some(store) = &devices.store {
+                store.revoke_device(&id).await?;
+            }
+            // Taken out after the write: a second revoke racing this one finds it gone.
+            let known = devices.book().devices.remove(&id).ok_or(DeviceError::UnknownDevice(id))?;
+            known.revoked.cancel();
+            Ok(())
+        });
+        revoking.await.unwrap_or_else(|err| Err(DeviceError::Unfinished(err.to_string())))
     }
 }
 

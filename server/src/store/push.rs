@@ -106,17 +106,31 @@ impl PushChange {
     }
 }
 
+/// A device keeps its newest few subscriptions (a phone that subscribed anew
+/// after clearing its data): no device can make every alert wait on many.
+pub const SUBSCRIPTIONS_PER_DEVICE: usize = 5;
+
 fn save(db: &mut Connection, row: &PushSubscriptionRow) -> rusqlite::Result<bool> {
-    db.execute(
-        // Only for a device still paired: a subscription racing its device's
-        // revocation is not kept.
+    let tx = db.transaction()?;
+    // Only for a device still paired (a subscription racing its device's
+    // revocation is not kept). An endpoint already kept for another device
+    // moves to this one: the endpoint is the push service's secret URL for one
+    // browser, so whoever sends it is that browser (a phone paired anew).
+    let kept = tx.execute(
         "INSERT INTO push_subscriptions (endpoint, device_id, p256dh, auth, created_at_ms)
          SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM devices WHERE id = ?2)
          ON CONFLICT(endpoint) DO UPDATE SET device_id = excluded.device_id, p256dh = excluded.p256dh,
            auth = excluded.auth, created_at_ms = excluded.created_at_ms",
         params![row.endpoint, row.device_id, row.p256dh, row.auth, super::sql_ms(row.created_at_ms)],
-    )
-    .map(|kept| kept > 0)
+    )? > 0;
+    tx.execute(
+        "DELETE FROM push_subscriptions WHERE device_id = ?1 AND endpoint NOT IN
+           (SELECT endpoint FROM push_subscriptions WHERE device_id = ?1
+            ORDER BY created_at_ms DESC, endpoint DESC LIMIT ?2)",
+        params![row.device_id, SUBSCRIPTIONS_PER_DEVICE as i64],
+    )?;
+    tx.commit()?;
+    Ok(kept)
 }
 
 #[cfg(test)]
@@ -181,12 +195,24 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn subscribing_again_replaces_the_keys() {
+    async fn subscribing_again_replaces_the_keys_and_device_and_a_device_keeps_its_newest() {
         let dir = tempfile::tempdir().unwrap();
         let store = store_with_devices(&dir).await;
         store.save_push_subscription(row("https://p/x", "a")).await.unwrap();
-        let again = PushSubscriptionRow { p256dh: "new".into(), device_id: "b".into(), ..row("https://p/x", "a") };
-        store.save_push_subscription(again.clone()).await.unwrap();
-        assert_eq!(store.push_subscriptions().unwrap(), [again]);
+        let again = PushSubscriptionRow { p256dh: "new".into(), created_at_ms: 2, ..row("https://p/x", "a") };
+        assert!(store.save_push_subscription(again.clone()).await.unwrap());
+        assert_eq!(store.push_subscriptions().unwrap(), std::slice::from_ref(&again));
+        let paired_anew = PushSubscriptionRow { device_id: "b".into(), p256dh: "b's".into(), ..again.clone() };
+        assert!(store.save_push_subscription(paired_anew.clone()).await.unwrap(), "the same browser, paired anew");
+        assert_eq!(store.push_subscriptions().unwrap(), std::slice::from_ref(&paired_anew));
+        assert!(store.revoke_device("b").await.unwrap());
+        assert!(store.push_subscriptions().unwrap().is_empty());
+        for n in 0..SUBSCRIPTIONS_PER_DEVICE as u64 {
+            let newer = PushSubscriptionRow { created_at_ms: 10 + n, ..row(&format!("https://p/y{n}"), "a") };
+            store.save_push_subscription(newer).await.unwrap();
+        }
+        let kept = endpoints(&store);
+        assert_eq!(kept.len(), SUBSCRIPTIONS_PER_DEVICE);
+        assert!(!kept.contains(&"https://p/x".to_string()), "the oldest went");
     }
 }

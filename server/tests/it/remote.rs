@@ -169,7 +169,8 @@ async fn plain_http_gets_nothing_and_the_certificate_is_kept_across_restarts() {
     let _ = write!(plain, "GET /api/projects HTTP/1.1\r\nHost: {NAME}\r\nConnection: close\r\n\r\n");
     let mut answer = Vec::new();
     let _ = plain.read_to_end(&mut answer);
-    assert!(!String::from_utf8_lossy(&answer).contains("HTTP/"), "plain HTTP got an HTTP answer: {answer:?}");
+    // Nothing, or a TLS alert record (content type 21): never an HTTP answer.
+    assert!(answer.is_empty() || answer[0] == 0x15, "plain HTTP got an answer that is not a TLS alert: {answer:?}");
 
     // The pinned client checks the certificate is the one whose fingerprint was printed.
     let phone = hub.phone();
@@ -196,19 +197,24 @@ async fn the_launch_token_opens_nothing_on_the_remote_listener() {
         .await
         .unwrap();
     assert_eq!(cookie.status(), StatusCode::UNAUTHORIZED);
-    let page = reqwest::Client::builder()
+    let browser = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .tls_backend_preconfigured(rustls_for(&hub))
         .resolve(NAME, hub.remote)
         .build()
-        .unwrap()
+        .unwrap();
+    let page = browser
         .get(hub.remote_url(&format!("/?token={}", hub.token)))
+        .header("accept", "text/html,application/xhtml+xml")
         .send()
         .await
         .unwrap();
-    assert_eq!(page.status(), StatusCode::SEE_OTHER);
+    assert_eq!(page.status(), StatusCode::SEE_OTHER, "a page a person opens goes to pairing");
     assert_eq!(page.headers()["location"], "/pair");
     assert!(page.headers().get(SET_COOKIE).is_none(), "no cookie for the token");
+    // A file (a part a service worker would keep) is refused, never redirected.
+    let asset = browser.get(hub.remote_url("/pkg/agent_hub.js")).send().await.unwrap();
+    assert_eq!(asset.status(), StatusCode::UNAUTHORIZED);
 
     // Each listener serves only its half of the devices API.
     assert_eq!(hub.local(reqwest::Method::POST, "/api/pair").await.0, StatusCode::NOT_FOUND);
@@ -248,8 +254,24 @@ async fn a_code_pairs_once_wrong_codes_are_limited_and_host_and_origin_are_check
     let (status, body, _) = hub.pair(&phone, &code).await;
     assert_eq!((status, body["error"].as_str()), (StatusCode::TOO_MANY_REQUESTS, Some("pair_too_many")));
 
+    // Open pages on the hub's own listener are told of every pairing.
+    let updates =
+        reqwest::Client::new().get(format!("{}/api/updates", hub.local)).bearer_auth(&hub.token).send().await.unwrap();
+    let told = tokio::spawn(async move {
+        let mut body = updates.bytes_stream();
+        let mut seen = String::new();
+        while let Some(Ok(chunk)) = body.next().await {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+            if seen.contains("device_paired") {
+                break;
+            }
+        }
+        seen
+    });
     let code = hub.new_code().await;
     let (status, body, set_cookie) = hub.pair(&phone, &code.replace('-', " ").to_uppercase()).await;
+    let told = tokio::time::timeout(Duration::from_secs(5), told).await.expect("told of the pairing").unwrap();
+    assert!(told.contains(r#""type":"device_paired","name":"Test phone","address":"127.0.0.1""#), "{told}");
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let set_cookie = set_cookie.unwrap();
     for attribute in ["Secure", "HttpOnly", "SameSite=Strict", "Path=/"] {
@@ -270,6 +292,14 @@ async fn a_code_pairs_once_wrong_codes_are_limited_and_host_and_origin_are_check
         request.send()
     };
     assert_eq!(get(None, None).await.unwrap().status(), StatusCode::OK);
+    // A cookie of the same name set by another site of this host does not hide the device's.
+    let shadowed = phone
+        .get(hub.remote_url("/api/projects"))
+        .header(COOKIE, format!("{}=junk.junk; {device}", device.split_once('=').unwrap().0))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(shadowed.status(), StatusCode::OK);
     let own = format!("https://{NAME}:{}", hub.remote.port());
     assert_eq!(get(None, Some(&own)).await.unwrap().status(), StatusCode::OK);
     let plain_origin = format!("http://{NAME}:{}", hub.remote.port());
@@ -278,6 +308,30 @@ async fn a_code_pairs_once_wrong_codes_are_limited_and_host_and_origin_are_check
     }
     let evil_host = format!("evil.test:{}", hub.remote.port());
     assert_eq!(get(Some(evil_host), None).await.unwrap().status(), StatusCode::FORBIDDEN);
+
+    // Through the real gate: a paired device may subscribe to Web Push, nobody else.
+    use base64::Engine as _;
+    use web_push_native::p256::elliptic_curve::sec1::ToEncodedPoint as _;
+    let point = web_push_native::p256::SecretKey::from_slice(&[0x5a; 32]).unwrap().public_key().to_encoded_point(false);
+    let subscription = json!({
+        "endpoint": "https://push.example.test/send/abc",
+        "keys": {
+            "p256dh": base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(point.as_bytes()),
+            "auth": base64::engine::general_purpose::URL_SAFE_NO_PAD.encode([0x22; 16]),
+        },
+    });
+    let subscribe = |cookie: Option<&str>| {
+        let mut request = phone
+            .post(hub.remote_url("/api/push/subscribe"))
+            .header("content-type", "application/json")
+            .body(subscription.to_string());
+        if let Some(cookie) = cookie {
+            request = request.header(COOKIE, cookie.to_string());
+        }
+        request.send()
+    };
+    assert_eq!(subscribe(None).await.unwrap().status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(subscribe(Some(&device)).await.unwrap().status(), StatusCode::CREATED);
 
     let (status, listed) = hub.local(reqwest::Method::GET, "/api/devices").await;
     assert_eq!(status, StatusCode::OK);
@@ -303,19 +357,26 @@ async fn a_revoked_device_is_refused_at_once_and_its_streams_end() {
     let (revoked, kept) = (&devices[0], &devices[1]);
     assert!(revoked.contains(&format!("={id}.")), "the first device is the first listed");
 
-    let stream = phone.get(hub.remote_url("/api/updates")).header(COOKIE, revoked).send().await.unwrap();
-    assert_eq!(stream.status(), StatusCode::OK);
-    let mut body = stream.bytes_stream();
-    let reader = tokio::spawn(async move {
-        while let Some(Ok(_)) = body.next().await {}
-        Instant::now()
-    });
+    async fn follow(request: reqwest::RequestBuilder) -> tokio::task::JoinHandle<Instant> {
+        let stream = request.send().await.unwrap();
+        assert_eq!(stream.status(), StatusCode::OK);
+        let mut body = stream.bytes_stream();
+        tokio::spawn(async move {
+            while let Some(Ok(_)) = body.next().await {}
+            Instant::now()
+        })
+    }
+    let updates = |cookie: &str| phone.get(hub.remote_url("/api/updates")).header(COOKIE, cookie.to_string());
+    let reader = follow(updates(revoked)).await;
+    let other = follow(updates(kept)).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!reader.is_finished(), "the stream stays open while the device is paired");
     let revoked_at = Instant::now();
     assert_eq!(hub.local(reqwest::Method::DELETE, &format!("/api/devices/{id}")).await.0, StatusCode::NO_CONTENT);
     let ended = tokio::time::timeout(Duration::from_secs(5), reader).await.expect("the stream ended").unwrap();
     eprintln!("revoked device's stream ended {:?} after the revocation", ended - revoked_at);
+    assert!(!other.is_finished(), "the other device's stream goes on");
+    other.abort();
     let refused = phone.get(hub.remote_url("/api/projects")).header(COOKIE, revoked).send().await.unwrap();
     assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(hub.local(reqwest::Method::DELETE, &format!("/api/devices/{id}")).await.0, StatusCode::NOT_FOUND);

@@ -239,9 +239,9 @@ pub fn ApprovalCard(
     let marker = move |place: usize| if selected.get() == place { "❯" } else { "\u{a0}" };
     let button_class = move |place: usize| {
         if selected.get() == place {
-            "rounded-md bg-amber-700 px-3 py-1.5 font-medium text-white disabled:opacity-50"
+            "max-sm:min-h-11 rounded-md bg-amber-700 px-3 py-1.5 font-medium text-white disabled:opacity-50"
         } else {
-            "rounded-md px-3 py-1.5 font-medium text-slate-700 hover:bg-amber-100 disabled:opacity-50 dark:text-slate-200 dark:hover:bg-amber-900/40"
+            "max-sm:min-h-11 rounded-md px-3 py-1.5 font-medium text-slate-700 hover:bg-amber-100 disabled:opacity-50 dark:text-slate-200 dark:hover:bg-amber-900/40"
         }
     };
     let hint = move || {
@@ -389,7 +389,7 @@ pub fn ApprovalCard(
                         data-testid="card-editor-save"
                         disabled=move || busy.get()
                         on:click=move |_| save_editor()
-                        class="rounded-md bg-amber-700 px-3 py-1.5 font-medium text-white disabled:opacity-50"
+                        class="max-sm:min-h-11 rounded-md bg-amber-700 px-3 py-1.5 font-medium text-white disabled:opacity-50"
                     >
                         "Save and apply"
                     </button>
@@ -397,7 +397,7 @@ pub fn ApprovalCard(
                         type="button"
                         data-testid="card-editor-cancel"
                         on:click=move |_| close_editor()
-                        class="rounded-md px-3 py-1.5 text-slate-700 hover:bg-amber-100 dark:text-slate-200 dark:hover:bg-amber-900/40"
+                        class="max-sm:min-h-11 rounded-md px-3 py-1.5 text-slate-700 hover:bg-amber-100 dark:text-slate-200 dark:hover:bg-amber-900/40"
                     >
                         "Back to the diff"
                     </button>
@@ -426,7 +426,7 @@ pub fn ApprovalCard(
                     disabled=move || busy.get()
                     on:focus=move |_| selected.set(input_place)
                     on:keydown=on_input_key
-                    class="min-w-0 flex-1 rounded-md border border-slate-300 bg-white px-2 py-1.5 focus:border-amber-500 focus:outline-none focus:ring-2 focus:ring-amber-500/30 dark:border-slate-700 dark:bg-slate-950"
+                    class="max-sm:min-h-11 min-w-0 flex-1 rounded-md border border-slate-300 bg-white px-2 py-1.5 focus:border-amber-500 focus:outline-none focus:ring-2 focus:ring-amber-500/30 dark:border-slate-700 dark:bg-slate-950"
                 />
             </div>
             <p
