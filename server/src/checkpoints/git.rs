@@ -17,6 +17,68 @@ use super::CheckpointError;
 pub struct Repo {
     pub git_dir: PathBuf,
     pub work_tree: PathBuf,
+    /// A git command still running after this long is killed (a FIFO where
+    /// `.gitignore` is, a hung filesystem): the checkpoint fails, the turn goes on.
+    pub deadline: std::time::Duration,
+}
+
+/// How long one git command may run by default.
+pub const DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Kills a child still running at its deadline. The kill happens under the
+/// same lock `disarm` takes before the child is waited for, so it never hits
+/// a reaped (reused) pid.
+pub struct Watchdog {
+    state: std::sync::Arc<(std::sync::Mutex<(bool, bool)>, std::sync::Condvar)>,
+}
+
+impl Watchdog {
+    pub fn start(child: &std::process::Child, deadline: std::time::Duration) -> Self {
+        let state = std::sync::Arc::new((std::sync::Mutex::new((false, false)), std::sync::Condvar::new()));
+        let pid = child.id() as libc::pid_t;
+        let shared = state.clone();
+        std::thread::spawn(move || {
+            let (lock, wake) = &*shared;
+            let guard = lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let (mut guard, _) = wake
+                .wait_timeout_while(guard, deadline, |(done, _)| !*done)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if !guard.0 {
+                // SAFETY: kill(2) on a child not yet waited for (see `disarm`).
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                guard.1 = true;
+            }
+        });
+        Self { state }
+    }
+
+    /// Stops the watchdog (call before waiting for the child); whether it fired.
+    pub fn disarm(&self) -> bool {
+        let (lock, wake) = &*self.state;
+        let mut guard = lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        guard.0 = true;
+        wake.notify_all();
+        guard.1
+    }
+}
+
+/// Reads a regular file of at most `limit` bytes without following a link at
+/// its last component and without blocking on a FIFO or device: `None` for
+/// anything else (missing, not regular, too large).
+pub fn read_regular(path: &Path, limit: u64) -> Option<Vec<u8>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > limit {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limit + 1).read_to_end(&mut bytes).ok()?;
+    (bytes.len() as u64 <= limit).then_some(bytes)
 }
 
 /// Who the commits are by (no config names anyone).
@@ -74,9 +136,9 @@ impl Repo {
     /// Keeps the folder's own `.git/info/exclude` as this repository's
     /// (read, never written): what the user's git ignores is ignored here too.
     pub fn copy_excludes(&self) {
-        let theirs = std::fs::read(self.work_tree.join(".git/info/exclude")).unwrap_or_default();
+        let theirs = read_regular(&self.work_tree.join(".git/info/exclude"), 1 << 20).unwrap_or_default();
         let ours = self.git_dir.join("info/exclude");
-        if std::fs::read(&ours).unwrap_or_default() != theirs {
+        if read_regular(&ours, 1 << 20).unwrap_or_default() != theirs {
             let _ = std::fs::write(ours, theirs);
         }
     }
@@ -129,7 +191,8 @@ impl Repo {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|err| CheckpointError::Git(format!("git could not be run: {err}")))?;
-        Ok(Running { name, child })
+        let watchdog = Watchdog::start(&child, self.deadline);
+        Ok(Running { name, child, watchdog, deadline: self.deadline })
     }
 
     /// Runs `git <args>`; its output, or why it failed.
@@ -138,8 +201,7 @@ impl Repo {
         I: IntoIterator<Item = S> + Clone,
         S: AsRef<OsStr>,
     {
-        let name = describe(args.clone());
-        finish(&name, self.command(args).output())
+        self.start(args)?.output()
     }
 
     /// Runs `git <args>` with `input` on its stdin (written from a thread of
@@ -157,6 +219,7 @@ impl Repo {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|err| CheckpointError::Git(format!("git could not be run: {err}")))?;
+        let watchdog = Watchdog::start(&child, self.deadline);
         let mut stdin = child.stdin.take().expect("piped");
         let writer = std::thread::spawn(move || stdin.write_all(&input));
         let mut stderr = child.stderr.take().expect("piped");
@@ -172,9 +235,13 @@ impl Repo {
             .expect("piped")
             .read_to_end(&mut out)
             .map_err(|err| CheckpointError::Git(err.to_string()))?;
+        let stderr = reader.join().unwrap_or_default();
+        let fired = watchdog.disarm();
         let status = child.wait().map_err(|err| CheckpointError::Git(err.to_string()))?;
         let _ = writer.join();
-        let stderr = reader.join().unwrap_or_default();
+        if fired {
+            return Err(timed_out(&name, self.deadline));
+        }
         if !status.success() {
             return Err(failed(&name, &stderr));
         }
@@ -213,6 +280,10 @@ fn finish(name: &str, output: std::io::Result<std::process::Output>) -> Result<V
     Ok(output.stdout)
 }
 
+pub fn timed_out(name: &str, deadline: std::time::Duration) -> CheckpointError {
+    CheckpointError::Git(format!("`git {name}` did not end within {} s and was stopped", deadline.as_secs()))
+}
+
 fn failed(name: &str, stderr: &[u8]) -> CheckpointError {
     let text = String::from_utf8_lossy(stderr);
     let text: String = text.trim().chars().take(600).collect();
@@ -234,11 +305,31 @@ pub fn path_of(name: &[u8]) -> &Path {
 pub struct Running {
     name: String,
     child: std::process::Child,
+    watchdog: Watchdog,
+    deadline: std::time::Duration,
 }
 
 impl Running {
-    /// Its output once it has ended, or why it failed.
-    pub fn output(self) -> Result<Vec<u8>, CheckpointError> {
-        finish(&self.name, self.child.wait_with_output())
+    /// Its output once it has ended, or why it failed (or was stopped at its deadline).
+    pub fn output(mut self) -> Result<Vec<u8>, CheckpointError> {
+        let mut stderr = self.child.stderr.take().expect("piped");
+        let reader = std::thread::spawn(move || {
+            let mut text = Vec::new();
+            let _ = stderr.read_to_end(&mut text);
+            text
+        });
+        let mut out = Vec::new();
+        let read = self.child.stdout.take().expect("piped").read_to_end(&mut out);
+        let stderr = reader.join().unwrap_or_default();
+        let fired = self.watchdog.disarm();
+        let status = self.child.wait().map_err(|err| CheckpointError::Git(err.to_string()))?;
+        if fired {
+            return Err(timed_out(&self.name, self.deadline));
+        }
+        read.map_err(|err| CheckpointError::Git(err.to_string()))?;
+        if !status.success() {
+            return Err(failed(&self.name, &stderr));
+        }
+        Ok(out)
     }
 }

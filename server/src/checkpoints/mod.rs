@@ -79,6 +79,9 @@ pub struct Rewound {
     pub turn: u64,
     /// How long the built-in agent's conversation was before that turn.
     pub conversation: Option<usize>,
+    /// Paths the rewind would have removed but left as they are: they were
+    /// left out of the checkpoint (ignored, too large, a repository of their own).
+    pub kept: Vec<String>,
 }
 
 /// The facts a "before" commit keeps (its message, one JSON line).
@@ -140,12 +143,20 @@ pub struct Checkpoints {
     root: PathBuf,
     /// One lock per folder: its index and refs change under it.
     locks: Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>,
+    /// How long one git command may run (then it is killed, the checkpoint fails).
+    deadline: std::time::Duration,
 }
 
 impl Checkpoints {
     /// Checkpoints kept under `root` (made on first use).
     pub fn new(root: PathBuf) -> Self {
-        Self { root, locks: Mutex::new(HashMap::new()) }
+        Self { root, locks: Mutex::new(HashMap::new()), deadline: git::DEADLINE }
+    }
+
+    /// The same, with git commands stopped after `deadline`.
+    pub fn with_deadline(mut self, deadline: std::time::Duration) -> Self {
+        self.deadline = deadline;
+        self
     }
 
     /// The repository that records `folder` (canonical).
@@ -156,7 +167,7 @@ impl Checkpoints {
     }
 
     fn repo(&self, folder: &Path) -> Repo {
-        Repo { git_dir: self.repository_of(folder), work_tree: folder.to_path_buf() }
+        Repo { git_dir: self.repository_of(folder), work_tree: folder.to_path_buf(), deadline: self.deadline }
     }
 
     fn lock(&self, folder: &Path) -> Arc<Mutex<()>> {
@@ -189,6 +200,7 @@ impl Checkpoints {
             left_out: snap.left_out,
             left_out_more: snap.left_out_more,
         };
+        write_left_out(&repo, &ref_name(session, n, "left-out"), &snap.all_left_out)?;
         write_commit(&repo, &ref_name(session, n, "before"), &snap.tree, &json_line(&before))?;
         Ok(n)
     }
@@ -276,17 +288,34 @@ impl Checkpoints {
             };
             theirs.extend(files.into_iter().map(|file| file.path));
         }
-        let touched: Vec<String> = snapshot::changes(&repo, &now.tree, &target.before_tree)?
+        let mut touched: Vec<String> = snapshot::changes(&repo, &now.tree, &target.before_tree)?
             .into_iter()
             .map(|file| file.path)
             .filter(|path| theirs.contains(path))
             .collect();
+        // What the target's "before" left out is not in its tree: never removed.
+        let left_then = read_left_out(&repo, session, target)?;
+        let kept: Vec<String> = touched.iter().filter(|path| covered(&left_then, path)).cloned().collect();
+        touched.retain(|path| !covered(&left_then, path));
         if !force {
-            // What the session left: a rewind's own "after", or a turn's.
-            let left = last.after.as_ref().map_or(now.tree.as_str(), |(_, tree)| tree.as_str());
-            let by_others: HashSet<String> =
-                snapshot::changes(&repo, left, &now.tree)?.into_iter().map(|file| file.path).collect();
-            let conflicts: Vec<String> = touched.iter().filter(|path| by_others.contains(*path)).cloned().collect();
+            // Someone else's change: between the session's turns from the
+            // target on (a turn's "after" to the next one's "before"), and
+            // since the session's last state. A last turn cut short (no
+            // "after": the hub was killed) leaves nothing to compare with.
+            let mut by_others: HashSet<String> = HashSet::new();
+            for (index, cp) in stored.iter().enumerate().skip(from) {
+                if let (Some((_, after)), Some(next)) = (&cp.after, stored.get(index + 1)) {
+                    by_others.extend(snapshot::changes(&repo, after, &next.before_tree)?.into_iter().map(|f| f.path));
+                }
+            }
+            let cut = last.after.is_none();
+            if let Some((_, left)) = &last.after {
+                by_others.extend(snapshot::changes(&repo, left, &now.tree)?.into_iter().map(|f| f.path));
+            }
+            // A file recorded then and left out now (grown past the limit,
+            // ignored since) shows as removed since: a conflict too.
+            let conflicts: Vec<String> =
+                touched.iter().filter(|path| cut || related(&by_others, path)).cloned().collect();
             if !conflicts.is_empty() {
                 return Err(CheckpointError::Conflict(conflicts));
             }
@@ -307,6 +336,7 @@ impl Checkpoints {
             write_after(&repo, session, last, &now.tree)?;
         }
         // The state before the rewind is kept first: a failure midway can be undone.
+        write_left_out(&repo, &ref_name(session, m, "left-out"), &now.all_left_out)?;
         write_commit(&repo, &ref_name(session, m, "before"), &now.tree, &json_line(&before))?;
         restore::restore(&repo, &now.tree, &target.before_tree, &touched.into_iter().collect())?;
         let after = snapshot::take(&repo, Report::TreeOnly)?;
@@ -314,7 +344,7 @@ impl Checkpoints {
         let files = write_after(&repo, session, &cp, &after.tree)?;
         cp.after = Some((After { at: crate::clock::now_ms(), files }, after.tree));
         let conversation = target.before.conversation.filter(|_| target.before.kind == CheckpointKind::Turn);
-        Ok(Rewound { checkpoint: cp.shown(), turn: target.before.turn, conversation })
+        Ok(Rewound { checkpoint: cp.shown(), turn: target.before.turn, conversation, kept })
     }
 
     /// Removes a session's checkpoints (its refs; git keeps what other refs need).
@@ -330,6 +360,48 @@ impl Checkpoints {
             repo.run_with(["update-ref", "--stdin"], refs)?;
         }
         Ok(())
+    }
+}
+
+/// Whether `path`, a parent of it, or a path under it was changed (by someone else).
+fn related(changed: &HashSet<String>, path: &str) -> bool {
+    if changed.contains(path) {
+        return true;
+    }
+    if Path::new(path).ancestors().skip(1).any(|dir| changed.contains(&*dir.to_string_lossy())) {
+        return true;
+    }
+    let below = format!("{path}/");
+    changed.iter().any(|other| other.starts_with(&below))
+}
+
+/// Whether `path` is one of `left_out` or under one of its directories (`dir/`).
+fn covered(left_out: &[String], path: &str) -> bool {
+    left_out.iter().any(|item| {
+        let dir = item.trim_end_matches('/');
+        item == path || dir == path || path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
+    })
+}
+
+/// Keeps every path a snapshot left out (NUL-separated, a blob kept by `refname`).
+fn write_left_out(repo: &Repo, refname: &str, paths: &[String]) -> Result<(), CheckpointError> {
+    let mut input = Vec::new();
+    for path in paths {
+        input.extend_from_slice(path.as_bytes());
+        input.push(0);
+    }
+    let out = repo.run_with(["hash-object", "-w", "--stdin"], input)?;
+    let blob = String::from_utf8_lossy(&out).trim().to_string();
+    repo.run(["update-ref", refname, blob.as_str()])?;
+    Ok(())
+}
+
+/// What checkpoint `cp`'s "before" left out: the full list, or the listed
+/// part for a checkpoint recorded before the full list was kept.
+fn read_left_out(repo: &Repo, session: &str, cp: &Stored) -> Result<Vec<String>, CheckpointError> {
+    match repo.run(["cat-file", "blob", &ref_name(session, cp.n, "left-out")]) {
+        Ok(out) => Ok(git::split_z(&out).map(snapshot::lossy).collect()),
+        Err(_) => Ok(cp.before.left_out.iter().map(|item| item.path.clone()).collect()),
     }
 }
 

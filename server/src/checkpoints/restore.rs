@@ -40,6 +40,12 @@ pub fn restore(
     let failed = |path: &Path, err: rustix::io::Errno| {
         CheckpointError::Restore(format!("{}: {}", path.display(), std::io::Error::from(err)))
     };
+    // Before anything changes: a file or link standing where a directory is
+    // restored goes only when it is one of the paths restored; anything else
+    // (a user's file) stops the restore.
+    for entry in entries.iter().filter(|entry| entry.status != b'D' && entry.mode != "160000") {
+        blocking(&folder, &entry.path, only)?;
+    }
     // Removals first: a file removed may leave room for a directory written.
     let mut emptied = BTreeSet::new();
     for entry in entries.iter().filter(|entry| entry.status == b'D' || entry.status == b'T') {
@@ -53,6 +59,7 @@ pub fn restore(
     let writes: Vec<&Entry> = entries.iter().filter(|entry| entry.status != b'D' && entry.mode != "160000").collect();
     let blobs = read_blobs(repo, writes.iter().map(|entry| entry.oid.as_str()))?;
     for (entry, bytes) in writes.iter().zip(blobs) {
+        blocking(&folder, &entry.path, only)?;
         straighten(&folder, &entry.path).map_err(|err| failed(&entry.path, err))?;
         if matches!(folder.kind_at(&entry.path), Ok(Some(kind)) if kind != FileType::RegularFile) {
             folder.remove(&entry.path).map_err(|err| failed(&entry.path, err))?;
@@ -74,6 +81,31 @@ pub fn restore(
         }
     }
     Ok(entries.iter().map(|entry| entry.path.to_string_lossy().into_owned()).collect())
+}
+
+/// Refuses when a directory above `rel` is something else that the restore
+/// does not put back itself (it would be removed).
+fn blocking(folder: &Folder, rel: &Path, only: &std::collections::HashSet<String>) -> Result<(), CheckpointError> {
+    let mut so_far = PathBuf::new();
+    let parents: Vec<_> = rel.parent().map(|parent| parent.components().collect()).unwrap_or_default();
+    for part in parents {
+        so_far.push(part);
+        match folder.kind_at(&so_far) {
+            Ok(None) => return Ok(()),
+            Ok(Some(FileType::Directory)) => {}
+            Ok(Some(_)) if only.contains(&*so_far.to_string_lossy()) => return Ok(()),
+            Ok(Some(_)) => {
+                return Err(CheckpointError::Restore(format!(
+                    "{} stands where a directory is restored and is not the rewind's to remove",
+                    so_far.display()
+                )))
+            }
+            Err(err) => {
+                return Err(CheckpointError::Restore(format!("{}: {}", so_far.display(), std::io::Error::from(err))))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Each directory above `rel` is a directory: a link or a file standing in
@@ -134,6 +166,7 @@ fn read_blobs<'a>(repo: &Repo, oids: impl Iterator<Item = &'a str>) -> Result<Ve
         .stderr(Stdio::null())
         .spawn()
         .map_err(|err| CheckpointError::Git(format!("git could not be run: {err}")))?;
+    let watchdog = super::git::Watchdog::start(&child, repo.deadline);
     let mut stdin = child.stdin.take().expect("piped");
     let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
     let mut out = BufReader::new(child.stdout.take().expect("piped"));
@@ -153,7 +186,11 @@ fn read_blobs<'a>(repo: &Repo, oids: impl Iterator<Item = &'a str>) -> Result<Ve
         blobs.push(bytes);
     }
     drop(out);
+    let fired = watchdog.disarm();
     let _ = writer.join();
     let _ = child.wait();
+    if fired {
+        return Err(super::git::timed_out("cat-file --batch", repo.deadline));
+    }
     Ok(blobs)
 }

@@ -20,6 +20,8 @@ pub struct Snapshot {
     pub tree: String,
     pub left_out: Vec<LeftOut>,
     pub left_out_more: usize,
+    /// Every path left out (a directory as `dir/`), not only the ones listed.
+    pub all_left_out: Vec<String>,
 }
 
 /// From this many files to hash at once (a folder's first checkpoint), their
@@ -94,12 +96,15 @@ pub fn take(repo: &Repo, report: Report) -> Result<Snapshot, CheckpointError> {
         repo.run_with(["update-index", "-z", "--add", "--remove", "--replace", "--stdin"], joined(&update))?;
     }
     let tree = repo.oid(["write-tree"])?;
-    let Some(ignored) = ignored else { return Ok(Snapshot { tree, left_out: Vec::new(), left_out_more: 0 }) };
+    let Some(ignored) = ignored else {
+        return Ok(Snapshot { tree, left_out: Vec::new(), left_out_more: 0, all_left_out: Vec::new() });
+    };
     let ignored = ignored.output()?;
     left_out.extend(split_z(&ignored).map(|name| LeftOut { path: lossy(name), why: LeftOutWhy::Ignored }));
+    let all_left_out = left_out.iter().map(|item| item.path.clone()).collect();
     let left_out_more = left_out.len().saturating_sub(LEFT_OUT_LISTED);
     left_out.truncate(LEFT_OUT_LISTED);
-    Ok(Snapshot { tree, left_out, left_out_more })
+    Ok(Snapshot { tree, left_out, left_out_more, all_left_out })
 }
 
 /// Writes the regular files among `names` into one pack, streamed from a
@@ -115,14 +120,12 @@ fn pack(repo: &Repo, names: &[&[u8]]) -> Result<(), CheckpointError> {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .map_err(|err| CheckpointError::Git(format!("git could not be run: {err}")))?;
+    let watchdog = super::git::Watchdog::start(&child, repo.deadline);
     let mut stdin = std::io::BufWriter::with_capacity(1 << 20, child.stdin.take().expect("piped"));
     let writer = std::thread::spawn(move || -> std::io::Result<()> {
         for file in files {
-            let Ok(meta) = std::fs::symlink_metadata(&file) else { continue };
-            if !meta.is_file() || meta.len() > MAX_FILE {
-                continue;
-            }
-            let Ok(bytes) = std::fs::read(&file) else { continue };
+            // Never a FIFO or device, never past a link, never more than the limit.
+            let Some(bytes) = super::git::read_regular(&file, MAX_FILE) else { continue };
             write!(stdin, "blob\ndata {}\n", bytes.len())?;
             stdin.write_all(&bytes)?;
             stdin.write_all(b"\n")?;
@@ -135,6 +138,10 @@ fn pack(repo: &Repo, names: &[&[u8]]) -> Result<(), CheckpointError> {
         let _ = pipe.read_to_string(&mut stderr);
     }
     let written = writer.join().map_err(|_| CheckpointError::Git("the pack's writer failed".into()))?;
+    if watchdog.disarm() {
+        let _ = child.wait();
+        return Err(super::git::timed_out("fast-import", repo.deadline));
+    }
     let status = child.wait().map_err(|err| CheckpointError::Git(err.to_string()))?;
     if let Err(err) = written.map_err(|err| err.to_string()).and(if status.success() { Ok(()) } else { Err(stderr) }) {
         // The loose way still works: update-index hashes what is missing.

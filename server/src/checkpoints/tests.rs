@@ -251,10 +251,14 @@ fn a_turn_cut_by_a_kill_is_closed_by_the_next_checkpoint() {
     // No after_turn: the hub was killed. The next turn's start closes it.
     let listed = setup.checkpoints.list(&setup.folder, "s").unwrap();
     assert!(!listed[0].ended);
-    setup.checkpoints.before_turn(&setup.folder, "s", TurnStart::default()).unwrap();
+    let next = setup.checkpoints.before_turn(&setup.folder, "s", TurnStart::default()).unwrap();
     let listed = setup.checkpoints.list(&setup.folder, "s").unwrap();
     assert!(listed[0].ended);
     assert_eq!(listed[0].files, files(&[("a.txt", FileChange::Modified)]));
+    // While the next turn has no end either, every path is a conflict.
+    let refused = setup.checkpoints.rewind(&setup.folder, "s", n, false).unwrap_err();
+    assert_eq!(refused, CheckpointError::Conflict(vec!["a.txt".into()]));
+    setup.checkpoints.after_turn(&setup.folder, "s", next).unwrap();
     setup.checkpoints.rewind(&setup.folder, "s", n, false).unwrap();
     assert_eq!(std::fs::read_to_string(setup.folder.join("a.txt")).unwrap(), "0\n");
 }
@@ -323,4 +327,91 @@ fn repo_vars() -> [&'static str; 11] {
         "GIT_COMMITTER_NAME",
         "GIT_COMMITTER_EMAIL",
     ]
+}
+
+#[test]
+fn a_users_edit_between_the_sessions_turns_stops_the_rewind() {
+    let setup = setup();
+    write(&setup.folder, "a.txt", "a0\n");
+    let first = turn(&setup, "s", "one", "echo agent1 > a.txt");
+    // The user edits a.txt between the turns.
+    write(&setup.folder, "a.txt", "USER WORK\n");
+    turn(&setup, "s", "two", "echo other > b.txt");
+    let refused = setup.checkpoints.rewind(&setup.folder, "s", first, false).unwrap_err();
+    assert_eq!(refused, CheckpointError::Conflict(vec!["a.txt".into()]));
+    assert_eq!(std::fs::read_to_string(setup.folder.join("a.txt")).unwrap(), "USER WORK\n");
+    assert!(setup.folder.join("b.txt").exists(), "nothing changed");
+    setup.checkpoints.rewind(&setup.folder, "s", first, true).unwrap();
+    assert_eq!(std::fs::read_to_string(setup.folder.join("a.txt")).unwrap(), "a0\n");
+    assert!(!setup.folder.join("b.txt").exists());
+}
+
+#[test]
+fn a_turn_cut_short_leaves_every_path_a_conflict_unless_forced() {
+    let setup = setup();
+    write(&setup.folder, "a.txt", "0\n");
+    let start = TurnStart { prompt: Some("cut".into()), seq: None, conversation: None };
+    let n = setup.checkpoints.before_turn(&setup.folder, "s", start).unwrap();
+    sh(&setup.folder, "echo 1 > a.txt");
+    // The hub is killed: no "after". The user edits a.txt, then rewinds.
+    write(&setup.folder, "a.txt", "USER\n");
+    let refused = setup.checkpoints.rewind(&setup.folder, "s", n, false).unwrap_err();
+    assert_eq!(refused, CheckpointError::Conflict(vec!["a.txt".into()]));
+    assert_eq!(std::fs::read_to_string(setup.folder.join("a.txt")).unwrap(), "USER\n");
+    setup.checkpoints.rewind(&setup.folder, "s", n, true).unwrap();
+    assert_eq!(std::fs::read_to_string(setup.folder.join("a.txt")).unwrap(), "0\n");
+}
+
+#[test]
+fn a_users_file_where_a_restored_directory_belongs_is_never_removed() {
+    let setup = setup();
+    write(&setup.folder, "docs/a.md", "doc\n");
+    let n = turn(&setup, "s", "x", "rm -r docs");
+    write(&setup.folder, "docs", "USER FILE\n");
+    let refused = setup.checkpoints.rewind(&setup.folder, "s", n, false).unwrap_err();
+    assert_eq!(refused, CheckpointError::Conflict(vec!["docs/a.md".into()]));
+    // Forced, the restore still refuses to remove a file that is not its own.
+    let forced = setup.checkpoints.rewind(&setup.folder, "s", n, true).unwrap_err();
+    assert!(matches!(forced, CheckpointError::Restore(_)), "{forced:?}");
+    assert_eq!(std::fs::read_to_string(setup.folder.join("docs")).unwrap(), "USER FILE\n");
+}
+
+#[test]
+fn a_file_left_out_before_the_turn_is_never_removed_by_a_rewind() {
+    let setup = setup();
+    write(&setup.folder, ".gitignore", ".env\n");
+    write(&setup.folder, ".env", "SECRET=1\n");
+    std::fs::write(setup.folder.join("data.bin"), vec![7u8; (MAX_FILE + 1) as usize]).unwrap();
+    // The turn empties .gitignore (so .env is recorded after it) and shrinks data.bin.
+    let n = turn(&setup, "s", "x", "echo > .gitignore && echo small > data.bin");
+    let done = setup.checkpoints.rewind(&setup.folder, "s", n, false).unwrap();
+    assert_eq!(std::fs::read_to_string(setup.folder.join(".env")).unwrap(), "SECRET=1\n");
+    assert_eq!(std::fs::read_to_string(setup.folder.join(".gitignore")).unwrap(), ".env\n");
+    assert!(setup.folder.join("data.bin").exists(), "the large file is not removed");
+    let mut kept = done.kept.clone();
+    kept.sort();
+    assert_eq!(kept, vec![".env".to_string(), "data.bin".to_string()]);
+}
+
+#[test]
+fn a_fifo_where_git_reads_its_rules_fails_the_checkpoint_in_time() {
+    use std::os::unix::fs::OpenOptionsExt;
+    for fifo in [".gitignore", ".gitattributes", ".git/info/exclude"] {
+        let setup = setup();
+        write(&setup.folder, "a.txt", "0\n");
+        std::fs::create_dir_all(setup.folder.join(".git/info")).unwrap();
+        let status = Command::new("mkfifo").arg(setup.folder.join(fifo)).status().unwrap();
+        assert!(status.success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (folder, data) = (setup.folder.clone(), setup.data.clone());
+        std::thread::spawn(move || {
+            let cps = Checkpoints::new(data).with_deadline(std::time::Duration::from_secs(2));
+            let _ = tx.send(cps.before_turn(&folder, "s", TurnStart::default()).map(|_| ()));
+        });
+        let got = rx.recv_timeout(std::time::Duration::from_secs(30));
+        // Whether git read past it or was stopped, the checkpoint has ended.
+        assert!(got.is_ok(), "{fifo}: the checkpoint hung");
+        // Unblocks a git still waiting, if any.
+        let _ = std::fs::OpenOptions::new().write(true).custom_flags(libc::O_NONBLOCK).open(setup.folder.join(fifo));
+    }
 }

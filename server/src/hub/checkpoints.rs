@@ -56,30 +56,61 @@ impl Hub {
                 .into());
             }
         }
+        // Nor while a turn of another session of the same folder (or one
+        // inside it, or around it) runs: its tools would write while the
+        // folder is put back. Runtimes not resident are idle.
+        let others: Vec<_> = self.runtimes().values().filter(|other| other.id != session_id).cloned().collect();
+        for other in others {
+            let nested = other.folder.starts_with(&runtime.folder) || runtime.folder.starts_with(&other.folder);
+            if nested && other.state().machine.phase().under_way() {
+                return Err(AgentError::busy(
+                    "A turn of another session in this folder is under way: rewind once it has ended (or stop it).",
+                )
+                .into());
+            }
+        }
         // A turn that starts meanwhile records the folder only once the rewind
         // is done (the folder's lock), and runs nothing before.
-        let done = checkpoints.rewind(&runtime.folder, session_id, n, force)?;
+        // The decision is recorded before the folder changes, its outcome after.
+        let tool_id = format!("rewind-{session_id}-{n}-{}", crate::clock::now_ms());
+        let forced = if force { ", forced" } else { "" };
         if let Some(store) = &self.store {
-            let tool_id = format!("rewind-{}", done.checkpoint.id);
-            let files = done.checkpoint.files.len();
-            let forced = if force { ", forced" } else { "" };
             store.record_decision(DecisionRecord {
-                at_ms: done.checkpoint.at,
+                at_ms: crate::clock::now_ms(),
                 folder: runtime.folder.display().to_string(),
                 session_id: session_id.to_string(),
                 tool_id: tool_id.clone(),
                 tool_name: "rewind".into(),
-                summary: format!("to before turn {} (checkpoint {n}): {files} files{forced}", done.turn),
+                summary: format!("to before checkpoint {n}{forced}"),
                 decision: AuditDecision::Approved,
                 decided_by: Decider::User,
                 rule: None,
             });
+        }
+        let result = checkpoints.rewind(&runtime.folder, session_id, n, force);
+        if let Some(store) = &self.store {
+            let outcome = match &result {
+                Ok(_) => Outcome::Ran,
+                // Refused before anything changed.
+                Err(
+                    crate::checkpoints::CheckpointError::Conflict(_) | crate::checkpoints::CheckpointError::NotFound(_),
+                ) => Outcome::Skipped,
+                Err(_) => Outcome::Failed,
+            };
             store.record_outcome(OutcomeRecord {
                 at_ms: crate::clock::now_ms(),
                 session_id: session_id.to_string(),
                 tool_id,
-                outcome: Outcome::Ran,
+                outcome,
             });
+        }
+        let done = result?;
+        if !done.kept.is_empty() {
+            tracing::info!(
+                session = session_id,
+                kept = ?done.kept,
+                "rewind: paths left out of the checkpoint were kept as they are"
+            );
         }
         let conversation = done.conversation.is_some_and(|length| forget_turns(&runtime, length));
         self.projects_changed();
