@@ -20,6 +20,9 @@ pub struct Repo {
     /// A git command still running after this long is killed (a FIFO where
     /// `.gitignore` is, a hung filesystem): the checkpoint fails, the turn goes on.
     pub deadline: std::time::Duration,
+    /// The hub's own data dir when it is inside the folder (relative to
+    /// it): never recorded, never restored.
+    pub private: Option<String>,
 }
 
 /// How long one git command may run by default.
@@ -136,7 +139,10 @@ impl Repo {
     /// Keeps the folder's own `.git/info/exclude` as this repository's
     /// (read, never written): what the user's git ignores is ignored here too.
     pub fn copy_excludes(&self) {
-        let theirs = read_regular(&self.work_tree.join(".git/info/exclude"), 1 << 20).unwrap_or_default();
+        let mut theirs = read_regular(&self.work_tree.join(".git/info/exclude"), 1 << 20).unwrap_or_default();
+        if let Some(private) = &self.private {
+            theirs.extend_from_slice(format!("\n/{private}/\n").as_bytes());
+        }
         let ours = self.git_dir.join("info/exclude");
         if read_regular(&ours, 1 << 20).unwrap_or_default() != theirs {
             let _ = std::fs::write(ours, theirs);

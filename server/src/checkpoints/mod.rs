@@ -145,12 +145,15 @@ pub struct Checkpoints {
     locks: Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>,
     /// How long one git command may run (then it is killed, the checkpoint fails).
     deadline: std::time::Duration,
+    /// The hub's data dir (the root's parent), canonical.
+    data_dir: Option<PathBuf>,
 }
 
 impl Checkpoints {
     /// Checkpoints kept under `root` (made on first use).
     pub fn new(root: PathBuf) -> Self {
-        Self { root, locks: Mutex::new(HashMap::new()), deadline: git::DEADLINE }
+        let data_dir = root.parent().and_then(|data| data.canonicalize().ok());
+        Self { root, locks: Mutex::new(HashMap::new()), deadline: git::DEADLINE, data_dir }
     }
 
     /// The same, with git commands stopped after `deadline`.
@@ -167,7 +170,13 @@ impl Checkpoints {
     }
 
     fn repo(&self, folder: &Path) -> Repo {
-        Repo { git_dir: self.repository_of(folder), work_tree: folder.to_path_buf(), deadline: self.deadline }
+        let private = self
+            .data_dir
+            .as_deref()
+            .and_then(|data| data.strip_prefix(folder).ok())
+            .filter(|rel| !rel.as_os_str().is_empty())
+            .map(|rel| rel.to_string_lossy().into_owned());
+        Repo { git_dir: self.repository_of(folder), work_tree: folder.to_path_buf(), deadline: self.deadline, private }
     }
 
     fn lock(&self, folder: &Path) -> Arc<Mutex<()>> {
@@ -295,8 +304,11 @@ impl Checkpoints {
             .collect();
         // What the target's "before" left out is not in its tree: never removed.
         let left_then = read_left_out(&repo, session, target)?;
-        let kept: Vec<String> = touched.iter().filter(|path| covered(&left_then, path)).cloned().collect();
-        touched.retain(|path| !covered(&left_then, path));
+        // Nor is the hub's own data dir, when it is inside the folder.
+        let private: Vec<String> = repo.private.iter().map(|rel| format!("{rel}/")).collect();
+        let keep = |path: &String| covered(&left_then, path) || covered(&private, path);
+        let kept: Vec<String> = touched.iter().filter(|path| keep(path)).cloned().collect();
+        touched.retain(|path| !keep(path));
         if !force {
             // Someone else's change: between the session's turns from the
             // target on (a turn's "after" to the next one's "before"), and

@@ -58,10 +58,25 @@ pub fn take(repo: &Repo, report: Report) -> Result<Snapshot, CheckpointError> {
     let modified = repo.run(["ls-files", "-z", "--modified"])?;
     let others = others.output()?;
     let listed = [modified, others].join(&0u8);
+    // The hub's own data dir inside the folder: out of the index, whatever it held.
+    let private_listed = match &repo.private {
+        Some(private) => repo.run(["ls-files", "-z", "--", &format!(":(literal){private}/")])?,
+        None => Vec::new(),
+    };
+    let is_private = |name: &[u8]| {
+        repo.private.as_ref().is_some_and(|private| {
+            name.strip_prefix(private.as_bytes()).is_some_and(|rest| rest.is_empty() || rest.starts_with(b"/"))
+        })
+    };
     let (mut update, mut remove, mut left_out) = (Vec::new(), Vec::new(), Vec::new());
     let mut seen = HashSet::new();
+    for name in split_z(&private_listed) {
+        if seen.insert(name) {
+            remove.push(name);
+        }
+    }
     for name in split_z(&listed) {
-        if !seen.insert(name) {
+        if !seen.insert(name) || is_private(name) {
             continue;
         }
         if name.ends_with(b"/") {

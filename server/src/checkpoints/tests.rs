@@ -415,3 +415,21 @@ fn a_fifo_where_git_reads_its_rules_fails_the_checkpoint_in_time() {
         let _ = std::fs::OpenOptions::new().write(true).custom_flags(libc::O_NONBLOCK).open(setup.folder.join(fifo));
     }
 }
+
+#[test]
+fn the_hubs_data_dir_inside_the_folder_is_never_recorded_nor_restored() {
+    let setup = setup();
+    write(&setup.folder, "a.txt", "0\n");
+    write(&setup.folder, ".hub/db.txt", "db0\n");
+    let checkpoints = Checkpoints::new(setup.folder.join(".hub/checkpoints"));
+    let start = TurnStart { prompt: Some("x".into()), seq: None, conversation: None };
+    let n = checkpoints.before_turn(&setup.folder, "s", start).unwrap();
+    sh(&setup.folder, "echo 1 > a.txt && echo db1 > .hub/db.txt");
+    checkpoints.after_turn(&setup.folder, "s", n).unwrap();
+    let files: Vec<String> =
+        checkpoints.list(&setup.folder, "s").unwrap()[0].files.iter().map(|f| f.path.clone()).collect();
+    assert_eq!(files, vec!["a.txt".to_string()]);
+    checkpoints.rewind(&setup.folder, "s", n, false).unwrap();
+    assert_eq!(std::fs::read_to_string(setup.folder.join("a.txt")).unwrap(), "0\n");
+    assert_eq!(std::fs::read_to_string(setup.folder.join(".hub/db.txt")).unwrap(), "db1\n");
+}
