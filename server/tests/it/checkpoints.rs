@@ -123,7 +123,7 @@ async fn a_turns_shell_edits_are_listed_diffed_rewound_and_the_rewind_undone() {
     assert_eq!(rewinds.len(), 2, "{audit:?}");
     assert_eq!(rewinds[0].decided_by, protocol::audit::Decider::User);
     assert_eq!(rewinds[0].outcome, Some(protocol::audit::Outcome::Ran));
-    assert!(rewinds[0].summary.contains("before turn 1"), "{}", rewinds[0].summary);
+    assert!(rewinds[0].summary.contains("before checkpoint 1"), "{}", rewinds[0].summary);
 }
 
 #[tokio::test]
@@ -144,7 +144,11 @@ async fn the_folder_is_recorded_before_the_turns_first_call_runs() {
     let events = hub.prompt(&folder, "change a").await.lines();
     let session = session_of(&events);
     let seen = std::fs::read_to_string(data.path().join("refs-seen")).unwrap();
-    assert_eq!(seen.trim(), format!("refs/hub/{session}/1/before"), "only the before ref, already on disk");
+    assert_eq!(
+        seen.trim(),
+        format!("refs/hub/{session}/1/before\nrefs/hub/{session}/1/left-out"),
+        "only the before refs, already on disk"
+    );
     // What it recorded is the file before the call.
     let shown = std::process::Command::new("git")
         .env_clear()
@@ -329,7 +333,8 @@ async fn the_built_in_agent_forgets_the_rewound_turns() {
 
 /// The real binary, killed with SIGKILL while the turn's command runs: the
 /// state before the turn was on disk, is listed after the restart (its end
-/// unrecorded), and a rewind puts the folder back.
+/// unrecorded), a rewind is refused (nothing says what the turn left) and,
+/// forced, puts the folder back.
 #[tokio::test]
 async fn the_state_before_a_turn_cut_by_kill_9_is_kept_and_rewinds() {
     use common::process::HubProcess;
@@ -370,8 +375,16 @@ async fn the_state_before_a_turn_cut_by_kill_9_is_kept_and_rewinds() {
     let listed = listed["checkpoints"].as_array().unwrap();
     assert_eq!(listed.len(), 1, "{listed:?}");
     assert_eq!((listed[0]["prompt"].as_str(), listed[0]["ended"].as_bool()), (Some("change a"), Some(false)));
+    // Cut short, the turn left no "after": nothing says what it left, every path is a conflict.
     let (status, body) =
         hub.request("POST", &format!("/api/sessions/{session}/rewind"), Some(json!({"checkpoint": 1}))).await;
+    assert_eq!(status, 409, "{body}");
+    let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["conflicts"], json!(["a.txt", "started.txt"]));
+    assert_eq!(read(&folder, "a.txt"), "changed\n", "nothing changed");
+    let (status, body) = hub
+        .request("POST", &format!("/api/sessions/{session}/rewind"), Some(json!({"checkpoint": 1, "force": true})))
+        .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(read(&folder, "a.txt"), "original\n");
     assert!(!folder.join("started.txt").exists());
