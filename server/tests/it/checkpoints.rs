@@ -406,3 +406,23 @@ async fn a_folder_that_cannot_be_recorded_is_said_and_the_turn_goes_on() {
     let warning = events.iter().find(|event| event["type"] == "error").expect("the failure is said");
     assert_eq!((warning["severity"].as_str(), warning["code"].as_str()), (Some("warning"), Some("checkpoint_failed")));
 }
+
+#[tokio::test]
+async fn no_rewind_while_another_session_of_the_folder_has_a_turn_under_way() {
+    let model =
+        FakeModel::start(vec![shell("c1", "echo x > x.txt"), text(&["ok"]), shell("c2", "echo y > y.txt")]).await;
+    let data = tempfile::tempdir().unwrap();
+    let hub = hub(&model, &data);
+    let (_dir, folder) = project(None);
+    let events = hub.prompt(&folder, "make x").await.lines();
+    let session = session_of(&events);
+    hub.decide(&session, json!({"toolId": "c1", "decision": "approve"})).await.lines();
+    assert_eq!(read(&folder, "x.txt"), "x\n");
+    // Another session of the same folder waits on a card.
+    let body = json!({"folderPath": folder, "sessionId": "other", "message": "make y"});
+    let events = hub.post("/api/chat/prompt", body.to_string()).await.lines();
+    assert_eq!(events.last().unwrap()["status"], "waiting_approval", "{events:?}");
+    let busy = rewind(&hub, &session, json!({"checkpoint": 1})).await;
+    assert_eq!((busy.status, busy.error_code().as_str()), (StatusCode::CONFLICT, "session_busy"));
+    assert!(folder.join("x.txt").exists(), "nothing was rewound");
+}
