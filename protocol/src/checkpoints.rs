@@ -129,6 +129,10 @@ pub struct RewindRequest {
     /// Overwrite files changed since by someone else.
     #[serde(default)]
     pub force: bool,
+    /// With `force`: the conflicts the user saw. Only these are overwritten;
+    /// any other conflict refuses the rewind again (409). None: every one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paths: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

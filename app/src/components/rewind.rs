@@ -135,7 +135,7 @@ fn RewindPanel(session_id: String, checkpoint: u64, on_done: Callback<()>, on_cl
     let outcome = move || {
         rewind.value().get().map(|result| match result {
             Ok(done) => {
-                let undo = RewindRequest { checkpoint: done.checkpoint.id, force: false };
+                let undo = RewindRequest { checkpoint: done.checkpoint.id, force: false, paths: None };
                 view! {
                     {done_view(&done)}
                     <button
@@ -152,7 +152,10 @@ fn RewindPanel(session_id: String, checkpoint: u64, on_done: Callback<()>, on_cl
                 }
                 .into_any()
             }
-            Err(RewindError::Conflict { message, conflicts }) => view! {
+            Err(RewindError::Conflict { message, conflicts }) => {
+                // Force overwrites exactly the paths shown: a conflict that appears meanwhile is asked about again.
+                let seen = StoredValue::new(conflicts.clone());
+                view! {
                 <div role="alert" data-testid="rewind-conflicts" class="flex flex-col gap-1 rounded-md border border-amber-300 bg-amber-50 p-2 text-amber-900 dark:border-amber-700 dark:bg-amber-950 dark:text-amber-100">
                     <p>{message}</p>
                     <ul class="list-inside list-disc font-mono text-xs">
@@ -164,14 +167,15 @@ fn RewindPanel(session_id: String, checkpoint: u64, on_done: Callback<()>, on_cl
                         class="self-start rounded-md bg-amber-700 px-3 py-1 text-xs font-medium text-white hover:bg-amber-800 disabled:opacity-50"
                         disabled=pending
                         on:click=move |_| {
-                            rewind.dispatch(RewindRequest { checkpoint: id, force: true });
+                            rewind.dispatch(RewindRequest { checkpoint: id, force: true, paths: Some(seen.get_value()) });
                         }
                     >
                         "Force: overwrite them"
                     </button>
                 </div>
             }
-            .into_any(),
+            .into_any()
+            }
             Err(RewindError::Hub(error)) => view! { <Alert message=error.message testid="rewind-error" /> }.into_any(),
         })
     };
@@ -192,7 +196,7 @@ fn RewindPanel(session_id: String, checkpoint: u64, on_done: Callback<()>, on_cl
                         class="rounded-md bg-sky-700 px-3 py-1 text-xs font-medium text-white hover:bg-sky-800 disabled:opacity-50"
                         disabled=pending
                         on:click=move |_| {
-                            rewind.dispatch(RewindRequest { checkpoint: id, force: false });
+                            rewind.dispatch(RewindRequest { checkpoint: id, force: false, paths: None });
                         }
                     >
                         "Rewind"

@@ -276,6 +276,24 @@ impl Checkpoints {
     /// refused with those paths and nothing changes. The rewind is a
     /// checkpoint of its own.
     pub fn rewind(&self, folder: &Path, session: &str, n: u64, force: bool) -> Result<Rewound, CheckpointError> {
+        self.rewind_over(folder, session, n, force.then_some(None))
+    }
+
+    /// [`Self::rewind`], forced over only the conflicts in `force` when it
+    /// names some (`Some(Some(paths))`: the paths the user saw), over every
+    /// one with `Some(None)`, over none with `None`.
+    pub fn rewind_over(
+        &self,
+        folder: &Path,
+        session: &str,
+        n: u64,
+        force: Option<Option<&[String]>>,
+    ) -> Result<Rewound, CheckpointError> {
+        let seen: Option<HashSet<&str>> = match force {
+            None => Some(HashSet::new()),
+            Some(None) => None,
+            Some(Some(paths)) => Some(paths.iter().map(String::as_str).collect()),
+        };
         let lock = self.lock(folder);
         let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
         let repo = self.repo(folder);
@@ -309,7 +327,7 @@ impl Checkpoints {
         let keep = |path: &String| covered(&left_then, path) || covered(&private, path);
         let kept: Vec<String> = touched.iter().filter(|path| keep(path)).cloned().collect();
         touched.retain(|path| !keep(path));
-        if !force {
+        if let Some(seen) = &seen {
             // Someone else's change: between the session's turns from the
             // target on (a turn's "after" to the next one's "before"), and
             // since the session's last state. A last turn cut short (no
@@ -326,8 +344,12 @@ impl Checkpoints {
             }
             // A file recorded then and left out now (grown past the limit,
             // ignored since) shows as removed since: a conflict too.
-            let conflicts: Vec<String> =
-                touched.iter().filter(|path| cut || related(&by_others, path)).cloned().collect();
+            let conflicts: Vec<String> = touched
+                .iter()
+                .filter(|path| cut || related(&by_others, path))
+                .filter(|path| !seen.contains(path.as_str()))
+                .cloned()
+                .collect();
             if !conflicts.is_empty() {
                 return Err(CheckpointError::Conflict(conflicts));
             }

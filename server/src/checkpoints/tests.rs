@@ -433,3 +433,24 @@ fn the_hubs_data_dir_inside_the_folder_is_never_recorded_nor_restored() {
     assert_eq!(std::fs::read_to_string(setup.folder.join("a.txt")).unwrap(), "0\n");
     assert_eq!(std::fs::read_to_string(setup.folder.join(".hub/db.txt")).unwrap(), "db1\n");
 }
+
+#[test]
+fn force_with_the_paths_seen_overwrites_only_those() {
+    let setup = setup();
+    write(&setup.folder, "a.txt", "a0\n");
+    write(&setup.folder, "b.txt", "b0\n");
+    let n = turn(&setup, "s", "both", "echo a1 > a.txt && echo b1 > b.txt");
+    write(&setup.folder, "a.txt", "mine\n");
+    let seen = setup.checkpoints.rewind(&setup.folder, "s", n, false).unwrap_err();
+    assert_eq!(seen, CheckpointError::Conflict(vec!["a.txt".into()]));
+    // Meanwhile b.txt changes too: forcing over what was seen asks again.
+    write(&setup.folder, "b.txt", "mine too\n");
+    let shown = vec!["a.txt".to_string()];
+    let again = setup.checkpoints.rewind_over(&setup.folder, "s", n, Some(Some(&shown))).unwrap_err();
+    assert_eq!(again, CheckpointError::Conflict(vec!["b.txt".into()]));
+    assert_eq!(std::fs::read_to_string(setup.folder.join("a.txt")).unwrap(), "mine\n", "nothing changed");
+    let both = vec!["a.txt".to_string(), "b.txt".to_string()];
+    setup.checkpoints.rewind_over(&setup.folder, "s", n, Some(Some(&both))).unwrap();
+    assert_eq!(std::fs::read_to_string(setup.folder.join("a.txt")).unwrap(), "a0\n");
+    assert_eq!(std::fs::read_to_string(setup.folder.join("b.txt")).unwrap(), "b0\n");
+}

@@ -38,7 +38,9 @@ impl Hub {
 
     /// Puts the session's folder back as it was before checkpoint `n`'s turn
     /// (blocking). Not while a turn is under way in the session.
-    pub fn rewind(&self, session_id: &str, n: u64, force: bool) -> HubResult<RewindResponse> {
+    /// With `force`, `seen` (when given) names the conflicts the user saw:
+    /// only those are overwritten.
+    pub fn rewind(&self, session_id: &str, n: u64, force: bool, seen: Option<&[String]>) -> HubResult<RewindResponse> {
         let checkpoints = self.checkpoints_or_off()?.clone();
         let runtime = self
             .try_runtime(session_id)
@@ -87,7 +89,7 @@ impl Hub {
                 rule: None,
             });
         }
-        let result = checkpoints.rewind(&runtime.folder, session_id, n, force);
+        let result = checkpoints.rewind_over(&runtime.folder, session_id, n, force.then_some(seen));
         if let Some(store) = &self.store {
             let outcome = match &result {
                 Ok(_) => Outcome::Ran,

@@ -29,5 +29,7 @@ pub async fn rewind(
     Path(id): Path<String>,
     ApiJson(request): ApiJson<RewindRequest>,
 ) -> ApiResult<Json<RewindResponse>> {
-    super::blocking(move || hub.rewind(&id, request.checkpoint, request.force)).await.map(Json)
+    super::blocking(move || hub.rewind(&id, request.checkpoint, request.force, request.paths.as_deref()))
+        .await
+        .map(Json)
 }
