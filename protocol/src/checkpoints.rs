@@ -118,6 +118,10 @@ pub struct CheckpointDiff {
     /// The patch was cut at 4 MiB.
     #[serde(default)]
     pub truncated: bool,
+    /// What the session's later checkpoints changed besides `files`: a rewind
+    /// to this checkpoint puts those back too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub later: Vec<CheckpointFile>,
 }
 
 /// `POST /api/sessions/{id}/rewind`.

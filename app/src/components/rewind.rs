@@ -221,6 +221,23 @@ fn change_label(change: FileChange) -> &'static str {
 
 fn files_and_patch(diff: CheckpointDiff) -> impl IntoView {
     let truncated = diff.truncated;
+    let later = (!diff.later.is_empty()).then(|| {
+        view! {
+            <p class="text-xs">"Later turns changed these too; they go back as well:"</p>
+            <ul data-testid="rewind-later-files" class="flex flex-col gap-0.5 font-mono text-xs">
+                {diff.later.into_iter().map(|file| {
+                    let (path, change) = (file.path.clone(), change_label(file.change));
+                    view! {
+                        <li data-testid="rewind-later-file" data-path=file.path data-change=change>
+                            <span class="text-slate-500 dark:text-slate-400">{change}</span>
+                            " "
+                            {path}
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+        }
+    });
     view! {
         <ul data-testid="rewind-files" class="flex flex-col gap-0.5 font-mono text-xs">
             {diff.files.into_iter().map(|file| {
@@ -234,6 +251,7 @@ fn files_and_patch(diff: CheckpointDiff) -> impl IntoView {
                 }
             }).collect_view()}
         </ul>
+        {later}
         <pre data-testid="rewind-diff" class="max-h-80 overflow-auto rounded-md bg-slate-100 p-2 text-xs dark:bg-slate-900">{diff.patch}</pre>
         {truncated.then(|| view! { <p class="text-xs text-slate-500 dark:text-slate-400">"The diff is cut at 4 MiB."</p> })}
     }

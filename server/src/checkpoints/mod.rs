@@ -265,7 +265,22 @@ impl Checkpoints {
         ])?;
         let truncated = patch.len() > MAX_PATCH;
         patch.truncate(MAX_PATCH);
-        Ok(CheckpointDiff { id: n, files, patch: String::from_utf8_lossy(&patch).into_owned(), truncated })
+        // A rewind goes back over the later checkpoints too: their files, said.
+        let mut later: BTreeMap<String, CheckpointFile> = BTreeMap::new();
+        for (index, cp) in stored.iter().enumerate().skip(index + 1) {
+            let changed = match (&cp.after, stored.get(index + 1)) {
+                (Some((after, _)), _) => after.files.clone(),
+                (None, Some(next)) => snapshot::changes(&repo, &cp.before_tree, &next.before_tree)?,
+                (None, None) => Vec::new(),
+            };
+            for file in changed {
+                if !files.iter().any(|own| own.path == file.path) {
+                    later.entry(file.path.clone()).or_insert(file);
+                }
+            }
+        }
+        let later = later.into_values().collect();
+        Ok(CheckpointDiff { id: n, files, patch: String::from_utf8_lossy(&patch).into_owned(), truncated, later })
     }
 
     /// Puts the files the session's turns changed from checkpoint `n` on back

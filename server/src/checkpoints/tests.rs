@@ -454,3 +454,14 @@ fn force_with_the_paths_seen_overwrites_only_those() {
     assert_eq!(std::fs::read_to_string(setup.folder.join("a.txt")).unwrap(), "a0\n");
     assert_eq!(std::fs::read_to_string(setup.folder.join("b.txt")).unwrap(), "b0\n");
 }
+
+#[test]
+fn a_checkpoints_diff_names_what_later_turns_changed_too() {
+    let setup = setup();
+    write(&setup.folder, "a.txt", "a0\n");
+    let n = turn(&setup, "s", "one", "echo a1 > a.txt");
+    turn(&setup, "s", "two", "echo a2 > a.txt && echo b > b.txt");
+    let diff = setup.checkpoints.diff(&setup.folder, "s", n).unwrap();
+    assert_eq!(diff.files, files(&[("a.txt", FileChange::Modified)]));
+    assert_eq!(diff.later, files(&[("b.txt", FileChange::Added)]));
+}
