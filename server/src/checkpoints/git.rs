@@ -126,6 +126,12 @@ impl Repo {
             return Ok(());
         }
         std::fs::create_dir_all(&self.git_dir).map_err(|err| CheckpointError::io(&self.git_dir, err))?;
+        // Copies of the folder's files (0600 ones too): for the user only.
+        use std::os::unix::fs::PermissionsExt;
+        for dir in [self.git_dir.parent(), Some(self.git_dir.as_path())].into_iter().flatten() {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(|err| CheckpointError::io(dir, err))?;
+        }
         let mut init = self.command(["init", "--bare", "--quiet", "--template="]);
         init.env_remove("GIT_DIR").env_remove("GIT_WORK_TREE").env_remove("GIT_INDEX_FILE");
         init.arg(&self.git_dir);

@@ -465,3 +465,15 @@ fn a_checkpoints_diff_names_what_later_turns_changed_too() {
     assert_eq!(diff.files, files(&[("a.txt", FileChange::Modified)]));
     assert_eq!(diff.later, files(&[("b.txt", FileChange::Added)]));
 }
+
+#[test]
+fn the_checkpoints_directory_is_the_users_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let setup = setup();
+    write(&setup.folder, "a.txt", "0\n");
+    turn(&setup, "s", "one", "echo 1 > a.txt");
+    let mode = std::fs::metadata(&setup.data).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+    let repo = setup.checkpoints.repository_of(&setup.folder);
+    assert_eq!(std::fs::metadata(repo).unwrap().permissions().mode() & 0o777, 0o700);
+}
