@@ -103,8 +103,7 @@ test('waiting sessions of every folder are listed, counted in the title, and not
     await expect(async () => assert.equal(await page.title(), '(1) Agent Hub'));
     // The title moves when the call starts; the file is there once it ran.
     await expect(async () => assert.equal(readFileSync(join(second, 'b.txt'), 'utf8'), 'b'));
-    // The turn ends (its checkpoint recorded) before the next prompt: a prompt
-    // sent while it still runs is refused as busy.
+    // The turn ends before the next prompt: a prompt sent while it still runs is refused as busy.
     await expect(async () => assert.equal(await page.getByTestId('assistant-message').last().innerText(), 'Written.'));
     await expect(async () => assert.equal(await page.getByRole('button', { name: 'Send', exact: true }).isDisabled(), false));
     setup.model.script(text('ok'));

@@ -109,14 +109,11 @@ impl ServerCertVerifier for Pinned {
 
 impl Hub {
     fn phone(&self) -> reqwest::Client {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let tls = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
+        reqwest::Client::builder()
+            .tls_backend_preconfigured(rustls_for(self))
+            .resolve(NAME, self.remote)
+            .build()
             .unwrap()
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(Pinned(self.fingerprint.clone())))
-            .with_no_client_auth();
-        reqwest::Client::builder().tls_backend_preconfigured(tls).resolve(NAME, self.remote).build().unwrap()
     }
 
     fn remote_url(&self, path: &str) -> String {
