@@ -9,13 +9,15 @@ fn session_url(id: &str) -> String {
 }
 
 /// A new session in the folder, untitled until its first prompt unless `title`
-/// names it, working with `agent` (else the folder's last choice).
+/// names it, working with `agent` (else the folder's last choice);
+/// `isolated`: in a git worktree of its own.
 pub async fn create(
     folder_path: &str,
     title: Option<String>,
     agent: Option<String>,
+    isolated: bool,
 ) -> Result<SessionSummary, HubError> {
-    let body = CreateSessionRequest { folder_path: folder_path.to_string(), title, agent };
+    let body = CreateSessionRequest { folder_path: folder_path.to_string(), title, agent, isolated };
     send_json("POST", "/api/sessions", Some(&body)).await
 }
 

@@ -79,7 +79,7 @@ enum Done {
 async fn apply(folder_path: String, change: Change) -> Result<Done, (Change, HubError)> {
     let result = match &change {
         Change::Create(agent) => {
-            client::sessions::create(&folder_path, None, agent.clone()).await.map(|session| Done::Created(session.id))
+            client::sessions::create(&folder_path, None, agent.clone(), false).await.map(|session| Done::Created(session.id))
         }
         Change::Rename { id, title } => client::sessions::rename(id, title).await.map(|_| Done::Renamed),
         Change::Delete { id, force } => client::sessions::delete(id, *force).await.map(|()| Done::Deleted(id.clone())),
@@ -515,6 +515,7 @@ mod tests {
             agent: None,
             waiting_since: None,
             deadline_at: None,
+            worktree: None,
         };
         assert_eq!(session_label(&session), UNTITLED);
         session.title = Some("Fix it".into());

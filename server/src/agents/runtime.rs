@@ -316,7 +316,11 @@ impl AgentState {
 
 pub struct SessionRuntime {
     pub id: String,
+    /// The folder: its rules, trust and YOLO apply to the session.
     pub folder: PathBuf,
+    /// Where the session works (see `crate::registry::Session::root`): the
+    /// folder, or an isolated session's worktree.
+    pub root: PathBuf,
     pub log: Arc<EventLog>,
     state: Mutex<SessionState>,
     pub(super) store: Option<Arc<Store>>,
@@ -372,6 +376,7 @@ impl SessionRuntime {
         Self {
             log: Arc::new(EventLog::restored(events, sink)),
             id,
+            root: folder.clone(),
             folder,
             state: Mutex::new(state),
             store,
@@ -381,6 +386,19 @@ impl SessionRuntime {
             unreadable: None,
             checkpoint: Mutex::new(checkpoint::TurnCheckpoint::None),
         }
+    }
+
+    /// The runtime working in `root` (an isolated session's worktree).
+    pub fn rooted(mut self, root: PathBuf) -> Self {
+        self.root = root;
+        self
+    }
+
+    /// Whether a call may change the folder's or the working root's
+    /// `.gemini` (and the other protected paths): see `super::protected`.
+    pub fn touches_settings(&self, name: &str, args: &serde_json::Value) -> bool {
+        super::protected::touches_settings(&self.root, name, args)
+            || (self.root != self.folder && super::protected::touches_settings(&self.folder, name, args))
     }
 
     pub fn agent_modes(&self) -> Option<protocol::api::AgentModes> {

@@ -57,7 +57,7 @@ impl SessionRuntime {
             }
         };
         let Some(checkpoints) = hub.checkpoints() else { return };
-        let (folder, id) = (self.folder.clone(), self.id.clone());
+        let (folder, id) = (self.root.clone(), self.id.clone());
         let made = tokio::task::spawn_blocking(move || checkpoints.before_turn(&folder, &id, start)).await;
         match made {
             Ok(Ok(n)) => *self.turn_checkpoint() = TurnCheckpoint::Open(n),
@@ -71,7 +71,7 @@ impl SessionRuntime {
         let taken = std::mem::take(&mut *self.turn_checkpoint());
         let TurnCheckpoint::Open(n) = taken else { return };
         let Some(checkpoints) = hub.checkpoints() else { return };
-        let (folder, id) = (self.folder.clone(), self.id.clone());
+        let (folder, id) = (self.root.clone(), self.id.clone());
         let made = tokio::task::spawn_blocking(move || checkpoints.after_turn(&folder, &id, n)).await;
         match made {
             Ok(Ok(_)) => {}

@@ -1,0 +1,78 @@
+//! Isolated sessions' worktrees as the API sees them: whether a folder can
+//! have one, the session's change against its base, Apply, Commit and
+//! Discard (see `crate::worktrees`). Git runs in the caller's blocking task.
+
+use protocol::api::{WorktreeDone, WorktreeStatus};
+
+use super::{Hub, HubError, HubResult};
+use crate::agents::AgentError;
+use crate::worktrees::{Worktree, WorktreeError, Worktrees};
+
+impl Hub {
+    pub(super) fn worktrees_or_off(&self) -> HubResult<&std::sync::Arc<Worktrees>> {
+        self.worktrees.as_ref().ok_or(HubError::Worktree(WorktreeError::Off))
+    }
+
+    /// Whether a new session in `folder` may be isolated: a git repository
+    /// with a commit, and a hub that keeps worktrees (blocking).
+    pub fn can_isolate(&self, folder: &std::path::Path) -> bool {
+        self.worktrees.as_ref().is_some_and(|worktrees| worktrees.can_isolate(folder))
+    }
+
+    /// The session's worktree; 404 for no session, 400 for one not isolated.
+    fn worktree_of(&self, session_id: &str) -> HubResult<Worktree> {
+        let session = self.session(session_id).ok_or_else(|| AgentError::NoSession(session_id.to_string()))?;
+        session.worktree.ok_or_else(|| {
+            HubError::Worktree(WorktreeError::NotIsolated(session_id.to_string()))
+        })
+    }
+
+    /// Refused while a turn of the session is under way: its agent writes there.
+    fn idle_for_worktree(&self, session_id: &str) -> HubResult<()> {
+        let runtime = self
+            .try_runtime(session_id)
+            .map_err(|err| HubError::StoreFailed(err.to_string()))?
+            .ok_or_else(|| AgentError::NoSession(session_id.to_string()))?;
+        let state = runtime.state();
+        if state.machine.is_deleted() {
+            return Err(AgentError::Deleted(session_id.to_string()).into());
+        }
+        if state.machine.phase().under_way() {
+            return Err(AgentError::busy("A turn is under way in this session: wait for its end (or stop it).").into());
+        }
+        Ok(())
+    }
+
+    /// `GET /api/sessions/{id}/worktree` (blocking).
+    pub fn worktree_status(&self, session_id: &str) -> HubResult<WorktreeStatus> {
+        let worktree = self.worktree_of(session_id)?;
+        let files = self.worktrees_or_off()?.files(&worktree)?;
+        Ok(WorktreeStatus { worktree: worktree.info(), files })
+    }
+
+    /// `POST /api/sessions/{id}/worktree/apply` (blocking).
+    pub fn apply_worktree(&self, session_id: &str) -> HubResult<WorktreeDone> {
+        let worktree = self.worktree_of(session_id)?;
+        self.idle_for_worktree(session_id)?;
+        let applied = self.worktrees_or_off()?.apply(&worktree)?;
+        tracing::info!(session = session_id, files = applied.len(), "a worktree was applied to its folder");
+        Ok(WorktreeDone { applied, commit: None })
+    }
+
+    /// `POST /api/sessions/{id}/worktree/commit` (blocking).
+    pub fn commit_worktree(&self, session_id: &str, message: &str) -> HubResult<WorktreeDone> {
+        let worktree = self.worktree_of(session_id)?;
+        self.idle_for_worktree(session_id)?;
+        let commit = self.worktrees_or_off()?.commit(&worktree, message)?;
+        self.projects_changed();
+        Ok(WorktreeDone { applied: Vec::new(), commit: Some(commit) })
+    }
+
+    /// `POST /api/sessions/{id}/worktree/discard` (blocking).
+    pub fn discard_worktree(&self, session_id: &str) -> HubResult<WorktreeDone> {
+        let worktree = self.worktree_of(session_id)?;
+        self.idle_for_worktree(session_id)?;
+        self.worktrees_or_off()?.discard(&worktree)?;
+        Ok(WorktreeDone { applied: Vec::new(), commit: None })
+    }
+}
