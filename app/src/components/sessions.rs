@@ -78,9 +78,9 @@ enum Done {
 
 async fn apply(folder_path: String, change: Change) -> Result<Done, (Change, HubError)> {
     let result = match &change {
-        Change::Create(agent) => {
-            client::sessions::create(&folder_path, None, agent.clone(), false).await.map(|session| Done::Created(session.id))
-        }
+        Change::Create(agent) => client::sessions::create(&folder_path, None, agent.clone(), false)
+            .await
+            .map(|session| Done::Created(session.id)),
         Change::Rename { id, title } => client::sessions::rename(id, title).await.map(|_| Done::Renamed),
         Change::Delete { id, force } => client::sessions::delete(id, *force).await.map(|()| Done::Deleted(id.clone())),
     };

@@ -90,13 +90,20 @@ impl Hub {
             }
         };
         let made = worktree.clone();
-        let result = self.with_session_tries(folder_path, Some(&id), agent, worktree, |session| {
-            if title.is_some() {
-                session.title = title;
-                self.persist(session);
-            }
-            Ok(self.summary_of(session))
-        }, 1);
+        let result = self.with_session_tries(
+            folder_path,
+            Some(&id),
+            agent,
+            worktree,
+            |session| {
+                if title.is_some() {
+                    session.title = title;
+                    self.persist(session);
+                }
+                Ok(self.summary_of(session))
+            },
+            1,
+        );
         if let (Err(_), Some(made), Some(worktrees)) = (&result, made, &self.worktrees) {
             // Nothing is left of a session that was not made.
             if let Err(err) = worktrees.remove(&made) {

@@ -22,9 +22,7 @@ impl Hub {
     /// The session's worktree; 404 for no session, 400 for one not isolated.
     fn worktree_of(&self, session_id: &str) -> HubResult<Worktree> {
         let session = self.session(session_id).ok_or_else(|| AgentError::NoSession(session_id.to_string()))?;
-        session.worktree.ok_or_else(|| {
-            HubError::Worktree(WorktreeError::NotIsolated(session_id.to_string()))
-        })
+        session.worktree.ok_or_else(|| HubError::Worktree(WorktreeError::NotIsolated(session_id.to_string())))
     }
 
     /// Refused while a turn of the session is under way: its agent writes there.

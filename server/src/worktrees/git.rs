@@ -8,7 +8,11 @@
 //!   made), no signing, no submodule recursion, no auto gc;
 //! - no attributes from the working tree (`--attr-source=<empty tree>`): a
 //!   `.gitattributes` (the folder's, or one an agent wrote in its worktree)
-//!   cannot name a filter, an end-of-line conversion or an encoding;
+//!   cannot name a filter, an end-of-line conversion or an encoding. Except
+//!   for `git apply` into the folder, which git 2.47 crashes on with an
+//!   attribute source (SIGSEGV, measured): there the folder's own
+//!   `.gitattributes` end-of-line rules apply as in the user's own checkout,
+//!   and no filter runs (next point);
 //! - every filter driver the repository's config defines is emptied
 //!   (`-c filter.<name>.process= -c filter.<name>.smudge= …`), so one that
 //!   `.git/info/attributes` names does not run either.
@@ -65,6 +69,8 @@ pub struct Git {
     /// `-c filter.<name>.*=` for each filter the repository defines.
     filters: Vec<String>,
     empty_tree: &'static str,
+    /// Whether `--attr-source=<empty tree>` is given (not to `git apply`).
+    attr_source: bool,
 }
 
 impl Git {
@@ -78,13 +84,15 @@ impl Git {
             deadline,
             filters: Vec::new(),
             empty_tree: EMPTY_TREE_SHA1,
+            attr_source: true,
         };
         let format = git.text(["rev-parse", "--show-object-format"])?;
         if format.trim() == "sha256" {
             git.empty_tree = EMPTY_TREE_SHA256;
         }
         // `config` exits 1 when nothing matches.
-        let names = git.run_allowing(["config", "--name-only", "--get-regexp", r"^filter\..*\.(process|smudge|clean)$"]);
+        let names =
+            git.run_allowing(["config", "--name-only", "--get-regexp", r"^filter\..*\.(process|smudge|clean)$"]);
         let mut drivers: Vec<String> = names
             .unwrap_or_default()
             .lines()
@@ -101,6 +109,12 @@ impl Git {
         Ok(git)
     }
 
+    /// The same git without `--attr-source`: for `git apply`, which crashes
+    /// with one (git 2.47).
+    pub fn for_apply(&self) -> Self {
+        Self { attr_source: false, ..self.clone() }
+    }
+
     /// `git <args>` with the clean environment and every override.
     pub fn command<I, S>(&self, args: I) -> Command
     where
@@ -112,7 +126,10 @@ impl Git {
         if let Some(git_dir) = &self.git_dir {
             command.env("GIT_DIR", git_dir).env("GIT_WORK_TREE", &self.dir);
         }
-        command.arg("--no-pager").arg(format!("--attr-source={}", self.empty_tree));
+        command.arg("--no-pager");
+        if self.attr_source {
+            command.arg(format!("--attr-source={}", self.empty_tree));
+        }
         for setting in SETTINGS.iter().copied().chain(self.filters.iter().map(String::as_str)) {
             command.arg("-c").arg(setting);
         }

@@ -75,7 +75,9 @@ impl Worktree {
 pub enum WorktreeError {
     #[error("The folder is not in a git repository: an isolated session needs one (git init, and a first commit).")]
     NotARepository,
-    #[error("The folder's git repository has no commit yet: an isolated session starts from HEAD (make a first commit).")]
+    #[error(
+        "The folder's git repository has no commit yet: an isolated session starts from HEAD (make a first commit)."
+    )]
     NoCommit,
     #[error("This hub keeps no worktrees (it runs without a data dir).")]
     Off,
@@ -207,10 +209,12 @@ impl Worktrees {
         if path.exists() {
             return Err(WorktreeError::Invalid(format!("{} exists already", path.display())));
         }
-        let added = git.run(["worktree", "add", "--quiet", "-b", &branch]
-            .into_iter()
-            .map(std::ffi::OsString::from)
-            .chain([path.clone().into_os_string(), origin.head.clone().into()]));
+        let added = git.run(
+            ["worktree", "add", "--quiet", "-b", &branch]
+                .into_iter()
+                .map(std::ffi::OsString::from)
+                .chain([path.clone().into_os_string(), origin.head.clone().into()]),
+        );
         if let Err(err) = added {
             // Whatever of it was made goes: the directory, its admin entry, the branch.
             let _ = std::fs::remove_dir_all(&path);
@@ -227,10 +231,10 @@ impl Worktrees {
     /// too, ignored ones not), written into the repository's objects through
     /// a temporary index of the hub's: the worktree's own index is untouched.
     fn state_tree(&self, git: &Git, worktree: &Worktree) -> Result<String, WorktreeError> {
-        let index = self.root.join(folder_key(&worktree.top)).join(format!(
-            "{}.index",
-            worktree.path.file_name().and_then(|name| name.to_str()).unwrap_or("worktree")
-        ));
+        let index = self
+            .root
+            .join(folder_key(&worktree.top))
+            .join(format!("{}.index", worktree.path.file_name().and_then(|name| name.to_str()).unwrap_or("worktree")));
         let _ = std::fs::remove_file(&index);
         let env = [("GIT_INDEX_FILE", index.as_path())];
         let made = git
@@ -294,7 +298,12 @@ impl Worktrees {
             .map(|name| String::from_utf8_lossy(name).into_owned())
             .collect();
         let patch = git.run(
-            ["diff", "--binary", "--full-index"].iter().chain(&flags).chain(&range).chain(&["--", spec.as_str()]).copied(),
+            ["diff", "--binary", "--full-index"]
+                .iter()
+                .chain(&flags)
+                .chain(&range)
+                .chain(&["--", spec.as_str()])
+                .copied(),
         )?;
         Ok((patch, names))
     }
@@ -309,7 +318,7 @@ impl Worktrees {
         if names.is_empty() {
             return Ok(names);
         }
-        let folder = self.git(&worktree.top, None)?;
+        let folder = self.git(&worktree.top, None)?.for_apply();
         // `git apply` checks every hunk before it writes any: all or nothing.
         match folder.run_with(["apply", "--whitespace=nowarn"], patch.clone()) {
             Ok(_) => Ok(names),

@@ -39,7 +39,10 @@ pub async fn discard(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> Api
 
 /// Whether the folder is in a git repository with a commit (and the hub
 /// keeps worktrees): the New session control offers "isolated" then.
-pub async fn folder_git(State(hub): State<Arc<Hub>>, ApiQuery(query): ApiQuery<ConfigQuery>) -> ApiResult<Json<FolderGit>> {
+pub async fn folder_git(
+    State(hub): State<Arc<Hub>>,
+    ApiQuery(query): ApiQuery<ConfigQuery>,
+) -> ApiResult<Json<FolderGit>> {
     super::blocking(move || {
         let folder = crate::folder::canonical_folder(&query.folder_path)?;
         Ok::<_, crate::hub::HubError>(FolderGit { isolatable: hub.can_isolate(&folder) })
