@@ -86,7 +86,7 @@ pub enum WorktreeError {
     #[error("The session's worktree is gone ({0}): it was deleted outside the hub.")]
     Missing(PathBuf),
     /// Apply would change files the folder changed too: nothing was applied.
-    #[error("{} conflicts with the folder's own changes; nothing was applied.", describe(.0))]
+    #[error("Not applied, the folder changed these files too: {}. Nothing was changed.", describe(.0))]
     Conflict(Vec<String>),
     #[error("{0}")]
     Invalid(String),
@@ -107,10 +107,13 @@ impl WorktreeError {
     }
 }
 
+/// The paths named in a sentence: all of them up to 10, else the first 10 and how many more.
 fn describe(paths: &[String]) -> String {
-    match paths {
-        [one] => one.clone(),
-        many => format!("{} files", many.len()),
+    const NAMED: usize = 10;
+    let named = paths.iter().take(NAMED).cloned().collect::<Vec<_>>().join(", ");
+    match paths.len() {
+        0..=NAMED => named,
+        n => format!("{named} and {} more", n - NAMED),
     }
 }
 
