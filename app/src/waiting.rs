@@ -76,6 +76,7 @@ mod tests {
             waiting_since: None,
             deadline_at: None,
             worktree: None,
+            branch: None,
         }
     }
 

@@ -259,9 +259,14 @@ pub struct SessionSummary {
     /// since the Unix epoch (an addition; none without a timeout).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_at: Option<u64>,
-    /// An isolated session's worktree (issue 29).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// An isolated session's worktree (issue 29). Not read by the page (its
+    /// first load stays small: it reads `branch`, and the worktree's status
+    /// from `GET /api/sessions/{id}/worktree`).
+    #[serde(default, skip_serializing_if = "Option::is_none", skip_deserializing)]
     pub worktree: Option<WorktreeInfo>,
+    /// An isolated session's branch, as `worktree.branch` (issue 29).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -124,6 +124,7 @@ impl Session {
             // The hub puts in when the folder's timeout answers it.
             deadline_at: None,
             worktree: self.worktree.as_ref().map(crate::worktrees::Worktree::info),
+            branch: self.worktree.as_ref().map(|worktree| worktree.branch.clone()),
         }
     }
 }

@@ -142,7 +142,7 @@ pub fn ChangesPanel(session_id: String, on_close: Callback<()>) -> impl IntoView
                     .iter()
                     .flat_map(|project| project.sessions.iter())
                     .find(|summary| summary.id == id)
-                    .and_then(|summary| summary.worktree.as_ref().map(|worktree| worktree.branch.clone()))
+                    .and_then(|summary| summary.branch.clone())
             })
         })
     });

@@ -287,7 +287,7 @@ fn SessionRow(
     let untitled = session.title.is_none();
     let status = session.status;
     let agent_name = session.agent.as_ref().map(|agent| agent.name.clone());
-    let branch = session.worktree.as_ref().map(|worktree| (worktree.branch.clone(), worktree.missing));
+    let branch = session.branch.clone();
     let summary = move || {
         view! {
             <button
@@ -305,10 +305,7 @@ fn SessionRow(
                 <span class="flex flex-wrap items-center gap-x-2 gap-y-1 text-xs text-slate-600 dark:text-slate-400">
                     <StatusBadge status />
                     {agent_name.clone().map(|name| view! { <span data-testid="session-agent-name">{name}</span> })}
-                    {branch.clone().map(|(branch, missing)| {
-                        let text = if missing { format!("{branch} (worktree gone)") } else { branch };
-                        view! { <span data-testid="session-branch" class="font-mono">{text}</span> }
-                    })}
+                    {branch.clone().map(|branch| view! { <span data-testid="session-branch" class="font-mono">{branch}</span> })}
                     <span title=full_time.get_value()>{move || relative_time(updated_at, clock.get())}</span>
                     {(waiting > 0)
                         .then(|| {
@@ -534,6 +531,7 @@ mod tests {
             waiting_since: None,
             deadline_at: None,
             worktree: None,
+            branch: None,
         };
         assert_eq!(session_label(&session), UNTITLED);
         session.title = Some("Fix it".into());

@@ -303,6 +303,9 @@ async fn a_restart_finds_the_worktrees_again_and_one_deleted_by_hand_is_said_not
 
     let refused = worktree_post(&hub, &gone, "apply", json!({})).await;
     assert_eq!((refused.status, refused.error_code()), (StatusCode::CONFLICT, "worktree_missing".into()));
+    let body = json!({"folderPath": folder, "sessionId": gone, "message": "hello"});
+    let refused = hub.post("/api/chat/prompt", body.to_string()).await;
+    assert_eq!((refused.status, refused.error_code()), (StatusCode::CONFLICT, "worktree_missing".into()));
     let deleted = delete(&hub, &gone).await;
     assert_eq!(deleted.json(), json!({"worktreeRemoved": true}));
     assert_eq!(git(&folder, &["branch", "--list", &gone_branch]), "");
