@@ -75,7 +75,6 @@ mod tests {
             agent: None,
             waiting_since: None,
             deadline_at: None,
-            worktree: None,
             branch: None,
         }
     }

@@ -262,9 +262,9 @@ pub struct SessionSummary {
     /// An isolated session's worktree (issue 29). Not read by the page (its
     /// first load stays small: it reads `branch`, and the worktree's status
     /// from `GET /api/sessions/{id}/worktree`).
-    #[serde(default, skip_serializing_if = "Option::is_none", skip_deserializing)]
-    pub worktree: Option<WorktreeInfo>,
-    /// An isolated session's branch, as `worktree.branch` (issue 29).
+
+    /// An isolated session's branch (issue 29); `GET /api/sessions/{id}/worktree`
+    /// has the rest. (Kept to one string: the page's first load reads this type.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
 }
@@ -295,6 +295,17 @@ pub struct CreateSessionRequest {
     /// repository with a commit.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub isolated: bool,
+}
+
+/// `POST /api/sessions`'s answer: the session's summary and, for an isolated
+/// one, its worktree (issue 29). Written by the hub only: the page reads the
+/// answer as a [`SessionSummary`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CreatedSession {
+    #[serde(flatten)]
+    pub summary: SessionSummary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<WorktreeInfo>,
 }
 
 /// `GET /api/folders/git?folderPath=`: whether a new session in the folder

@@ -123,7 +123,6 @@ impl Session {
             waiting_since: self.waiting_since_ms,
             // The hub puts in when the folder's timeout answers it.
             deadline_at: None,
-            worktree: self.worktree.as_ref().map(crate::worktrees::Worktree::info),
             branch: self.worktree.as_ref().map(|worktree| worktree.branch.clone()),
         }
     }

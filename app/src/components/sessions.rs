@@ -223,7 +223,12 @@ pub fn SessionList(
             <AgentPicker folder_path chosen=agent />
             <Show when=move || isolatable.get().is_some_and(|answer| answer.is_ok_and(|git| git.isolatable))>
                 <label class="flex items-center gap-2 text-xs text-slate-700 dark:text-slate-300">
-                    <input type="checkbox" data-testid="new-session-isolated" bind:checked=isolated />
+                    <input
+                        type="checkbox"
+                        data-testid="new-session-isolated"
+                        prop:checked=isolated
+                        on:change=move |_| isolated.update(|on| *on = !*on)
+                    />
                     "Isolated: a git worktree and branch of its own"
                 </label>
             </Show>
@@ -530,7 +535,6 @@ mod tests {
             agent: None,
             waiting_since: None,
             deadline_at: None,
-            worktree: None,
             branch: None,
         };
         assert_eq!(session_label(&session), UNTITLED);

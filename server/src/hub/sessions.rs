@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use protocol::api::{ChatConfig, SessionDeleted, SessionStatus, SessionSummary};
+use protocol::api::{ChatConfig, CreatedSession, SessionDeleted, SessionStatus, SessionSummary};
 use protocol::events::{AgentEvent, ResultStatus};
 
 use super::{now_ms, Hub, HubError, HubResult};
@@ -72,7 +72,7 @@ impl Hub {
         title: Option<&str>,
         agent: Option<&str>,
         isolated: bool,
-    ) -> HubResult<SessionSummary> {
+    ) -> HubResult<CreatedSession> {
         let title = title.map(checked_title).transpose()?;
         let mut id = random_session_id()?;
         while self.registry().get(&id).is_some() {
@@ -100,7 +100,8 @@ impl Hub {
                     session.title = title;
                     self.persist(session);
                 }
-                Ok(self.summary_of(session))
+                let worktree = session.worktree.as_ref().map(crate::worktrees::Worktree::info);
+                Ok(CreatedSession { summary: self.summary_of(session), worktree })
             },
             1,
         );

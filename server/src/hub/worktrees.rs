@@ -44,7 +44,11 @@ impl Hub {
     /// `GET /api/sessions/{id}/worktree` (blocking).
     pub fn worktree_status(&self, session_id: &str) -> HubResult<WorktreeStatus> {
         let worktree = self.worktree_of(session_id)?;
-        let files = self.worktrees_or_off()?.files(&worktree)?;
+        // One deleted by hand is said (`missing`), with no files.
+        let files = match worktree.exists() {
+            true => self.worktrees_or_off()?.files(&worktree)?,
+            false => Vec::new(),
+        };
         Ok(WorktreeStatus { worktree: worktree.info(), files })
     }
 

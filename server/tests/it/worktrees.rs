@@ -120,7 +120,7 @@ async fn an_isolated_session_works_in_its_worktree_and_apply_brings_the_work_int
     // The project list shows the session's branch.
     let projects = hub.get("/api/projects").await.json();
     let listed = &projects["projects"][0]["sessions"][0];
-    assert_eq!(listed["worktree"]["branch"], branch.as_str());
+    assert_eq!(listed["branch"], branch.as_str());
 
     yolo(&hub, &folder, &id).await;
     let events = prompt_in(&hub, &folder, &id, "tidy").await;
@@ -276,14 +276,15 @@ async fn a_restart_finds_the_worktrees_again_and_one_deleted_by_hand_is_said_not
     let model = FakeModel::start(vec![shell("c1", "pwd > where.txt"), text(&["ok"])]).await;
     let data = tempfile::tempdir().unwrap();
     let (_dir, folder) = repository();
-    let (kept, gone, gone_path, gone_branch) = {
+    let (kept, kept_path, gone, gone_path, gone_branch) = {
         let hub = hub(&model, &data);
-        let kept = isolated(&hub, &folder, "kept").await["id"].as_str().unwrap().to_string();
+        let kept = isolated(&hub, &folder, "kept").await;
         let gone = isolated(&hub, &folder, "gone").await;
         hub.hub.store().unwrap().flush().await.unwrap();
-        let path = PathBuf::from(gone["worktree"]["path"].as_str().unwrap());
+        let path = |made: &Value| PathBuf::from(made["worktree"]["path"].as_str().unwrap());
         let branch = gone["worktree"]["branch"].as_str().unwrap().to_string();
-        (kept, gone["id"].as_str().unwrap().to_string(), path, branch)
+        let id = |made: &Value| made["id"].as_str().unwrap().to_string();
+        (id(&kept), path(&kept), id(&gone), path(&gone), branch)
     };
     std::fs::remove_dir_all(&gone_path).unwrap();
 
@@ -291,14 +292,17 @@ async fn a_restart_finds_the_worktrees_again_and_one_deleted_by_hand_is_said_not
     let projects = hub.get("/api/projects").await.json();
     let sessions = projects["projects"][0]["sessions"].as_array().unwrap().clone();
     let of = |id: &str| sessions.iter().find(|session| session["id"] == id).unwrap().clone();
-    assert!(of(&kept)["worktree"].get("missing").is_none(), "{sessions:?}");
-    assert_eq!(of(&gone)["worktree"]["missing"], true);
+    assert_eq!(of(&gone)["branch"], gone_branch.as_str(), "listed again: {sessions:?}");
+    let kept_status = hub.get(&format!("/api/sessions/{kept}/worktree")).await.json();
+    assert_eq!(kept_status["worktree"]["path"], kept_path.display().to_string());
+    assert!(kept_status["worktree"].get("missing").is_none(), "{kept_status}");
+    let gone_status = hub.get(&format!("/api/sessions/{gone}/worktree")).await.json();
+    assert_eq!((&gone_status["worktree"]["missing"], &gone_status["files"]), (&json!(true), &json!([])));
 
     // The kept one still works in its worktree.
     yolo(&hub, &folder, &kept).await;
     let events = prompt_in(&hub, &folder, &kept, "where").await;
     assert_eq!(events.last().unwrap()["status"], "success", "{events:?}");
-    let kept_path = PathBuf::from(of(&kept)["worktree"]["path"].as_str().unwrap());
     assert_eq!(read(&kept_path, "where.txt").trim(), kept_path.display().to_string());
 
     let refused = worktree_post(&hub, &gone, "apply", json!({})).await;

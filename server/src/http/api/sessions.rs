@@ -7,7 +7,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use protocol::api::{CreateSessionRequest, RenameSessionRequest, SessionSummary};
+use protocol::api::{CreateSessionRequest, CreatedSession, RenameSessionRequest, SessionSummary};
 use serde::Deserialize;
 
 use crate::http::error::{ApiJson, ApiQuery, ApiResult};
@@ -16,7 +16,7 @@ use crate::hub::Hub;
 pub async fn create(
     State(hub): State<Arc<Hub>>,
     ApiJson(request): ApiJson<CreateSessionRequest>,
-) -> ApiResult<(StatusCode, Json<SessionSummary>)> {
+) -> ApiResult<(StatusCode, Json<CreatedSession>)> {
     // An isolated session's worktree is made by git: off the async workers.
     let summary = super::blocking(move || {
         hub.create_session(&request.folder_path, request.title.as_deref(), request.agent.as_deref(), request.isolated)
