@@ -397,8 +397,15 @@ impl SessionRuntime {
     /// Whether a call may change the folder's or the working root's
     /// `.gemini` (and the other protected paths): see `super::protected`.
     pub fn touches_settings(&self, name: &str, args: &serde_json::Value) -> bool {
-        super::protected::touches_settings(&self.root, name, args)
-            || (self.root != self.folder && super::protected::touches_settings(&self.folder, name, args))
+        use super::protected::{touches_settings, touches_settings_within};
+        if self.root == self.folder {
+            return touches_settings(&self.folder, name, args);
+        }
+        // An isolated session's worktree is under the hub's data dir, which is
+        // protected: its own worktree is not; the folder's settings are.
+        let worktree = Some(self.root.as_path());
+        touches_settings_within(&self.root, worktree, name, args)
+            || touches_settings_within(&self.folder, worktree, name, args)
     }
 
     pub fn agent_modes(&self) -> Option<protocol::api::AgentModes> {
