@@ -52,10 +52,22 @@ impl Hub {
         Ok(WorktreeStatus { worktree: worktree.info(), files })
     }
 
-    /// `POST /api/sessions/{id}/worktree/apply` (blocking).
+    /// `POST /api/sessions/{id}/worktree/apply` (blocking). Not while a turn
+    /// of a session working in the folder's repository (not isolated) is
+    /// under way either: its tools would write while the change is applied.
     pub fn apply_worktree(&self, session_id: &str) -> HubResult<WorktreeDone> {
         let worktree = self.worktree_of(session_id)?;
         self.idle_for_worktree(session_id)?;
+        let others: Vec<_> = self.runtimes().values().filter(|other| other.id != session_id).cloned().collect();
+        for other in others {
+            let nested = other.root.starts_with(&worktree.top) || worktree.top.starts_with(&other.root);
+            if nested && other.state().machine.phase().under_way() {
+                return Err(AgentError::busy(
+                    "A turn of another session in this folder is under way: apply once it has ended (or stop it).",
+                )
+                .into());
+            }
+        }
         let applied = self.worktrees_or_off()?.apply(&worktree)?;
         tracing::info!(session = session_id, files = applied.len(), "a worktree was applied to its folder");
         Ok(WorktreeDone { applied, commit: None })

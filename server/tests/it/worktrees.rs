@@ -193,6 +193,33 @@ async fn two_isolated_sessions_change_one_file_the_second_apply_is_a_conflict_an
 }
 
 #[tokio::test]
+async fn no_apply_while_a_turn_of_the_folders_own_session_is_under_way() {
+    let model = FakeModel::start(vec![
+        shell("i1", "echo isolated > notes.txt"),
+        text(&["done"]),
+        shell("f1", "echo folder > other.txt"),
+    ])
+    .await;
+    let data = tempfile::tempdir().unwrap();
+    let hub = hub(&model, &data);
+    let (_dir, folder) = repository();
+    let id = isolated(&hub, &folder, "fenced").await["id"].as_str().unwrap().to_string();
+    yolo(&hub, &folder, &id).await;
+    prompt_in(&hub, &folder, &id, "work").await;
+    // The folder's default session waits on a card: its turn is under way.
+    let events = hub.prompt(&folder, "other").await.lines();
+    assert_eq!(events.last().unwrap()["status"], "waiting_approval", "{events:?}");
+    let busy = worktree_post(&hub, &id, "apply", json!({})).await;
+    assert_eq!((busy.status, busy.error_code()), (StatusCode::CONFLICT, "session_busy".into()));
+    assert_eq!(read(&folder, "notes.txt"), "one\ntwo\nthree\n", "nothing applied");
+    let default = session_of(&events);
+    hub.decide(&default, json!({"toolId": "f1", "decision": "reject"})).await;
+    let applied = worktree_post(&hub, &id, "apply", json!({})).await;
+    assert_eq!(applied.status, StatusCode::OK, "{:?}", applied.body);
+    assert_eq!(read(&folder, "notes.txt"), "isolated\n");
+}
+
+#[tokio::test]
 async fn commit_keeps_the_branch_when_the_session_goes_and_discard_drops_what_is_not_committed() {
     let model = FakeModel::start(vec![
         shell("c1", "echo committed > notes.txt"),
