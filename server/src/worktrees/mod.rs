@@ -232,16 +232,25 @@ impl Worktrees {
 
     /// The worktree's state as a tree (committed and not, untracked files
     /// too, ignored ones not), written into the repository's objects through
-    /// a temporary index of the hub's: the worktree's own index is untouched.
+    /// a temporary index of the hub's (a copy of the worktree's own, as a stat
+    /// cache): the worktree's own index is untouched.
     fn state_tree(&self, git: &Git, worktree: &Worktree) -> Result<String, WorktreeError> {
-        let index = self
-            .root
-            .join(folder_key(&worktree.top))
-            .join(format!("{}.index", worktree.path.file_name().and_then(|name| name.to_str()).unwrap_or("worktree")));
+        // One of its own per read: two reads of a session (the panel's list, an
+        // Apply) may run at once.
+        static READS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let read = READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = worktree.path.file_name().and_then(|name| name.to_str()).unwrap_or("worktree");
+        let index =
+            self.root.join(folder_key(&worktree.top)).join(format!("{name}.{}.{read}.index", std::process::id()));
         let _ = std::fs::remove_file(&index);
         let env = [("GIT_INDEX_FILE", index.as_path())];
-        let made = git
-            .run_env(["read-tree", "HEAD"], &env)
+        // Started from a copy of the worktree's own index, git's stat cache: only
+        // files changed since are hashed again. Without one, from `HEAD`.
+        let started = match std::fs::copy(worktree.git_dir.join("index"), &index) {
+            Ok(_) => Ok(Vec::new()),
+            Err(_) => git.run_env(["read-tree", "HEAD"], &env),
+        };
+        let made = started
             .and_then(|_| git.run_env(["add", "-A", "--", "."], &env))
             .and_then(|_| git.run_env(["write-tree"], &env));
         let _ = std::fs::remove_file(&index);

@@ -101,6 +101,7 @@ fn apply_brings_committed_and_uncommitted_work_into_the_working_tree_only() {
     setup.worktrees.commit(&made, "two in capitals").unwrap();
     std::fs::write(root.join("added.txt"), "new\n").unwrap();
     std::fs::remove_file(root.join("keep.txt")).unwrap();
+    let own_index = std::fs::read(made.git_dir.join("index")).unwrap();
     let files = setup.worktrees.files(&made).unwrap();
     let mut listed: Vec<(String, String)> = files.into_iter().map(|file| (file.path, file.status)).collect();
     listed.sort();
@@ -118,6 +119,13 @@ fn apply_brings_committed_and_uncommitted_work_into_the_working_tree_only() {
     assert!(!setup.folder.join("keep.txt").exists());
     let (head_after, index_after, _) = repo_state(&setup.folder);
     assert_eq!((head_after, index_after), (head, index), "HEAD and the index are the user's, untouched");
+    assert_eq!(std::fs::read(made.git_dir.join("index")).unwrap(), own_index, "the worktree's index too");
+    let left: Vec<_> = std::fs::read_dir(made.path.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().ends_with(".index"))
+        .collect();
+    assert!(left.is_empty(), "no temporary index is left: {left:?}");
 }
 
 #[test]
