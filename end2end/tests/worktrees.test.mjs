@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createRequire } from 'node:module';
 import { expect } from './expect.mjs';
 import { makeFolder } from '../hub.mjs';
 import { openChat, sendPrompt } from '../chat-page.mjs';
@@ -16,6 +17,16 @@ import { hubWithModel } from '../setup.mjs';
 import { call, text } from '../fake-model.mjs';
 
 const setup = hubWithModel();
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+/** Every axe violation in the elements `selector` finds, one line per node. */
+async function violations(page, selector) {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: AXE });
+  return page.evaluate(async (selector) => {
+    const result = await window.axe.run(selector, { resultTypes: ['violations'] });
+    return result.violations.flatMap((v) => v.nodes.map((node) => `${v.id} (${v.impact}) ${node.target.join(' ')}`));
+  }, selector);
+}
 
 const sessionInUrl = (page) => new URL(page.url()).searchParams.get('session');
 
@@ -84,6 +95,8 @@ test('two isolated sessions change one file; one is applied, the other reports i
   const refused = firstTree.getByTestId('worktree-refused');
   await refused.waitFor();
   assert.match(await refused.innerText(), /the folder changed these files too: notes\.txt/);
+  assert.deepEqual(await violations(page, '[data-testid="worktree"]'), [], 'the worktree actions with a refusal');
+  assert.deepEqual(await violations(page, '[data-testid="session-list"]'), [], 'the session list with Isolated');
   assert.equal(notes(), 'one\nSECOND\nthree\n', 'nothing changed');
   assert.ok(second.id !== first.id);
   assert.deepEqual(errors, []);
