@@ -5,7 +5,8 @@
 //!
 //! - no hooks (`core.hooksPath=/dev/null`), no fsmonitor, no pager, no
 //!   external diff or textconv (`--no-ext-diff --no-textconv` where diffs are
-//!   made), no signing, no submodule recursion, no auto gc;
+//!   made), no signing, no submodule recursion, no auto gc, no fetch of a
+//!   partial clone's missing objects (`GIT_NO_LAZY_FETCH`, `protocol.allow=never`);
 //! - no attributes from the working tree (`--attr-source=<empty tree>`): a
 //!   `.gitattributes` (the folder's, or one an agent wrote in its worktree)
 //!   cannot name a filter, an end-of-line conversion or an encoding. Except
@@ -50,6 +51,8 @@ const SETTINGS: &[&str] = &[
     "gc.auto=0",
     "maintenance.auto=false",
     "advice.detachedHead=false",
+    // A partial clone's missing objects are not fetched (a remote helper, ssh).
+    "protocol.allow=never",
 ];
 
 /// The empty tree's id in each object format: the attributes' source.
@@ -122,7 +125,7 @@ impl Git {
         S: AsRef<OsStr>,
     {
         let mut command = clean_command(&self.home);
-        command.current_dir(&self.dir);
+        command.current_dir(&self.dir).env("GIT_NO_LAZY_FETCH", "1").env("GIT_ALLOW_PROTOCOL", "");
         if let Some(git_dir) = &self.git_dir {
             command.env("GIT_DIR", git_dir).env("GIT_WORK_TREE", &self.dir);
         }
