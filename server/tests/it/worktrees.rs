@@ -220,6 +220,26 @@ async fn no_apply_while_a_turn_of_the_folders_own_session_is_under_way() {
 }
 
 #[tokio::test]
+async fn a_rewind_of_an_isolated_session_puts_its_worktree_back_not_the_folder() {
+    let model = FakeModel::start(vec![shell("c1", "echo agent > notes.txt"), text(&["done"])]).await;
+    let data = tempfile::tempdir().unwrap();
+    let hub = hub(&model, &data);
+    let (_dir, folder) = repository();
+    let made = isolated(&hub, &folder, "rewound").await;
+    let id = made["id"].as_str().unwrap().to_string();
+    let path = PathBuf::from(made["worktree"]["path"].as_str().unwrap());
+    yolo(&hub, &folder, &id).await;
+    prompt_in(&hub, &folder, &id, "edit").await;
+    assert_eq!(read(&path, "notes.txt"), "agent\n");
+    // The user edits the folder's own copy meanwhile: not the session's to rewind.
+    std::fs::write(folder.join("notes.txt"), "the user's\n").unwrap();
+    let rewound = hub.post(&format!("/api/sessions/{id}/rewind"), json!({"checkpoint": 1}).to_string()).await;
+    assert_eq!(rewound.status, StatusCode::OK, "{:?}", rewound.body);
+    assert_eq!(read(&path, "notes.txt"), "one\ntwo\nthree\n");
+    assert_eq!(read(&folder, "notes.txt"), "the user's\n");
+}
+
+#[tokio::test]
 async fn commit_keeps_the_branch_when_the_session_goes_and_discard_drops_what_is_not_committed() {
     let model = FakeModel::start(vec![
         shell("c1", "echo committed > notes.txt"),
