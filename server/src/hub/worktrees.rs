@@ -3,9 +3,11 @@
 //! Discard (see `crate::worktrees`). Git runs in the caller's blocking task.
 
 use protocol::api::{WorktreeDone, WorktreeStatus};
+use protocol::audit::{AuditDecision, Decider, Outcome};
 
 use super::{Hub, HubError, HubResult};
 use crate::agents::AgentError;
+use crate::store::{DecisionRecord, OutcomeRecord};
 use crate::worktrees::{Worktree, WorktreeError, Worktrees};
 
 impl Hub {
@@ -41,6 +43,50 @@ impl Hub {
         Ok(())
     }
 
+    /// Runs `act` (Apply, Commit, Discard: the user's) with its decision in
+    /// the audit trail before (`toolName` `worktree_<what>`) and its outcome
+    /// after: `ran`, `skipped` (refused: a conflict, nothing to commit) or `failed`.
+    fn audited<T>(
+        &self,
+        session_id: &str,
+        worktree: &Worktree,
+        what: &str,
+        act: impl FnOnce() -> Result<T, WorktreeError>,
+    ) -> HubResult<T> {
+        let tool_id = format!("worktree-{what}-{session_id}-{}", crate::clock::now_ms());
+        let folder = self.session(session_id).map(|session| session.folder.display().to_string()).unwrap_or_default();
+        if let Some(store) = &self.store {
+            store.record_decision(DecisionRecord {
+                at_ms: crate::clock::now_ms(),
+                folder,
+                session_id: session_id.to_string(),
+                tool_id: tool_id.clone(),
+                tool_name: format!("worktree_{what}"),
+                summary: format!("{} ({})", worktree.branch, worktree.path.display()),
+                decision: AuditDecision::Approved,
+                decided_by: Decider::User,
+                rule: None,
+            });
+        }
+        let result = act();
+        if let Some(store) = &self.store {
+            let outcome = match &result {
+                Ok(_) => Outcome::Ran,
+                Err(WorktreeError::Conflict(_) | WorktreeError::Invalid(_) | WorktreeError::Missing(_)) => {
+                    Outcome::Skipped
+                }
+                Err(_) => Outcome::Failed,
+            };
+            store.record_outcome(OutcomeRecord {
+                at_ms: crate::clock::now_ms(),
+                session_id: session_id.to_string(),
+                tool_id,
+                outcome,
+            });
+        }
+        Ok(result?)
+    }
+
     /// `GET /api/sessions/{id}/worktree` (blocking).
     pub fn worktree_status(&self, session_id: &str) -> HubResult<WorktreeStatus> {
         let worktree = self.worktree_of(session_id)?;
@@ -68,7 +114,8 @@ impl Hub {
                 .into());
             }
         }
-        let applied = self.worktrees_or_off()?.apply(&worktree)?;
+        let worktrees = self.worktrees_or_off()?;
+        let applied = self.audited(session_id, &worktree, "apply", || worktrees.apply(&worktree))?;
         tracing::info!(session = session_id, files = applied.len(), "a worktree was applied to its folder");
         Ok(WorktreeDone { applied, commit: None })
     }
@@ -77,7 +124,8 @@ impl Hub {
     pub fn commit_worktree(&self, session_id: &str, message: &str) -> HubResult<WorktreeDone> {
         let worktree = self.worktree_of(session_id)?;
         self.idle_for_worktree(session_id)?;
-        let commit = self.worktrees_or_off()?.commit(&worktree, message)?;
+        let worktrees = self.worktrees_or_off()?;
+        let commit = self.audited(session_id, &worktree, "commit", || worktrees.commit(&worktree, message))?;
         self.projects_changed();
         Ok(WorktreeDone { applied: Vec::new(), commit: Some(commit) })
     }
@@ -86,7 +134,8 @@ impl Hub {
     pub fn discard_worktree(&self, session_id: &str) -> HubResult<WorktreeDone> {
         let worktree = self.worktree_of(session_id)?;
         self.idle_for_worktree(session_id)?;
-        self.worktrees_or_off()?.discard(&worktree)?;
+        let worktrees = self.worktrees_or_off()?;
+        self.audited(session_id, &worktree, "discard", || worktrees.discard(&worktree))?;
         Ok(WorktreeDone { applied: Vec::new(), commit: None })
     }
 }

@@ -190,6 +190,17 @@ async fn two_isolated_sessions_change_one_file_the_second_apply_is_a_conflict_an
     assert_eq!(refused.json()["conflicts"], json!(["notes.txt"]));
     assert_eq!(read(&folder, "notes.txt"), "one\nFIRST\nthree\n");
     assert!(!folder.join("only-b.txt").exists(), "all or nothing");
+
+    // Both Applies are in the audit trail, decided by the user: one ran, one was refused.
+    let store = hub.hub.store().unwrap().clone();
+    store.flush().await.unwrap();
+    let audit = store.audit(&agent_hub::store::AuditFilter::default()).unwrap();
+    let applies: Vec<_> = audit.iter().filter(|entry| entry.tool_name == "worktree_apply").collect();
+    let outcomes: Vec<_> = applies.iter().map(|entry| (entry.session_id.clone(), entry.outcome.clone())).collect();
+    use protocol::audit::Outcome;
+    assert!(outcomes.contains(&(first.clone(), Some(Outcome::Ran))), "{audit:?}");
+    assert!(outcomes.contains(&(second.clone(), Some(Outcome::Skipped))), "{audit:?}");
+    assert!(applies.iter().all(|entry| entry.decided_by == protocol::audit::Decider::User));
 }
 
 #[tokio::test]
