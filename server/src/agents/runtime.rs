@@ -227,7 +227,10 @@ pub fn decide_many(
 /// Stops the running or waiting turn (the Stop button). Returns the last seq
 /// before the turn's last events.
 pub async fn cancel(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) -> Result<u64, AgentError> {
-    hub.agent_of(&runtime.id)?.cancel(hub, runtime).await
+    let after = hub.agent_of(&runtime.id)?.cancel(hub, runtime).await?;
+    // After the agent was told: an ACP turn given up before its prompt is ended by that Cancel.
+    runtime.stop_checkpoint();
+    Ok(after)
 }
 
 /// Stops the session's turn only if one is running (shutdown): a built-in
@@ -236,6 +239,7 @@ pub async fn cancel(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) -> Re
 pub fn stop_running(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) {
     if let Ok(agent) = hub.agent_of(&runtime.id) {
         agent.stop_running(hub, runtime);
+        runtime.stop_checkpoint();
     }
 }
 
@@ -252,6 +256,7 @@ pub(crate) fn spawn_turn(
     let (port, recorded) = (hub.clone(), runtime.clone());
     let task = tokio::spawn(async move {
         // The folder is recorded before the turn can change it.
+        // Stopped meanwhile: the turn sees its stop at once and ends.
         recorded.checkpoint_before(&*port).await;
         turn.await
     });

@@ -3,7 +3,8 @@
 //! which both agent kinds await), and closed when the turn ends, before the
 //! session is free (see `crate::checkpoints`). Git runs off the async workers.
 
-use std::sync::MutexGuard;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, MutexGuard};
 
 use protocol::events::{AgentEvent, Severity};
 
@@ -16,6 +17,8 @@ pub(super) enum TurnCheckpoint {
     None,
     /// A new turn started: the folder is recorded before its first change.
     Due(crate::checkpoints::TurnStart),
+    /// Being recorded; setting the flag (Stop) kills the git command under way.
+    Recording(Arc<AtomicBool>),
     /// Recorded before the turn, as this checkpoint.
     Open(u64),
 }
@@ -44,8 +47,9 @@ impl SessionRuntime {
     /// Records the folder before the turn's first change, when the turn is a
     /// new one (see [`SessionRuntime::start_turn`]): the agent awaits this
     /// before it acts. Off the async workers; a failure is said, and the
-    /// turn goes on unrecorded.
-    pub(crate) async fn checkpoint_before(&self, hub: &dyn HubPort) {
+    /// turn goes on unrecorded. False when the turn was stopped meanwhile
+    /// (its agent is not to act at all).
+    pub(crate) async fn checkpoint_before(&self, hub: &dyn HubPort) -> bool {
         // The turn's start is recorded under the session's lock: once it is free, it is.
         drop(self.state());
         let taken = std::mem::take(&mut *self.turn_checkpoint());
@@ -53,16 +57,37 @@ impl SessionRuntime {
             TurnCheckpoint::Due(start) => start,
             other => {
                 *self.turn_checkpoint() = other;
-                return;
+                return true;
             }
         };
-        let Some(checkpoints) = hub.checkpoints() else { return };
+        let Some(checkpoints) = hub.checkpoints() else { return true };
         let (folder, id) = (self.folder.clone(), self.id.clone());
-        let made = tokio::task::spawn_blocking(move || checkpoints.before_turn(&folder, &id, start)).await;
-        match made {
-            Ok(Ok(n)) => *self.turn_checkpoint() = TurnCheckpoint::Open(n),
-            Ok(Err(err)) => self.report_checkpoint_failed(&err.to_string()),
-            Err(err) => self.report_checkpoint_failed(&err.to_string()),
+        let stop = Arc::new(AtomicBool::new(false));
+        *self.turn_checkpoint() = TurnCheckpoint::Recording(stop.clone());
+        let made = tokio::task::spawn_blocking(move || checkpoints.before_turn_until(&folder, &id, start, stop)).await;
+        *self.turn_checkpoint() = match made {
+            Ok(Ok(n)) => TurnCheckpoint::Open(n),
+            Ok(Err(crate::checkpoints::CheckpointError::Stopped)) => {
+                *self.turn_checkpoint() = TurnCheckpoint::None;
+                return false;
+            }
+            Ok(Err(err)) => {
+                self.report_checkpoint_failed(&err.to_string());
+                TurnCheckpoint::None
+            }
+            Err(err) => {
+                self.report_checkpoint_failed(&err.to_string());
+                TurnCheckpoint::None
+            }
+        };
+        true
+    }
+
+    /// The turn is stopped (Stop, shutdown): a checkpoint being recorded
+    /// before it is given up, so the turn need not wait for git.
+    pub(crate) fn stop_checkpoint(&self) {
+        if let TurnCheckpoint::Recording(stop) = &*self.turn_checkpoint() {
+            stop.store(true, Ordering::Relaxed);
         }
     }
 

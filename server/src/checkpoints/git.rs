@@ -9,6 +9,8 @@ use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use super::CheckpointError;
 
@@ -23,6 +25,8 @@ pub struct Repo {
     /// The hub's own data dir when it is inside the folder (relative to
     /// it): never recorded, never restored.
     pub private: Option<String>,
+    /// Set when the turn is stopped: the git command under way is killed.
+    pub stop: Arc<AtomicBool>,
 }
 
 /// How long one git command may run by default.
@@ -36,16 +40,23 @@ pub struct Watchdog {
 }
 
 impl Watchdog {
-    pub fn start(child: &std::process::Child, deadline: std::time::Duration) -> Self {
+    pub fn start(child: &std::process::Child, deadline: std::time::Duration, stop: Arc<AtomicBool>) -> Self {
         let state = std::sync::Arc::new((std::sync::Mutex::new((false, false)), std::sync::Condvar::new()));
         let pid = child.id() as libc::pid_t;
         let shared = state.clone();
         std::thread::spawn(move || {
             let (lock, wake) = &*shared;
-            let guard = lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            let (mut guard, _) = wake
-                .wait_timeout_while(guard, deadline, |(done, _)| !*done)
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let ends = std::time::Instant::now() + deadline;
+            let mut guard = lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            // Woken by `disarm`; a stop is looked at every 50 ms.
+            while !guard.0 && !stop.load(Ordering::Relaxed) {
+                let left = ends.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                let slice = left.min(std::time::Duration::from_millis(50));
+                guard = wake.wait_timeout(guard, slice).unwrap_or_else(std::sync::PoisonError::into_inner).0;
+            }
             if !guard.0 {
                 // SAFETY: kill(2) on a child not yet waited for (see `disarm`).
                 unsafe { libc::kill(pid, libc::SIGKILL) };
@@ -142,6 +153,26 @@ impl Repo {
         Ok(())
     }
 
+    /// Removes the `*.lock` files a killed git command left (call with the
+    /// folder's lock held: no git command of the hub's is writing here).
+    pub fn clear_stale_locks(&self) {
+        let mut dirs = vec![self.git_dir.join("refs")];
+        for name in ["hub-index.lock", "packed-refs.lock", "HEAD.lock", "config.lock", "shallow.lock"] {
+            let _ = std::fs::remove_file(self.git_dir.join(name));
+        }
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let Ok(kind) = entry.file_type() else { continue };
+                if kind.is_dir() {
+                    dirs.push(entry.path());
+                } else if entry.file_name().as_encoded_bytes().ends_with(b".lock") {
+                    tracing::info!(path = %entry.path().display(), "checkpoint: a stale git lock removed");
+                    let _ = std::fs::remove_file(entry.path());
+                }
+            }
+        }
+    }
+
     /// Keeps the folder's own `.git/info/exclude` as this repository's
     /// (read, never written): what the user's git ignores is ignored here too.
     pub fn copy_excludes(&self) {
@@ -203,8 +234,8 @@ impl Repo {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|err| CheckpointError::Git(format!("git could not be run: {err}")))?;
-        let watchdog = Watchdog::start(&child, self.deadline);
-        Ok(Running { name, child, watchdog, deadline: self.deadline })
+        let watchdog = Watchdog::start(&child, self.deadline, self.stop.clone());
+        Ok(Running { name, child, watchdog, deadline: self.deadline, stop: self.stop.clone() })
     }
 
     /// Runs `git <args>`; its output, or why it failed.
@@ -231,7 +262,7 @@ impl Repo {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|err| CheckpointError::Git(format!("git could not be run: {err}")))?;
-        let watchdog = Watchdog::start(&child, self.deadline);
+        let watchdog = Watchdog::start(&child, self.deadline, self.stop.clone());
         let mut stdin = child.stdin.take().expect("piped");
         let writer = std::thread::spawn(move || stdin.write_all(&input));
         let mut stderr = child.stderr.take().expect("piped");
@@ -252,12 +283,17 @@ impl Repo {
         let status = child.wait().map_err(|err| CheckpointError::Git(err.to_string()))?;
         let _ = writer.join();
         if fired {
-            return Err(timed_out(&name, self.deadline));
+            return Err(self.interrupted(&name));
         }
         if !status.success() {
             return Err(failed(&name, &stderr));
         }
         Ok(out)
+    }
+
+    /// Why a command of this repository killed by its watchdog failed.
+    pub fn interrupted(&self, name: &str) -> CheckpointError {
+        interrupted(name, self.deadline, &self.stop)
     }
 
     /// An object's id from `git <args>`'s first line.
@@ -292,7 +328,15 @@ fn finish(name: &str, output: std::io::Result<std::process::Output>) -> Result<V
     Ok(output.stdout)
 }
 
-pub fn timed_out(name: &str, deadline: std::time::Duration) -> CheckpointError {
+/// Why a command killed by its watchdog failed: the turn was stopped, or it ran too long.
+pub fn interrupted(name: &str, deadline: std::time::Duration, stop: &AtomicBool) -> CheckpointError {
+    if stop.load(Ordering::Relaxed) {
+        return CheckpointError::Stopped;
+    }
+    timed_out(name, deadline)
+}
+
+fn timed_out(name: &str, deadline: std::time::Duration) -> CheckpointError {
     CheckpointError::Git(format!("`git {name}` did not end within {} s and was stopped", deadline.as_secs()))
 }
 
@@ -319,6 +363,7 @@ pub struct Running {
     child: std::process::Child,
     watchdog: Watchdog,
     deadline: std::time::Duration,
+    stop: Arc<AtomicBool>,
 }
 
 impl Running {
@@ -336,7 +381,7 @@ impl Running {
         let fired = self.watchdog.disarm();
         let status = self.child.wait().map_err(|err| CheckpointError::Git(err.to_string()))?;
         if fired {
-            return Err(timed_out(&self.name, self.deadline));
+            return Err(interrupted(&self.name, self.deadline, &self.stop));
         }
         read.map_err(|err| CheckpointError::Git(err.to_string()))?;
         if !status.success() {

@@ -16,6 +16,7 @@ mod snapshot;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use protocol::checkpoints::{Checkpoint, CheckpointDiff, CheckpointFile, CheckpointKind, LeftOut};
@@ -44,6 +45,9 @@ pub enum CheckpointError {
     Git(String),
     #[error("The folder could not be restored: {0}")]
     Restore(String),
+    /// The turn was stopped while its checkpoint was being recorded.
+    #[error("the turn was stopped before its checkpoint was recorded")]
+    Stopped,
 }
 
 impl CheckpointError {
@@ -141,8 +145,9 @@ impl Stored {
 /// Every folder's checkpoints, under one directory of the hub's.
 pub struct Checkpoints {
     root: PathBuf,
-    /// One lock per folder: its index and refs change under it.
-    locks: Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>,
+    /// One lock per folder: its index and refs change under it (and whether
+    /// no git `*.lock` can be left over there).
+    locks: Mutex<HashMap<PathBuf, Arc<Mutex<bool>>>>,
     /// How long one git command may run (then it is killed, the checkpoint fails).
     deadline: std::time::Duration,
     /// The hub's data dir (the root's parent), canonical.
@@ -170,59 +175,101 @@ impl Checkpoints {
     }
 
     fn repo(&self, folder: &Path) -> Repo {
+        self.repo_until(folder, Arc::default())
+    }
+
+    /// The repository, its git commands killed once `stop` is set.
+    fn repo_until(&self, folder: &Path, stop: Arc<AtomicBool>) -> Repo {
         let private = self
             .data_dir
             .as_deref()
             .and_then(|data| data.strip_prefix(folder).ok())
             .filter(|rel| !rel.as_os_str().is_empty())
             .map(|rel| rel.to_string_lossy().into_owned());
-        Repo { git_dir: self.repository_of(folder), work_tree: folder.to_path_buf(), deadline: self.deadline, private }
+        Repo {
+            git_dir: self.repository_of(folder),
+            work_tree: folder.to_path_buf(),
+            deadline: self.deadline,
+            private,
+            stop,
+        }
     }
 
-    fn lock(&self, folder: &Path) -> Arc<Mutex<()>> {
-        let mut locks = self.locks.lock().unwrap_or_else(PoisonError::into_inner);
-        locks.entry(folder.to_path_buf()).or_default().clone()
+    /// Runs `work` on the folder's repository under the folder's lock. A
+    /// git command killed (at its deadline, by a stop) or a hub killed mid-way
+    /// can leave git's `*.lock` files behind, and git refuses to go on while
+    /// they are there: they are cleared before the first work of this
+    /// process and after any that failed (only this hub writes here, and
+    /// under this lock).
+    fn writing<T>(
+        &self,
+        folder: &Path,
+        stop: Arc<AtomicBool>,
+        work: impl FnOnce(&Repo) -> Result<T, CheckpointError>,
+    ) -> Result<T, CheckpointError> {
+        let lock = {
+            let mut locks = self.locks.lock().unwrap_or_else(PoisonError::into_inner);
+            locks.entry(folder.to_path_buf()).or_default().clone()
+        };
+        let mut clean = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let repo = self.repo_until(folder, stop);
+        if !*clean {
+            repo.clear_stale_locks();
+        }
+        let result = work(&repo);
+        *clean = result.is_ok();
+        result
     }
 
     /// Records the folder before a turn of `session` (blocking: git runs).
     /// A checkpoint left without its "after" (the hub was killed during its
     /// turn) gets this state as its "after". Returns the new checkpoint's number.
     pub fn before_turn(&self, folder: &Path, session: &str, start: TurnStart) -> Result<u64, CheckpointError> {
-        let lock = self.lock(folder);
-        let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
-        let repo = self.repo(folder);
-        let snap = snapshot::take(&repo, Report::LeftOut)?;
-        let stored = read_all(&repo, session)?;
-        if let Some(last) = stored.last().filter(|last| last.after.is_none()) {
-            write_after(&repo, session, last, &snap.tree)?;
-        }
-        let n = stored.last().map_or(1, |last| last.n + 1);
-        let turn = stored.iter().filter(|cp| cp.before.kind == CheckpointKind::Turn).count() as u64 + 1;
-        let before = Before {
-            kind: CheckpointKind::Turn,
-            turn,
-            at: crate::clock::now_ms(),
-            prompt: start.prompt.map(|prompt| prompt.chars().take(PROMPT_KEPT).collect()),
-            seq: start.seq,
-            rewound_to: None,
-            conversation: start.conversation,
-            left_out: snap.left_out,
-            left_out_more: snap.left_out_more,
-        };
-        write_left_out(&repo, &ref_name(session, n, "left-out"), &snap.all_left_out)?;
-        write_commit(&repo, &ref_name(session, n, "before"), &snap.tree, &json_line(&before))?;
-        Ok(n)
+        self.before_turn_until(folder, session, start, Arc::default())
+    }
+
+    /// [`Self::before_turn`], given up (its git command killed) once `stop`
+    /// is set: the turn was stopped, it need not wait for its checkpoint.
+    pub fn before_turn_until(
+        &self,
+        folder: &Path,
+        session: &str,
+        start: TurnStart,
+        stop: Arc<AtomicBool>,
+    ) -> Result<u64, CheckpointError> {
+        self.writing(folder, stop, |repo| {
+            let snap = snapshot::take(repo, Report::LeftOut)?;
+            let stored = read_all(repo, session)?;
+            if let Some(last) = stored.last().filter(|last| last.after.is_none()) {
+                write_after(repo, session, last, &snap.tree)?;
+            }
+            let n = stored.last().map_or(1, |last| last.n + 1);
+            let turn = stored.iter().filter(|cp| cp.before.kind == CheckpointKind::Turn).count() as u64 + 1;
+            let before = Before {
+                kind: CheckpointKind::Turn,
+                turn,
+                at: crate::clock::now_ms(),
+                prompt: start.prompt.map(|prompt| prompt.chars().take(PROMPT_KEPT).collect()),
+                seq: start.seq,
+                rewound_to: None,
+                conversation: start.conversation,
+                left_out: snap.left_out,
+                left_out_more: snap.left_out_more,
+            };
+            write_left_out(repo, &ref_name(session, n, "left-out"), &snap.all_left_out)?;
+            write_commit(repo, &ref_name(session, n, "before"), &snap.tree, &json_line(&before))?;
+            Ok(n)
+        })
     }
 
     /// Records the folder after the turn of checkpoint `n` (blocking).
     pub fn after_turn(&self, folder: &Path, session: &str, n: u64) -> Result<Vec<CheckpointFile>, CheckpointError> {
-        let lock = self.lock(folder);
-        let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
-        let repo = self.repo(folder);
-        let snap = snapshot::take(&repo, Report::TreeOnly)?;
-        let stored = read_all(&repo, session)?;
-        let cp = stored.iter().find(|cp| cp.n == n).ok_or(CheckpointError::NotFound(n))?;
-        write_after(&repo, session, cp, &snap.tree)
+        self.writing(folder, Arc::default(), |repo| {
+            let snap = snapshot::take(repo, Report::TreeOnly)?;
+            let stored = read_all(repo, session)?;
+            let cp = stored.iter().find(|cp| cp.n == n).ok_or(CheckpointError::NotFound(n))?;
+            write_after(repo, session, cp, &snap.tree)
+        })
     }
 
     /// The session's checkpoints, oldest first.
@@ -309,106 +356,105 @@ impl Checkpoints {
             Some(None) => None,
             Some(Some(paths)) => Some(paths.iter().map(String::as_str).collect()),
         };
-        let lock = self.lock(folder);
-        let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
-        let repo = self.repo(folder);
-        if !repo.git_dir.join("HEAD").is_file() {
-            return Err(CheckpointError::NotFound(n));
-        }
-        let stored = read_all(&repo, session)?;
-        let from = stored.iter().position(|cp| cp.n == n).ok_or(CheckpointError::NotFound(n))?;
-        let target = &stored[from];
-        let now = snapshot::take(&repo, Report::LeftOut)?;
-        let last = stored.last().expect("the target is one");
-        // What the session's turns from the target on changed: only those files go back.
-        let mut theirs = HashSet::new();
-        for (index, cp) in stored.iter().enumerate().skip(from) {
-            let files = match (&cp.after, stored.get(index + 1)) {
-                (Some((after, _)), _) => after.files.clone(),
-                (None, Some(next)) => snapshot::changes(&repo, &cp.before_tree, &next.before_tree)?,
-                (None, None) => snapshot::changes(&repo, &cp.before_tree, &now.tree)?,
-            };
-            theirs.extend(files.into_iter().map(|file| file.path));
-        }
-        let mut touched: Vec<String> = snapshot::changes(&repo, &now.tree, &target.before_tree)?
-            .into_iter()
-            .map(|file| file.path)
-            .filter(|path| theirs.contains(path))
-            .collect();
-        // What the target's "before" left out is not in its tree: never removed.
-        let left_then = read_left_out(&repo, session, target)?;
-        // Nor is the hub's own data dir, when it is inside the folder.
-        let private: Vec<String> = repo.private.iter().map(|rel| format!("{rel}/")).collect();
-        let keep = |path: &String| covered(&left_then, path) || covered(&private, path);
-        let kept: Vec<String> = touched.iter().filter(|path| keep(path)).cloned().collect();
-        touched.retain(|path| !keep(path));
-        if let Some(seen) = &seen {
-            // Someone else's change: between the session's turns from the
-            // target on (a turn's "after" to the next one's "before"), and
-            // since the session's last state. A last turn cut short (no
-            // "after": the hub was killed) leaves nothing to compare with.
-            let mut by_others: HashSet<String> = HashSet::new();
+        self.writing(folder, Arc::default(), |repo| {
+            if !repo.git_dir.join("HEAD").is_file() {
+                return Err(CheckpointError::NotFound(n));
+            }
+            let stored = read_all(repo, session)?;
+            let from = stored.iter().position(|cp| cp.n == n).ok_or(CheckpointError::NotFound(n))?;
+            let target = &stored[from];
+            let now = snapshot::take(repo, Report::LeftOut)?;
+            let last = stored.last().expect("the target is one");
+            // What the session's turns from the target on changed: only those files go back.
+            let mut theirs = HashSet::new();
             for (index, cp) in stored.iter().enumerate().skip(from) {
-                if let (Some((_, after)), Some(next)) = (&cp.after, stored.get(index + 1)) {
-                    by_others.extend(snapshot::changes(&repo, after, &next.before_tree)?.into_iter().map(|f| f.path));
+                let files = match (&cp.after, stored.get(index + 1)) {
+                    (Some((after, _)), _) => after.files.clone(),
+                    (None, Some(next)) => snapshot::changes(repo, &cp.before_tree, &next.before_tree)?,
+                    (None, None) => snapshot::changes(repo, &cp.before_tree, &now.tree)?,
+                };
+                theirs.extend(files.into_iter().map(|file| file.path));
+            }
+            let mut touched: Vec<String> = snapshot::changes(repo, &now.tree, &target.before_tree)?
+                .into_iter()
+                .map(|file| file.path)
+                .filter(|path| theirs.contains(path))
+                .collect();
+            // What the target's "before" left out is not in its tree: never removed.
+            let left_then = read_left_out(repo, session, target)?;
+            // Nor is the hub's own data dir, when it is inside the folder.
+            let private: Vec<String> = repo.private.iter().map(|rel| format!("{rel}/")).collect();
+            let keep = |path: &String| covered(&left_then, path) || covered(&private, path);
+            let kept: Vec<String> = touched.iter().filter(|path| keep(path)).cloned().collect();
+            touched.retain(|path| !keep(path));
+            if let Some(seen) = &seen {
+                // Someone else's change: between the session's turns from the
+                // target on (a turn's "after" to the next one's "before"), and
+                // since the session's last state. A last turn cut short (no
+                // "after": the hub was killed) leaves nothing to compare with.
+                let mut by_others: HashSet<String> = HashSet::new();
+                for (index, cp) in stored.iter().enumerate().skip(from) {
+                    if let (Some((_, after)), Some(next)) = (&cp.after, stored.get(index + 1)) {
+                        by_others
+                            .extend(snapshot::changes(repo, after, &next.before_tree)?.into_iter().map(|f| f.path));
+                    }
+                }
+                let cut = last.after.is_none();
+                if let Some((_, left)) = &last.after {
+                    by_others.extend(snapshot::changes(repo, left, &now.tree)?.into_iter().map(|f| f.path));
+                }
+                // A file recorded then and left out now (grown past the limit,
+                // ignored since) shows as removed since: a conflict too.
+                let conflicts: Vec<String> = touched
+                    .iter()
+                    .filter(|path| cut || related(&by_others, path))
+                    .filter(|path| !seen.contains(path.as_str()))
+                    .cloned()
+                    .collect();
+                if !conflicts.is_empty() {
+                    return Err(CheckpointError::Conflict(conflicts));
                 }
             }
-            let cut = last.after.is_none();
-            if let Some((_, left)) = &last.after {
-                by_others.extend(snapshot::changes(&repo, left, &now.tree)?.into_iter().map(|f| f.path));
+            let m = last.n + 1;
+            let before = Before {
+                kind: CheckpointKind::Rewind,
+                turn: target.before.turn,
+                at: crate::clock::now_ms(),
+                prompt: None,
+                seq: None,
+                rewound_to: Some(n),
+                conversation: None,
+                left_out: now.left_out,
+                left_out_more: now.left_out_more,
+            };
+            if last.after.is_none() {
+                write_after(repo, session, last, &now.tree)?;
             }
-            // A file recorded then and left out now (grown past the limit,
-            // ignored since) shows as removed since: a conflict too.
-            let conflicts: Vec<String> = touched
-                .iter()
-                .filter(|path| cut || related(&by_others, path))
-                .filter(|path| !seen.contains(path.as_str()))
-                .cloned()
-                .collect();
-            if !conflicts.is_empty() {
-                return Err(CheckpointError::Conflict(conflicts));
-            }
-        }
-        let m = last.n + 1;
-        let before = Before {
-            kind: CheckpointKind::Rewind,
-            turn: target.before.turn,
-            at: crate::clock::now_ms(),
-            prompt: None,
-            seq: None,
-            rewound_to: Some(n),
-            conversation: None,
-            left_out: now.left_out,
-            left_out_more: now.left_out_more,
-        };
-        if last.after.is_none() {
-            write_after(&repo, session, last, &now.tree)?;
-        }
-        // The state before the rewind is kept first: a failure midway can be undone.
-        write_left_out(&repo, &ref_name(session, m, "left-out"), &now.all_left_out)?;
-        write_commit(&repo, &ref_name(session, m, "before"), &now.tree, &json_line(&before))?;
-        restore::restore(&repo, &now.tree, &target.before_tree, &touched.into_iter().collect())?;
-        let after = snapshot::take(&repo, Report::TreeOnly)?;
-        let mut cp = Stored { n: m, before, before_tree: now.tree.clone(), after: None };
-        let files = write_after(&repo, session, &cp, &after.tree)?;
-        cp.after = Some((After { at: crate::clock::now_ms(), files }, after.tree));
-        let conversation = target.before.conversation.filter(|_| target.before.kind == CheckpointKind::Turn);
-        Ok(Rewound { checkpoint: cp.shown(), turn: target.before.turn, conversation, kept })
+            // The state before the rewind is kept first: a failure midway can be undone.
+            write_left_out(repo, &ref_name(session, m, "left-out"), &now.all_left_out)?;
+            write_commit(repo, &ref_name(session, m, "before"), &now.tree, &json_line(&before))?;
+            restore::restore(repo, &now.tree, &target.before_tree, &touched.into_iter().collect())?;
+            let after = snapshot::take(repo, Report::TreeOnly)?;
+            let mut cp = Stored { n: m, before, before_tree: now.tree.clone(), after: None };
+            let files = write_after(repo, session, &cp, &after.tree)?;
+            cp.after = Some((After { at: crate::clock::now_ms(), files }, after.tree));
+            let conversation = target.before.conversation.filter(|_| target.before.kind == CheckpointKind::Turn);
+            Ok(Rewound { checkpoint: cp.shown(), turn: target.before.turn, conversation, kept })
+        })
     }
 
     /// Removes a session's checkpoints (its refs; git keeps what other refs need).
     pub fn forget(&self, folder: &Path, session: &str) -> Result<(), CheckpointError> {
-        let lock = self.lock(folder);
-        let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
-        let repo = self.repo(folder);
-        if !repo.git_dir.join("HEAD").is_file() {
-            return Ok(());
-        }
-        let refs = repo.run(["for-each-ref", "--format=delete %(refname)", &format!("refs/hub/{session}/")])?;
-        if !refs.is_empty() {
-            repo.run_with(["update-ref", "--stdin"], refs)?;
-        }
-        Ok(())
+        self.writing(folder, Arc::default(), |repo| {
+            if !repo.git_dir.join("HEAD").is_file() {
+                return Ok(());
+            }
+            let refs = repo.run(["for-each-ref", "--format=delete %(refname)", &format!("refs/hub/{session}/")])?;
+            if !refs.is_empty() {
+                repo.run_with(["update-ref", "--stdin"], refs)?;
+            }
+            Ok(())
+        })
     }
 }
 

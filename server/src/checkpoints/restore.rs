@@ -166,7 +166,7 @@ fn read_blobs<'a>(repo: &Repo, oids: impl Iterator<Item = &'a str>) -> Result<Ve
         .stderr(Stdio::null())
         .spawn()
         .map_err(|err| CheckpointError::Git(format!("git could not be run: {err}")))?;
-    let watchdog = super::git::Watchdog::start(&child, repo.deadline);
+    let watchdog = super::git::Watchdog::start(&child, repo.deadline, repo.stop.clone());
     let mut stdin = child.stdin.take().expect("piped");
     let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
     let mut out = BufReader::new(child.stdout.take().expect("piped"));
@@ -190,7 +190,7 @@ fn read_blobs<'a>(repo: &Repo, oids: impl Iterator<Item = &'a str>) -> Result<Ve
     let _ = writer.join();
     let _ = child.wait();
     if fired {
-        return Err(super::git::timed_out("cat-file --batch", repo.deadline));
+        return Err(repo.interrupted("cat-file --batch"));
     }
     Ok(blobs)
 }

@@ -135,7 +135,7 @@ fn pack(repo: &Repo, names: &[&[u8]]) -> Result<(), CheckpointError> {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .map_err(|err| CheckpointError::Git(format!("git could not be run: {err}")))?;
-    let watchdog = super::git::Watchdog::start(&child, repo.deadline);
+    let watchdog = super::git::Watchdog::start(&child, repo.deadline, repo.stop.clone());
     let mut stdin = std::io::BufWriter::with_capacity(1 << 20, child.stdin.take().expect("piped"));
     let writer = std::thread::spawn(move || -> std::io::Result<()> {
         for file in files {
@@ -155,7 +155,7 @@ fn pack(repo: &Repo, names: &[&[u8]]) -> Result<(), CheckpointError> {
     let written = writer.join().map_err(|_| CheckpointError::Git("the pack's writer failed".into()))?;
     if watchdog.disarm() {
         let _ = child.wait();
-        return Err(super::git::timed_out("fast-import", repo.deadline));
+        return Err(repo.interrupted("fast-import"));
     }
     let status = child.wait().map_err(|err| CheckpointError::Git(err.to_string()))?;
     if let Err(err) = written.map_err(|err| err.to_string()).and(if status.success() { Ok(()) } else { Err(stderr) }) {

@@ -477,3 +477,28 @@ fn the_checkpoints_directory_is_the_users_only() {
     let repo = setup.checkpoints.repository_of(&setup.folder);
     assert_eq!(std::fs::metadata(repo).unwrap().permissions().mode() & 0o777, 0o700);
 }
+
+#[test]
+fn the_locks_a_killed_git_left_are_cleared_and_checkpoints_go_on() {
+    let setup = setup();
+    write(&setup.folder, "a.txt", "0\n");
+    let n = setup.checkpoints.before_turn(&setup.folder, "s", TurnStart::default()).unwrap();
+    setup.checkpoints.after_turn(&setup.folder, "s", n).unwrap();
+    // As a git killed mid-write (a deadline, a stop, kill -9 of the hub) leaves them.
+    let repo = setup.checkpoints.repository_of(&setup.folder);
+    std::fs::write(repo.join("hub-index.lock"), "").unwrap();
+    std::fs::write(repo.join("refs/hub/s/2.lock"), "").unwrap();
+    std::fs::create_dir_all(repo.join("refs/hub/s/2")).unwrap();
+    std::fs::write(repo.join("refs/hub/s/2/before.lock"), "").unwrap();
+    write(&setup.folder, "a.txt", "1\n");
+    // The same hub: its last work went well, so it does not look (git refuses).
+    let refused = setup.checkpoints.before_turn(&setup.folder, "s", TurnStart::default());
+    assert!(matches!(&refused, Err(CheckpointError::Git(why)) if why.contains(".lock")), "{refused:?}");
+    // After a failure (or in a new process) the locks are cleared first.
+    let n = setup.checkpoints.before_turn(&setup.folder, "s", TurnStart::default()).unwrap();
+    assert_eq!(n, 2);
+    let restarted = Checkpoints::new(setup.data.clone());
+    std::fs::write(repo.join("hub-index.lock"), "").unwrap();
+    restarted.after_turn(&setup.folder, "s", n).unwrap();
+    assert!(!repo.join("hub-index.lock").exists() && !repo.join("refs/hub/s/2/before.lock").exists());
+}

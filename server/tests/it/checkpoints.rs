@@ -426,3 +426,67 @@ async fn no_rewind_while_another_session_of_the_folder_has_a_turn_under_way() {
     assert_eq!((busy.status, busy.error_code().as_str()), (StatusCode::CONFLICT, "session_busy"));
     assert!(folder.join("x.txt").exists(), "nothing was rewound");
 }
+
+/// A folder git blocks on (a FIFO where `.gitignore` is: each git command
+/// waits until its 30 s deadline); a turn is prompted there and stopped while
+/// its checkpoint is under way. Answers the turn's events, in 10 s or a panic.
+async fn stopped_during_checkpoint(hub: std::sync::Arc<TestHub>, folder: &Path) -> Vec<Value> {
+    let made = std::process::Command::new("mkfifo").arg(folder.join(".gitignore")).status().unwrap();
+    assert!(made.success());
+    let session = hub.config(folder).await.json()["sessionId"].as_str().unwrap().to_string();
+    let running = tokio::spawn({
+        let (hub, folder) = (hub.clone(), folder.to_path_buf());
+        async move { hub.prompt(&folder, "x").await.lines() }
+    });
+    let status = || async { hub.get(&format!("/api/sessions/{session}")).await.json()["status"].clone() };
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while status().await != "running" {
+        assert!(tokio::time::Instant::now() < deadline, "the turn never started");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    // The checkpoint is stuck in git meanwhile.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let stopped = hub.post(&format!("/api/sessions/{session}/cancel"), "").await;
+    assert_eq!(stopped.status, StatusCode::OK, "{:?}", stopped.body);
+    // Well before the git deadline.
+    let events = tokio::time::timeout(std::time::Duration::from_secs(10), running)
+        .await
+        .expect("the turn ended when stopped, without waiting for git")
+        .unwrap();
+    assert_eq!(events.last().unwrap()["status"], "cancelled", "{events:?}");
+    assert!(
+        !events.iter().any(|event| event["code"] == "checkpoint_failed"),
+        "a stop is not a failure to report: {events:?}"
+    );
+    assert!(checkpoints(&hub, &session).await.is_empty(), "nothing was recorded");
+    events
+}
+
+#[tokio::test]
+async fn stop_gives_up_a_checkpoint_under_way_and_the_model_is_never_asked() {
+    let model = FakeModel::start(vec![shell("c1", "echo x > x.txt"), text(&["ok"])]).await;
+    let data = tempfile::tempdir().unwrap();
+    let hub = std::sync::Arc::new(hub(&model, &data));
+    let (_dir, folder) = project(None);
+    hub.set_yolo(&folder, true).await;
+    stopped_during_checkpoint(hub, &folder).await;
+    assert!(model.requests().is_empty(), "the model was asked: {:?}", model.requests());
+    assert!(!folder.join("x.txt").exists());
+}
+
+#[tokio::test]
+async fn stop_gives_up_a_checkpoint_under_way_and_the_acp_agent_never_gets_the_prompt() {
+    const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/scripted-acp-agent.mjs");
+    let data = tempfile::tempdir().unwrap();
+    let command = format!("node '{SCRIPT}' plain received.jsonl");
+    let hub = std::sync::Arc::new(TestHub::with_options(HubOptions {
+        acp: Some(std::sync::Arc::new(agent_hub::agents::acp::AcpAgent::new(&command).unwrap())),
+        store: Some(agent_hub::store::Store::open(data.path()).unwrap()),
+        checkpoints: Some(data.path().join("checkpoints")),
+        ..HubOptions::default()
+    }));
+    let (_dir, folder) = project(None);
+    stopped_during_checkpoint(hub, &folder).await;
+    let log = std::fs::read_to_string(folder.join("received.jsonl")).unwrap_or_default();
+    assert!(!log.contains("session/prompt"), "the prompt was never sent: {log}");
+}

@@ -319,7 +319,10 @@ impl Driver {
                     None | Some(Command::End) => return Ok(Ok(())),
                     Some(Command::Prompt(text)) => {
                         // The folder is recorded before the agent can change it.
-                        self.runtime.checkpoint_before(&self.hub).await;
+                        if !self.runtime.checkpoint_before(&self.hub).await {
+                            // Stopped before it began: the prompt is never sent, the Cancel queued ends the turn.
+                            continue;
+                        }
                         self.stopping = false;
                         self.stop_asked = false;
                         prompt = Some(self.prompt(&cx, &session, text));

@@ -410,14 +410,8 @@ pub const STORE_FAILED_RESULT: &str = "The hub could not save its state, so this
 impl Turn {
     async fn run(self) {
         let end = tokio::select! {
-            end = self.drive() => end.unwrap_or_else(|err| match err {
-                TurnError::Store(err) => {
-                    self.runtime.close_batch(STORE_FAILED_RESULT);
-                    self.runtime.report_store_failed(&err);
-                    TurnEnd::error()
-                }
-                err => self.fail("internal", format!("The turn stopped on an internal error: {err}.")),
-            }),
+            // A turn stopped before it began (during its checkpoint) never asks the model.
+            biased;
             () = self.stop.cancelled() => {
                 // The model's stream or a running command was dropped (and killed) here.
                 let has_batch = self.runtime.state().agent.builtin.paused.is_some();
@@ -431,6 +425,14 @@ impl Turn {
                     }
                 }
             }
+            end = self.drive() => end.unwrap_or_else(|err| match err {
+                TurnError::Store(err) => {
+                    self.runtime.close_batch(STORE_FAILED_RESULT);
+                    self.runtime.report_store_failed(&err);
+                    TurnEnd::error()
+                }
+                err => self.fail("internal", format!("The turn stopped on an internal error: {err}.")),
+            }),
         };
         self.runtime.state().agent.builtin.stop = None;
         self.runtime.end_turn(&self.hub, end).await;
