@@ -449,7 +449,7 @@ impl Checkpoints {
             if !repo.git_dir.join("HEAD").is_file() {
                 return Ok(());
             }
-            let refs = repo.run(["for-each-ref", "--format=delete %(refname)", &format!("refs/hub/{session}/")])?;
+            let refs = repo.run(["for-each-ref", "--format=delete %(refname)", &session_refs(session)])?;
             if !refs.is_empty() {
                 repo.run_with(["update-ref", "--stdin"], refs)?;
             }
@@ -501,7 +501,23 @@ fn read_left_out(repo: &Repo, session: &str, cp: &Stored) -> Result<Vec<String>,
 }
 
 fn ref_name(session: &str, n: u64, side: &str) -> String {
-    format!("refs/hub/{session}/{n}/{side}")
+    format!("{}{n}/{side}", session_refs(session))
+}
+
+/// Where a session's refs are. A session id git would refuse in a ref name
+/// (`.x`, `a..b`, `x.lock`) is written in hex after a `=`, which no session
+/// id has: never two sessions under one name.
+fn session_refs(session: &str) -> String {
+    let refused = session.is_empty()
+        || session.starts_with('.')
+        || session.contains("..")
+        || session.ends_with(".lock")
+        || !session.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"._-".contains(&byte));
+    if refused {
+        let hex: String = session.bytes().map(|byte| format!("{byte:02x}")).collect();
+        return format!("refs/hub/={hex}/");
+    }
+    format!("refs/hub/{session}/")
 }
 
 fn json_line<T: Serialize>(value: &T) -> String {
@@ -526,17 +542,14 @@ fn write_after(repo: &Repo, session: &str, cp: &Stored, tree: &str) -> Result<Ve
 
 /// Every checkpoint of `session`, by number.
 fn read_all(repo: &Repo, session: &str) -> Result<Vec<Stored>, CheckpointError> {
-    let out = repo.run([
-        "for-each-ref",
-        "--format=%(refname)%00%(tree)%00%(contents:subject)%00",
-        &format!("refs/hub/{session}/"),
-    ])?;
+    let out =
+        repo.run(["for-each-ref", "--format=%(refname)%00%(tree)%00%(contents:subject)%00", &session_refs(session)])?;
     let mut befores: BTreeMap<u64, (Before, String)> = BTreeMap::new();
     let mut afters: BTreeMap<u64, (After, String)> = BTreeMap::new();
     let text = String::from_utf8_lossy(&out);
     let mut fields = text.split('\0').map(|field| field.trim_start_matches('\n'));
     while let (Some(name), Some(tree), Some(subject)) = (fields.next(), fields.next(), fields.next()) {
-        let Some(rest) = name.strip_prefix(&format!("refs/hub/{session}/")) else { continue };
+        let Some(rest) = name.strip_prefix(&session_refs(session)) else { continue };
         let Some((number, side)) = rest.split_once('/') else { continue };
         let Ok(n) = number.parse::<u64>() else { continue };
         match side {

@@ -502,3 +502,20 @@ fn the_locks_a_killed_git_left_are_cleared_and_checkpoints_go_on() {
     restarted.after_turn(&setup.folder, "s", n).unwrap();
     assert!(!repo.join("hub-index.lock").exists() && !repo.join("refs/hub/s/2/before.lock").exists());
 }
+
+#[test]
+fn session_ids_git_would_refuse_in_a_ref_name_are_recorded_too() {
+    let setup = setup();
+    for (session, text) in [(".hidden", "1\n"), ("a..b", "2\n"), ("x.lock", "3\n"), ("plain", "4\n")] {
+        write(&setup.folder, "a.txt", "0\n");
+        let n = setup.checkpoints.before_turn(&setup.folder, session, TurnStart::default()).unwrap();
+        write(&setup.folder, "a.txt", text);
+        setup.checkpoints.after_turn(&setup.folder, session, n).unwrap();
+        let listed = setup.checkpoints.list(&setup.folder, session).unwrap();
+        assert_eq!(listed.len(), 1, "{session}: {listed:?}");
+        assert_eq!(listed[0].files.len(), 1, "{session}");
+    }
+    setup.checkpoints.forget(&setup.folder, "a..b").unwrap();
+    assert!(setup.checkpoints.list(&setup.folder, "a..b").unwrap().is_empty());
+    assert_eq!(setup.checkpoints.list(&setup.folder, ".hidden").unwrap().len(), 1, "another session's stay");
+}
