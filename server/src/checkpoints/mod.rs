@@ -122,6 +122,8 @@ struct Stored {
     before: Before,
     before_tree: String,
     after: Option<(After, String)>,
+    /// The blob of its full left-out list.
+    left_out_blob: Option<String>,
 }
 
 impl Stored {
@@ -238,8 +240,11 @@ impl Checkpoints {
         stop: Arc<AtomicBool>,
     ) -> Result<u64, CheckpointError> {
         self.writing(folder, stop, |repo| {
+            // The refs are read while the folder is walked.
+            repo.ensure()?;
+            let reading = start_reading(repo, session)?;
             let snap = snapshot::take(repo, Report::LeftOut)?;
-            let stored = read_all(repo, session)?;
+            let stored = parse_refs(&reading.output()?, session);
             if let Some(last) = stored.last().filter(|last| last.after.is_none()) {
                 write_after(repo, session, last, &snap.tree)?;
             }
@@ -256,8 +261,8 @@ impl Checkpoints {
                 left_out: snap.left_out,
                 left_out_more: snap.left_out_more,
             };
-            write_left_out(repo, &ref_name(session, n, "left-out"), &snap.all_left_out)?;
-            write_commit(repo, &ref_name(session, n, "before"), &snap.tree, &json_line(&before))?;
+            let last_left_out = stored.last().and_then(|last| last.left_out_blob.as_deref());
+            write_before(repo, session, n, &snap.tree, &before, &snap.all_left_out, last_left_out)?;
             Ok(n)
         })
     }
@@ -265,8 +270,10 @@ impl Checkpoints {
     /// Records the folder after the turn of checkpoint `n` (blocking).
     pub fn after_turn(&self, folder: &Path, session: &str, n: u64) -> Result<Vec<CheckpointFile>, CheckpointError> {
         self.writing(folder, Arc::default(), |repo| {
+            repo.ensure()?;
+            let reading = start_reading(repo, session)?;
             let snap = snapshot::take(repo, Report::TreeOnly)?;
-            let stored = read_all(repo, session)?;
+            let stored = parse_refs(&reading.output()?, session);
             let cp = stored.iter().find(|cp| cp.n == n).ok_or(CheckpointError::NotFound(n))?;
             write_after(repo, session, cp, &snap.tree)
         })
@@ -431,11 +438,11 @@ impl Checkpoints {
                 write_after(repo, session, last, &now.tree)?;
             }
             // The state before the rewind is kept first: a failure midway can be undone.
-            write_left_out(repo, &ref_name(session, m, "left-out"), &now.all_left_out)?;
-            write_commit(repo, &ref_name(session, m, "before"), &now.tree, &json_line(&before))?;
+            let last_left_out = last.left_out_blob.as_deref();
+            write_before(repo, session, m, &now.tree, &before, &now.all_left_out, last_left_out)?;
             restore::restore(repo, &now.tree, &target.before_tree, &touched.into_iter().collect())?;
             let after = snapshot::take(repo, Report::TreeOnly)?;
-            let mut cp = Stored { n: m, before, before_tree: now.tree.clone(), after: None };
+            let mut cp = Stored { n: m, before, before_tree: now.tree.clone(), after: None, left_out_blob: None };
             let files = write_after(repo, session, &cp, &after.tree)?;
             cp.after = Some((After { at: crate::clock::now_ms(), files }, after.tree));
             let conversation = target.before.conversation.filter(|_| target.before.kind == CheckpointKind::Turn);
@@ -478,17 +485,49 @@ fn covered(left_out: &[String], path: &str) -> bool {
     })
 }
 
-/// Keeps every path a snapshot left out (NUL-separated, a blob kept by `refname`).
-fn write_left_out(repo: &Repo, refname: &str, paths: &[String]) -> Result<(), CheckpointError> {
-    let mut input = Vec::new();
-    for path in paths {
-        input.extend_from_slice(path.as_bytes());
-        input.push(0);
+/// Writes checkpoint `n`'s "before": a commit of `tree` with its facts, and
+/// every path the snapshot left out (NUL-separated, a blob), both refs in
+/// one transaction. The blob is written only when the list changed since
+/// `last_left_out` (git's id of the last one; a turn seldom changes it).
+fn write_before(
+    repo: &Repo,
+    session: &str,
+    n: u64,
+    tree: &str,
+    before: &Before,
+    left_out: &[String],
+    last_left_out: Option<&str>,
+) -> Result<(), CheckpointError> {
+    let mut list = Vec::new();
+    for path in left_out {
+        list.extend_from_slice(path.as_bytes());
+        list.push(0);
     }
-    let out = repo.run_with(["hash-object", "-w", "--stdin"], input)?;
-    let blob = String::from_utf8_lossy(&out).trim().to_string();
-    repo.run(["update-ref", refname, blob.as_str()])?;
+    let blob = match last_left_out.filter(|last| *last == blob_id(&list)) {
+        Some(same) => same.to_string(),
+        None => {
+            let out = repo.run_with(["hash-object", "-w", "--stdin"], list)?;
+            String::from_utf8_lossy(&out).trim().to_string()
+        }
+    };
+    let out = repo.run_with(["commit-tree", tree, "-F", "-"], json_line(before).into_bytes())?;
+    let commit = String::from_utf8_lossy(&out).trim().to_string();
+    let refs = format!(
+        "update {} {blob}\nupdate {} {commit}\n",
+        ref_name(session, n, "left-out"),
+        ref_name(session, n, "before")
+    );
+    repo.run_with(["update-ref", "--stdin"], refs.into_bytes())?;
     Ok(())
+}
+
+/// Git's (SHA-1) id of a blob of `bytes`.
+fn blob_id(bytes: &[u8]) -> String {
+    use sha1::Digest as _;
+    let mut hasher = sha1::Sha1::new();
+    hasher.update(format!("blob {}\0", bytes.len()).as_bytes());
+    hasher.update(bytes);
+    hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// What checkpoint `cp`'s "before" left out: the full list, or the listed
@@ -542,14 +581,27 @@ fn write_after(repo: &Repo, session: &str, cp: &Stored, tree: &str) -> Result<Ve
 
 /// Every checkpoint of `session`, by number.
 fn read_all(repo: &Repo, session: &str) -> Result<Vec<Stored>, CheckpointError> {
-    let out =
-        repo.run(["for-each-ref", "--format=%(refname)%00%(tree)%00%(contents:subject)%00", &session_refs(session)])?;
+    Ok(parse_refs(&start_reading(repo, session)?.output()?, session))
+}
+
+/// Starts reading the session's refs (see [`parse_refs`]).
+fn start_reading(repo: &Repo, session: &str) -> Result<git::Running, CheckpointError> {
+    let format = "--format=%(refname)%00%(objectname)%00%(tree)%00%(contents:subject)%00";
+    repo.start(["for-each-ref", format, &session_refs(session)])
+}
+
+/// The session's checkpoints from its refs, by number.
+fn parse_refs(out: &[u8], session: &str) -> Vec<Stored> {
     let mut befores: BTreeMap<u64, (Before, String)> = BTreeMap::new();
     let mut afters: BTreeMap<u64, (After, String)> = BTreeMap::new();
-    let text = String::from_utf8_lossy(&out);
+    let mut left_outs: BTreeMap<u64, String> = BTreeMap::new();
+    let text = String::from_utf8_lossy(out);
+    let prefix = session_refs(session);
     let mut fields = text.split('\0').map(|field| field.trim_start_matches('\n'));
-    while let (Some(name), Some(tree), Some(subject)) = (fields.next(), fields.next(), fields.next()) {
-        let Some(rest) = name.strip_prefix(&session_refs(session)) else { continue };
+    while let (Some(name), Some(object), Some(tree), Some(subject)) =
+        (fields.next(), fields.next(), fields.next(), fields.next())
+    {
+        let Some(rest) = name.strip_prefix(&prefix) else { continue };
         let Some((number, side)) = rest.split_once('/') else { continue };
         let Ok(n) = number.parse::<u64>() else { continue };
         match side {
@@ -564,13 +616,22 @@ fn read_all(repo: &Repo, session: &str) -> Result<Vec<Stored>, CheckpointError> 
                     afters.insert(n, (after, tree.to_string()));
                 }
             }
+            "left-out" => {
+                left_outs.insert(n, object.to_string());
+            }
             _ => {}
         }
     }
-    Ok(befores
+    befores
         .into_iter()
-        .map(|(n, (before, before_tree))| Stored { n, before, before_tree, after: afters.remove(&n) })
-        .collect())
+        .map(|(n, (before, before_tree))| Stored {
+            n,
+            before,
+            before_tree,
+            after: afters.remove(&n),
+            left_out_blob: left_outs.remove(&n),
+        })
+        .collect()
 }
 
 #[cfg(test)]

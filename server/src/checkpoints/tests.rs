@@ -519,3 +519,19 @@ fn session_ids_git_would_refuse_in_a_ref_name_are_recorded_too() {
     assert!(setup.checkpoints.list(&setup.folder, "a..b").unwrap().is_empty());
     assert_eq!(setup.checkpoints.list(&setup.folder, ".hidden").unwrap().len(), 1, "another session's stay");
 }
+
+#[test]
+fn a_left_out_list_is_named_as_git_names_it_so_an_unchanged_one_is_not_written_again() {
+    use std::io::Write;
+    for bytes in [&b""[..], b"target/\0big.bin\0", "é/ü\0".as_bytes()] {
+        let mut git = Command::new("git")
+            .args(["hash-object", "--stdin"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        git.stdin.take().unwrap().write_all(bytes).unwrap();
+        let out = git.wait_with_output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), blob_id(bytes));
+    }
+}
