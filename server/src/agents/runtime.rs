@@ -227,10 +227,7 @@ pub fn decide_many(
 /// Stops the running or waiting turn (the Stop button). Returns the last seq
 /// before the turn's last events.
 pub async fn cancel(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) -> Result<u64, AgentError> {
-    let after = hub.agent_of(&runtime.id)?.cancel(hub, runtime).await?;
-    // After the agent was told: an ACP turn given up before its prompt is ended by that Cancel.
-    runtime.stop_checkpoint();
-    Ok(after)
+    hub.agent_of(&runtime.id)?.cancel(hub, runtime).await
 }
 
 /// Stops the session's turn only if one is running (shutdown): a built-in
@@ -239,7 +236,6 @@ pub async fn cancel(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) -> Re
 pub fn stop_running(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) {
     if let Ok(agent) = hub.agent_of(&runtime.id) {
         agent.stop_running(hub, runtime);
-        runtime.stop_checkpoint();
     }
 }
 

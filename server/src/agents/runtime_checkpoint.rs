@@ -16,8 +16,10 @@ pub(super) enum TurnCheckpoint {
     #[default]
     None,
     /// A new turn started: the folder is recorded before its first change.
-    Due(crate::checkpoints::TurnStart),
-    /// Being recorded; setting the flag (Stop) kills the git command under way.
+    /// The flag is the turn's Stop: set, the checkpoint is given up (its git
+    /// command under way killed), whenever the Stop comes.
+    Due(crate::checkpoints::TurnStart, Arc<AtomicBool>),
+    /// Being recorded.
     Recording(Arc<AtomicBool>),
     /// Recorded before the turn, as this checkpoint.
     Open(u64),
@@ -37,7 +39,8 @@ impl SessionRuntime {
         // The built-in agent's conversation before this turn: without the prompt just added.
         let messages = state.agent.builtin.messages.len();
         let conversation = messages.checked_sub(1).filter(|_| prompt.is_some());
-        *self.turn_checkpoint() = TurnCheckpoint::Due(crate::checkpoints::TurnStart { prompt, seq, conversation });
+        let start = crate::checkpoints::TurnStart { prompt, seq, conversation };
+        *self.turn_checkpoint() = TurnCheckpoint::Due(start, Arc::default());
     }
 
     fn turn_checkpoint(&self) -> MutexGuard<'_, TurnCheckpoint> {
@@ -53,40 +56,41 @@ impl SessionRuntime {
         // The turn's start is recorded under the session's lock: once it is free, it is.
         drop(self.state());
         let taken = std::mem::take(&mut *self.turn_checkpoint());
-        let start = match taken {
-            TurnCheckpoint::Due(start) => start,
+        let (start, stop) = match taken {
+            TurnCheckpoint::Due(start, stop) => (start, stop),
             other => {
                 *self.turn_checkpoint() = other;
                 return true;
             }
         };
-        let Some(checkpoints) = hub.checkpoints() else { return true };
-        let (folder, id) = (self.folder.clone(), self.id.clone());
-        let stop = Arc::new(AtomicBool::new(false));
+        let Some(checkpoints) = hub.checkpoints() else { return !stop.load(Ordering::Relaxed) };
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
         *self.turn_checkpoint() = TurnCheckpoint::Recording(stop.clone());
-        let made = tokio::task::spawn_blocking(move || checkpoints.before_turn_until(&folder, &id, start, stop)).await;
-        *self.turn_checkpoint() = match made {
-            Ok(Ok(n)) => TurnCheckpoint::Open(n),
-            Ok(Err(crate::checkpoints::CheckpointError::Stopped)) => {
-                *self.turn_checkpoint() = TurnCheckpoint::None;
-                return false;
-            }
-            Ok(Err(err)) => {
-                self.report_checkpoint_failed(&err.to_string());
-                TurnCheckpoint::None
-            }
-            Err(err) => {
-                self.report_checkpoint_failed(&err.to_string());
-                TurnCheckpoint::None
-            }
+        let (folder, id, given) = (self.folder.clone(), self.id.clone(), stop.clone());
+        let made = tokio::task::spawn_blocking(move || checkpoints.before_turn_until(&folder, &id, start, given)).await;
+        // Recorded, its "after" is written when the turn ends, stopped or not.
+        *self.turn_checkpoint() = match &made {
+            Ok(Ok(n)) => TurnCheckpoint::Open(*n),
+            _ => TurnCheckpoint::None,
         };
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        match made {
+            Ok(Ok(_)) | Ok(Err(crate::checkpoints::CheckpointError::Stopped)) => {}
+            Ok(Err(err)) => self.report_checkpoint_failed(&err.to_string()),
+            Err(err) => self.report_checkpoint_failed(&err.to_string()),
+        }
         true
     }
 
-    /// The turn is stopped (Stop, shutdown): a checkpoint being recorded
-    /// before it is given up, so the turn need not wait for git.
+    /// The turn under way is stopped (Stop, shutdown; call under the session's
+    /// lock, once its machine took the stop): its checkpoint, due or being
+    /// recorded, is given up, so the turn need not wait for git.
     pub(crate) fn stop_checkpoint(&self) {
-        if let TurnCheckpoint::Recording(stop) = &*self.turn_checkpoint() {
+        if let TurnCheckpoint::Due(_, stop) | TurnCheckpoint::Recording(stop) = &*self.turn_checkpoint() {
             stop.store(true, Ordering::Relaxed);
         }
     }

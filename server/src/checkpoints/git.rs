@@ -234,8 +234,7 @@ impl Repo {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|err| CheckpointError::Git(format!("git could not be run: {err}")))?;
-        let watchdog = Watchdog::start(&child, self.deadline, self.stop.clone());
-        Ok(Running { name, child, watchdog, deadline: self.deadline, stop: self.stop.clone() })
+        Ok(Running::new(name, child, self))
     }
 
     /// Runs `git <args>`; its output, or why it failed.
@@ -282,7 +281,8 @@ impl Repo {
         let fired = watchdog.disarm();
         let status = child.wait().map_err(|err| CheckpointError::Git(err.to_string()))?;
         let _ = writer.join();
-        if fired {
+        // Killed (it had not ended by itself): its deadline, or a stop.
+        if fired && !status.success() {
             return Err(self.interrupted(&name));
         }
         if !status.success() {
@@ -357,36 +357,67 @@ pub fn path_of(name: &[u8]) -> &Path {
     Path::new(OsStr::from_bytes(name))
 }
 
-/// A git command started by [`Repo::start`].
+/// A git command started by [`Repo::start`]: its output is read from threads
+/// of its own from the start (a full pipe never holds git up), and a command
+/// dropped unread is killed and waited for.
 pub struct Running {
     name: String,
-    child: std::process::Child,
+    child: Option<std::process::Child>,
     watchdog: Watchdog,
     deadline: std::time::Duration,
     stop: Arc<AtomicBool>,
+    stdout: Option<std::thread::JoinHandle<std::io::Result<Vec<u8>>>>,
+    stderr: Option<std::thread::JoinHandle<Vec<u8>>>,
 }
 
 impl Running {
+    fn new(name: String, mut child: std::process::Child, repo: &Repo) -> Self {
+        let watchdog = Watchdog::start(&child, repo.deadline, repo.stop.clone());
+        let stdout = child.stdout.take().map(|mut pipe| {
+            std::thread::spawn(move || {
+                let mut out = Vec::new();
+                pipe.read_to_end(&mut out).map(|_| out)
+            })
+        });
+        let stderr = child.stderr.take().map(|mut pipe| {
+            std::thread::spawn(move || {
+                let mut text = Vec::new();
+                let _ = pipe.read_to_end(&mut text);
+                text
+            })
+        });
+        Self { name, child: Some(child), watchdog, deadline: repo.deadline, stop: repo.stop.clone(), stdout, stderr }
+    }
+
     /// Its output once it has ended, or why it failed (or was stopped at its deadline).
     pub fn output(mut self) -> Result<Vec<u8>, CheckpointError> {
-        let mut stderr = self.child.stderr.take().expect("piped");
-        let reader = std::thread::spawn(move || {
-            let mut text = Vec::new();
-            let _ = stderr.read_to_end(&mut text);
-            text
-        });
-        let mut out = Vec::new();
-        let read = self.child.stdout.take().expect("piped").read_to_end(&mut out);
-        let stderr = reader.join().unwrap_or_default();
+        let read = match self.stdout.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(read)) => read,
+            _ => Err(std::io::Error::other("git's output could not be read")),
+        };
+        let stderr = self.stderr.take().and_then(|reader| reader.join().ok()).unwrap_or_default();
         let fired = self.watchdog.disarm();
-        let status = self.child.wait().map_err(|err| CheckpointError::Git(err.to_string()))?;
-        if fired {
+        let mut child = self.child.take().expect("waited for once");
+        let status = child.wait().map_err(|err| CheckpointError::Git(err.to_string()))?;
+        // Killed (it had not ended by itself): its deadline, or a stop.
+        if fired && !status.success() {
             return Err(interrupted(&self.name, self.deadline, &self.stop));
         }
-        read.map_err(|err| CheckpointError::Git(err.to_string()))?;
+        let out = read.map_err(|err| CheckpointError::Git(err.to_string()))?;
         if !status.success() {
             return Err(failed(&self.name, &stderr));
         }
         Ok(out)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // Not waited for yet: the pid is still this child's.
+            self.watchdog.disarm();
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }

@@ -214,12 +214,19 @@ impl Checkpoints {
             locks.entry(folder.to_path_buf()).or_default().clone()
         };
         let mut clean = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            // Stopped while another checkpoint or a rewind of the folder ran.
+            return Err(CheckpointError::Stopped);
+        }
         let repo = self.repo_until(folder, stop);
         if !*clean {
             repo.clear_stale_locks();
         }
+        // Left dirty should `work` panic.
+        *clean = false;
         let result = work(&repo);
-        *clean = result.is_ok();
+        *clean =
+            !matches!(result, Err(CheckpointError::Git(_) | CheckpointError::Restore(_) | CheckpointError::Stopped));
         result
     }
 
@@ -544,14 +551,15 @@ fn ref_name(session: &str, n: u64, side: &str) -> String {
 }
 
 /// Where a session's refs are. A session id git would refuse in a ref name
-/// (`.x`, `a..b`, `x.lock`) is written in hex after a `=`, which no session
-/// id has: never two sessions under one name.
+/// (`.x`, `a..b`, `x.lock`), or one with a capital (`ABC` and `abc` are one
+/// file on a case-insensitive disk), is written in hex after a `=`, which no
+/// session id has: never two sessions under one name.
 fn session_refs(session: &str) -> String {
     let refused = session.is_empty()
         || session.starts_with('.')
         || session.contains("..")
         || session.ends_with(".lock")
-        || !session.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"._-".contains(&byte));
+        || !session.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || b"._-".contains(&byte));
     if refused {
         let hex: String = session.bytes().map(|byte| format!("{byte:02x}")).collect();
         return format!("refs/hub/={hex}/");

@@ -153,11 +153,11 @@ fn pack(repo: &Repo, names: &[&[u8]]) -> Result<(), CheckpointError> {
         let _ = pipe.read_to_string(&mut stderr);
     }
     let written = writer.join().map_err(|_| CheckpointError::Git("the pack's writer failed".into()))?;
-    if watchdog.disarm() {
-        let _ = child.wait();
+    let fired = watchdog.disarm();
+    let status = child.wait().map_err(|err| CheckpointError::Git(err.to_string()))?;
+    if fired && !status.success() {
         return Err(repo.interrupted("fast-import"));
     }
-    let status = child.wait().map_err(|err| CheckpointError::Git(err.to_string()))?;
     if let Err(err) = written.map_err(|err| err.to_string()).and(if status.success() { Ok(()) } else { Err(stderr) }) {
         // The loose way still works: update-index hashes what is missing.
         tracing::warn!("checkpoint: the bulk pack failed ({err}); objects are written one by one");

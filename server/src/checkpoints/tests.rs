@@ -506,7 +506,8 @@ fn the_locks_a_killed_git_left_are_cleared_and_checkpoints_go_on() {
 #[test]
 fn session_ids_git_would_refuse_in_a_ref_name_are_recorded_too() {
     let setup = setup();
-    for (session, text) in [(".hidden", "1\n"), ("a..b", "2\n"), ("x.lock", "3\n"), ("plain", "4\n")] {
+    for (session, text) in [(".hidden", "1\n"), ("a..b", "2\n"), ("x.lock", "3\n"), ("plain", "4\n"), ("PLAIN", "5\n")]
+    {
         write(&setup.folder, "a.txt", "0\n");
         let n = setup.checkpoints.before_turn(&setup.folder, session, TurnStart::default()).unwrap();
         write(&setup.folder, "a.txt", text);
@@ -518,13 +519,19 @@ fn session_ids_git_would_refuse_in_a_ref_name_are_recorded_too() {
     setup.checkpoints.forget(&setup.folder, "a..b").unwrap();
     assert!(setup.checkpoints.list(&setup.folder, "a..b").unwrap().is_empty());
     assert_eq!(setup.checkpoints.list(&setup.folder, ".hidden").unwrap().len(), 1, "another session's stay");
+    assert_eq!(setup.checkpoints.list(&setup.folder, "PLAIN").unwrap()[0].files.len(), 1);
+    assert_eq!(setup.checkpoints.list(&setup.folder, "plain").unwrap()[0].files.len(), 1);
 }
 
 #[test]
 fn a_left_out_list_is_named_as_git_names_it_so_an_unchanged_one_is_not_written_again() {
     use std::io::Write;
     for bytes in [&b""[..], b"target/\0big.bin\0", "é/ü\0".as_bytes()] {
+        let scratch = tempfile::tempdir().unwrap();
         let mut git = Command::new("git")
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .current_dir(scratch.path())
             .args(["hash-object", "--stdin"])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())

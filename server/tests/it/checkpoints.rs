@@ -428,10 +428,19 @@ async fn no_rewind_while_another_session_of_the_folder_has_a_turn_under_way() {
 }
 
 /// A folder git blocks on (a FIFO where `.gitignore` is: each git command
-/// waits until its 30 s deadline); a turn is prompted there and stopped while
-/// its checkpoint is under way. Answers the turn's events, in 10 s or a panic.
-async fn stopped_during_checkpoint(hub: std::sync::Arc<TestHub>, folder: &Path) -> Vec<Value> {
-    let made = std::process::Command::new("mkfifo").arg(folder.join(".gitignore")).status().unwrap();
+/// waits until its 30 s deadline); a turn is prompted there and stopped
+/// (`stops` times, the first after `after_ms`) before or while its checkpoint
+/// is recorded. Answers the turn's events, in 10 s or a panic; the FIFO is
+/// a plain file again after.
+async fn stopped_during_checkpoint(
+    hub: std::sync::Arc<TestHub>,
+    folder: &Path,
+    after_ms: u64,
+    stops: usize,
+) -> Vec<Value> {
+    let fifo = folder.join(".gitignore");
+    let _ = std::fs::remove_file(&fifo);
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());
     let session = hub.config(folder).await.json()["sessionId"].as_str().unwrap().to_string();
     let running = tokio::spawn({
@@ -442,12 +451,16 @@ async fn stopped_during_checkpoint(hub: std::sync::Arc<TestHub>, folder: &Path) 
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
     while status().await != "running" {
         assert!(tokio::time::Instant::now() < deadline, "the turn never started");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
-    // The checkpoint is stuck in git meanwhile.
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    tokio::time::sleep(std::time::Duration::from_millis(after_ms)).await;
     let stopped = hub.post(&format!("/api/sessions/{session}/cancel"), "").await;
     assert_eq!(stopped.status, StatusCode::OK, "{:?}", stopped.body);
+    for _ in 1..stops {
+        // A second click: taken or refused as nothing runs, never an error of the hub's.
+        let again = hub.post(&format!("/api/sessions/{session}/cancel"), "").await;
+        assert!(again.status == StatusCode::OK || again.status == StatusCode::CONFLICT, "{:?}", again.body);
+    }
     // Well before the git deadline.
     let events = tokio::time::timeout(std::time::Duration::from_secs(10), running)
         .await
@@ -459,19 +472,26 @@ async fn stopped_during_checkpoint(hub: std::sync::Arc<TestHub>, folder: &Path) 
         "a stop is not a failure to report: {events:?}"
     );
     assert!(checkpoints(&hub, &session).await.is_empty(), "nothing was recorded");
+    std::fs::remove_file(&fifo).unwrap();
+    std::fs::write(&fifo, "").unwrap();
     events
 }
 
 #[tokio::test]
 async fn stop_gives_up_a_checkpoint_under_way_and_the_model_is_never_asked() {
-    let model = FakeModel::start(vec![shell("c1", "echo x > x.txt"), text(&["ok"])]).await;
+    let model = FakeModel::start(vec![text(&["after"])]).await;
     let data = tempfile::tempdir().unwrap();
     let hub = std::sync::Arc::new(hub(&model, &data));
     let (_dir, folder) = project(None);
     hub.set_yolo(&folder, true).await;
-    stopped_during_checkpoint(hub, &folder).await;
-    assert!(model.requests().is_empty(), "the model was asked: {:?}", model.requests());
-    assert!(!folder.join("x.txt").exists());
+    for after_ms in [300, 0] {
+        stopped_during_checkpoint(hub.clone(), &folder, after_ms, 1).await;
+        assert!(model.requests().is_empty(), "the model was asked: {:?}", model.requests());
+    }
+    // The next turn is a turn like any other, recorded.
+    let events = hub.prompt(&folder, "again").await.lines();
+    assert_eq!(events.last().unwrap()["status"], "success", "{events:?}");
+    assert_eq!(checkpoints(&hub, &session_of(&events)).await.len(), 1);
 }
 
 #[tokio::test]
@@ -486,7 +506,20 @@ async fn stop_gives_up_a_checkpoint_under_way_and_the_acp_agent_never_gets_the_p
         ..HubOptions::default()
     }));
     let (_dir, folder) = project(None);
-    stopped_during_checkpoint(hub, &folder).await;
-    let log = std::fs::read_to_string(folder.join("received.jsonl")).unwrap_or_default();
-    assert!(!log.contains("session/prompt"), "the prompt was never sent: {log}");
+    // Stopped at once (the agent still starting), then twice in a row while recording.
+    stopped_during_checkpoint(hub.clone(), &folder, 0, 1).await;
+    stopped_during_checkpoint(hub.clone(), &folder, 300, 2).await;
+    let log = read(&folder, "received.jsonl");
+    assert!(log.contains("session/new") && !log.contains("session/prompt"), "the prompt was never sent: {log}");
+    // Each stopped turn ended once, and the session is free.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let session = hub.config(&folder).await.json()["sessionId"].as_str().unwrap().to_string();
+    let shown = hub.get(&format!("/api/sessions/{session}")).await.json();
+    let results: Vec<&Value> = shown["events"].as_array().unwrap().iter().filter(|e| e["type"] == "result").collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(shown["status"], "idle");
+    // The stale Stops end nothing more: the next turn runs to its end.
+    let events = hub.prompt(&folder, "again").await.lines();
+    assert_eq!(events.last().unwrap()["status"], "success", "{events:?}");
+    assert!(read(&folder, "received.jsonl").contains("session/prompt"));
 }

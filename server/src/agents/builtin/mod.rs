@@ -82,6 +82,7 @@ impl super::Agent for BuiltinAgent {
     fn stop_running(&self, _hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) {
         let state = runtime.state();
         if let (true, Some(stop)) = (state.machine.is_running(), &state.agent.builtin.stop) {
+            runtime.stop_checkpoint();
             stop.cancel();
         }
     }
@@ -270,6 +271,7 @@ pub async fn cancel(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) -> Re
         let after = runtime.log.last_seq();
         match state.machine.stop().map_err(|refusal| AgentError::refused(&runtime.id, refusal))? {
             Stop::Running => {
+                runtime.stop_checkpoint();
                 if let Some(stop) = &state.agent.builtin.stop {
                     stop.cancel();
                 }
