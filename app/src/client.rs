@@ -13,6 +13,8 @@ use protocol::events::SeqEvent;
 
 /// Rules, session grants and the audit trail (issue 15).
 pub mod approvals;
+/// A session's checkpoints, a turn's diff, and rewinding (issue 28).
+pub mod checkpoints;
 pub mod policy;
 /// A folder's sessions: created, renamed, deleted (issue 18).
 pub mod sessions;

@@ -63,6 +63,7 @@ macro_rules! words {
 pub mod api;
 pub mod audit;
 pub mod changes;
+pub mod checkpoints;
 pub mod devices;
 pub mod events;
 pub mod habits;

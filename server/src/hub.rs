@@ -23,6 +23,7 @@ use crate::store::{SessionRow, Store, StoreError};
 use crate::watcher::SettingsWatcher;
 use trust::FolderTrust;
 
+mod checkpoints;
 mod error;
 mod habits;
 mod rules;
@@ -54,6 +55,9 @@ pub struct HubOptions {
     /// Whether a folder's own files may loosen anything only once the user
     /// trusts it (`--no-folder-trust` turns this off: every folder is trusted).
     pub folder_trust: bool,
+    /// Where the folders' checkpoints are kept (`<data dir>/checkpoints`);
+    /// `None`: turns are not recorded and cannot be rewound.
+    pub checkpoints: Option<std::path::PathBuf>,
 }
 
 /// Enough for every session a person has open at once; an idle one beyond
@@ -72,6 +76,7 @@ impl Default for HubOptions {
             // Only the folder's own policy files unless told (tests stay hermetic; main passes the real ones).
             policy_dirs: PolicyDirs { user: None, admin: None, admin_checked: true },
             folder_trust: true,
+            checkpoints: None,
         }
     }
 }
@@ -96,6 +101,8 @@ pub struct Hub {
     pub(crate) trust: FolderTrust,
     /// Each folder's approval timeout.
     timeouts: waits::Timeouts,
+    /// Each folder's checkpoints.
+    checkpoints: Option<Arc<crate::checkpoints::Checkpoints>>,
 }
 
 impl Hub {
@@ -144,6 +151,10 @@ impl Hub {
                 last_opened: Mutex::default(),
                 trust: FolderTrust::load(options.folder_trust, options.store.as_deref()),
                 timeouts: waits::Timeouts::load(options.store.as_deref()),
+                checkpoints: options
+                    .checkpoints
+                    .clone()
+                    .map(|root| Arc::new(crate::checkpoints::Checkpoints::new(root))),
             }
         });
         hub.restore()?;
@@ -606,6 +617,10 @@ impl HubPort for Hub {
 
     fn config_changed(&self, session_id: &str) {
         Hub::config_changed(self, session_id)
+    }
+
+    fn checkpoints(&self) -> Option<Arc<crate::checkpoints::Checkpoints>> {
+        self.checkpoints.clone()
     }
 }
 

@@ -6,6 +6,7 @@ pub mod alerts;
 pub mod approval;
 pub mod audit;
 pub mod changes;
+pub mod checkpoints;
 pub mod cli;
 pub mod clock;
 pub mod folder;

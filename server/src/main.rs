@@ -116,6 +116,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             admin: Some(cli.admin_policies.clone()),
             admin_checked: true,
         },
+        checkpoints: Some(data_dir.join("checkpoints")),
         ..HubOptions::default()
     })
     .map_err(|err| format!("the stored sessions could not be read, so the hub does not start: {err}"))?;

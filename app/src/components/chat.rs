@@ -13,6 +13,7 @@ use crate::components::changes::SessionActivity;
 use crate::components::copy_button::{copy_code_block, keep_copy_keys};
 use crate::components::inbox::notify;
 use crate::components::question_card::question_card_view;
+use crate::components::rewind::{rewind_to_turn, SessionCheckpoints};
 use crate::components::tool_call::{QuestionEntry, ToolEntry};
 use crate::highlight::code_blocks_when_seen;
 use crate::markdown;
@@ -171,6 +172,8 @@ enum Stream {
 #[component]
 pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
     let state = expect_context::<HubState>();
+    // Under each prompt whose turn changed files: rewind to before it.
+    let follow_checkpoints = SessionCheckpoints::provide(session_id.clone());
     let chat = Chat {
         folder_path: StoredValue::new(folder_path),
         session_id: StoredValue::new(session_id),
@@ -259,17 +262,20 @@ pub fn ChatPanel(folder_path: String, session_id: String) -> impl IntoView {
             }}
             {move || chat.error.get().map(|error| view! { <Alert message=error.message testid="chat-error" /> })}
             <PromptBox on_send=Callback::new(move |text: String| chat.send(text)) busy />
+            {follow_checkpoints}
         </section>
     }
 }
 
 #[component]
 fn TranscriptItem(item: Item) -> impl IntoView {
+    let seq = item.key;
     match item.entry {
         Entry::User(text) => view! {
             <div data-testid="user-message" class="ml-auto max-w-[85%] rounded-2xl rounded-br-sm bg-sky-700 px-4 py-2 whitespace-pre-wrap text-white">
                 {text}
             </div>
+            {deferred(rewind_to_turn(seq))}
         }
         .into_any(),
         Entry::Assistant(text) => when_loaded(markdown::safe_html(text.clone()), move |html| match html {

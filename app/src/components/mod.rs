@@ -20,6 +20,7 @@ pub mod inbox;
 pub mod notify_phone;
 pub mod panel;
 pub mod question_card;
+pub mod rewind;
 pub mod rules_panel;
 pub mod sessions;
 pub mod shortcuts;

@@ -30,6 +30,10 @@ pub trait HubPort: Send + Sync + 'static {
     fn projects_changed(&self);
     /// Open pages get the session's config anew (its agent's modes changed).
     fn config_changed(&self, session_id: &str);
+    /// Where the folders' checkpoints are kept (none: turns are not recorded).
+    fn checkpoints(&self) -> Option<Arc<crate::checkpoints::Checkpoints>> {
+        None
+    }
 }
 
 /// A shared port is a port: `&Arc<dyn HubPort>` serves where `&dyn HubPort` is asked.
@@ -64,5 +68,9 @@ impl<T: HubPort + ?Sized> HubPort for Arc<T> {
 
     fn config_changed(&self, session_id: &str) {
         (**self).config_changed(session_id)
+    }
+
+    fn checkpoints(&self) -> Option<Arc<crate::checkpoints::Checkpoints>> {
+        (**self).checkpoints()
     }
 }

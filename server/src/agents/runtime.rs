@@ -18,6 +18,9 @@ use super::{acp, builtin, unreadable, AgentError};
 use crate::session::{Machine, Phase, Recovery, Status, Tail, TurnEnd};
 use crate::store::{StatusRow, Store, StoreError};
 
+/// The `error` code (a warning) of a turn whose folder could not be recorded.
+pub const CHECKPOINT_FAILED: &str = "checkpoint_failed";
+
 /// The `error` code of a turn whose state could not be saved.
 pub const STORE_FAILED: &str = "store_failed";
 
@@ -246,7 +249,13 @@ pub(crate) fn spawn_turn(
     number: u64,
     turn: impl std::future::Future<Output = ()> + Send + 'static,
 ) {
-    let task = tokio::spawn(turn);
+    let (port, recorded) = (hub.clone(), runtime.clone());
+    let task = tokio::spawn(async move {
+        // The folder is recorded before the turn can change it.
+        // Stopped meanwhile: the turn sees its stop at once and ends.
+        recorded.checkpoint_before(&*port).await;
+        turn.await
+    });
     let (hub, runtime) = (hub.clone(), runtime.clone());
     tokio::spawn(async move {
         let Err(err) = task.await else { return };
@@ -322,6 +331,9 @@ pub struct SessionRuntime {
     /// Why the stored agent state could not be read: the session is in error,
     /// takes no turn, and its stored state is never written over.
     unreadable: Option<String>,
+    /// The checkpoint of the turn under way: due (its "before" not yet
+    /// recorded) or open (its "after" recorded when the turn ends).
+    checkpoint: Mutex<checkpoint::TurnCheckpoint>,
 }
 
 impl SessionRuntime {
@@ -368,6 +380,7 @@ impl SessionRuntime {
             last_used: AtomicU64::new(0),
             agent_modes: Mutex::new(None),
             unreadable: None,
+            checkpoint: Mutex::new(checkpoint::TurnCheckpoint::None),
         }
     }
 
@@ -569,6 +582,10 @@ impl SessionRuntime {
     /// status the pages see is saved with the state and shown, together under
     /// the session's lock. Returns the turn's number.
     pub(crate) fn start_turn(&self, hub: &dyn HubPort, state: &mut SessionState) -> u64 {
+        if !state.machine.phase().under_way() {
+            // A new turn (not one taken up again after a pause): its checkpoint is due.
+            self.checkpoint_due(state);
+        }
         let (turn, status) = state.machine.start();
         let at_ms = self.save(state);
         hub.show_status(&self.id, status, at_ms);
@@ -588,6 +605,10 @@ impl SessionRuntime {
 
     /// Closes or pauses the running turn with its `result`.
     pub async fn end_turn(&self, hub: &dyn HubPort, end: TurnEnd) {
+        if !end.phase.under_way() {
+            // Before the session is free: no rewind can run between the turn and its record.
+            self.checkpoint_after(hub).await;
+        }
         // The pause (or end) is on disk, status and all, before anyone can see it and act on it…
         let mut at_ms = self.record_end(&end);
         if let Err(err) = self.flush().await {
@@ -702,6 +723,9 @@ impl SessionRuntime {
         }
     }
 }
+
+#[path = "runtime_checkpoint.rs"]
+mod checkpoint;
 
 #[cfg(test)]
 #[path = "runtime_tests.rs"]

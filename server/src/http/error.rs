@@ -11,11 +11,13 @@ pub struct ApiError {
     pub status: StatusCode,
     pub code: &'static str,
     pub message: String,
+    /// Fields the body carries besides `error` and `message` (a rewind's `conflicts`).
+    pub extra: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl ApiError {
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        Self { status, code, message: message.into() }
+        Self { status, code, message: message.into(), extra: None }
     }
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "bad_request", message)
@@ -42,7 +44,11 @@ impl std::fmt::Display for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, Json(json!({ "error": self.code, "message": self.message }))).into_response()
+        let mut body = json!({ "error": self.code, "message": self.message });
+        if let (Some(extra), Some(fields)) = (self.extra, body.as_object_mut()) {
+            fields.extend(extra);
+        }
+        (self.status, Json(body)).into_response()
     }
 }
 
@@ -160,9 +166,27 @@ impl From<crate::hub::HubError> for ApiError {
             E::YoloLocked => (StatusCode::FORBIDDEN, "yolo_locked"),
             E::FolderTrustOff => (StatusCode::CONFLICT, "folder_trust_off"),
             E::StoreFailed(_) => (StatusCode::SERVICE_UNAVAILABLE, crate::agents::STORE_FAILED),
+            E::Checkpoint(err) => return err.into(),
             E::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
         Self::new(status, code, err.to_string())
+    }
+}
+
+/// Checkpoints' refusals: a rewind over others' changes names them (`conflicts`).
+impl From<crate::checkpoints::CheckpointError> for ApiError {
+    fn from(err: crate::checkpoints::CheckpointError) -> Self {
+        use crate::checkpoints::CheckpointError as E;
+        let (status, code) = match &err {
+            E::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+            E::Conflict(_) => (StatusCode::CONFLICT, "rewind_conflict"),
+            E::Git(_) | E::Restore(_) | E::Stopped => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        };
+        let mut answer = Self::new(status, code, err.to_string());
+        if let E::Conflict(paths) = err {
+            answer.extra = Some(serde_json::Map::from_iter([("conflicts".to_string(), json!(paths))]));
+        }
+        answer
     }
 }
 
@@ -186,6 +210,7 @@ mod tests {
     use super::*;
     use crate::agents::catalog::ChoiceError;
     use crate::agents::AgentError;
+    use crate::checkpoints::CheckpointError;
     use crate::folder::FolderError;
     use crate::hub::HubError;
     use crate::registry::{RegistryError, TitleError};
@@ -240,11 +265,17 @@ mod tests {
             (HubError::FolderTrustOff, (409, "folder_trust_off")),
             (HubError::StoreFailed("s".into()), (503, "store_failed")),
             (HubError::Internal("i".into()), (500, "internal")),
+            (HubError::Checkpoint(CheckpointError::NotFound(3)), (404, "not_found")),
+            (HubError::Checkpoint(CheckpointError::Conflict(vec!["a".into()])), (409, "rewind_conflict")),
+            (HubError::Checkpoint(CheckpointError::Git("g".into())), (500, "internal")),
+            (HubError::Checkpoint(CheckpointError::Restore("r".into())), (500, "internal")),
         ];
         for (err, expected) in hub {
             let shown = format!("{err:?}");
             assert_eq!(answer(err), expected, "{shown}");
         }
+        let conflict = ApiError::from(HubError::Checkpoint(CheckpointError::Conflict(vec!["b.txt".into()])));
+        assert_eq!(conflict.extra.as_ref().and_then(|extra| extra.get("conflicts")), Some(&json!(["b.txt"])));
         use crate::alerts::PushError;
         let push = [
             (PushError::NotPaired, (403, "not_paired")),

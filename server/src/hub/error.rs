@@ -39,6 +39,9 @@ pub enum HubError {
     /// The hub's database did not take the change (or the hub runs without one).
     #[error("{0}")]
     StoreFailed(String),
+    /// A checkpoint that is not there, a rewind that would overwrite others' changes.
+    #[error(transparent)]
+    Checkpoint(#[from] crate::checkpoints::CheckpointError),
     #[error("{0}")]
     Internal(String),
 }

@@ -114,7 +114,7 @@ impl Hub {
 
     /// `DELETE /api/sessions/{id}`: the session goes from memory and from the
     /// store (its row, events, pending calls and agent state; its audit rows
-    /// stay). A running turn or a waiting card refuses it (409 `session_busy`)
+    /// stay), and its checkpoints' refs with it. A running turn or a waiting card refuses it (409 `session_busy`)
     /// unless `force`, which stops the turn as Stop does first. An ACP agent's
     /// process ends with its whole group.
     pub async fn delete_session(self: &Arc<Self>, runtime: Arc<SessionRuntime>, force: bool) -> HubResult<()> {
@@ -126,6 +126,15 @@ impl Hub {
             self.stop_for_delete(&runtime).await;
         }
         self.forget(&runtime, force)?;
+        if let Some(checkpoints) = self.checkpoints.clone() {
+            // Its checkpoints go too: a default session made anew starts without them.
+            let (folder, id) = (runtime.folder.clone(), runtime.id.clone());
+            match tokio::task::spawn_blocking(move || checkpoints.forget(&folder, &id)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(err)) => tracing::warn!(session = %runtime.id, "its checkpoints were not removed: {err}"),
+                Err(err) => tracing::warn!(session = %runtime.id, "its checkpoints were not removed: {err}"),
+            }
+        }
         self.projects_changed();
         let Some(store) = &self.store else { return Ok(()) };
         store.flush_session(&runtime.id).await.map_err(|err| {

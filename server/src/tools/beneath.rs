@@ -148,6 +148,12 @@ impl Folder {
     /// was. Links inside the folder are followed to the file they name (the
     /// link stays a link); the file keeps its permission bits.
     pub fn replace(&self, rel: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+        self.replace_with(rel, bytes, true)
+    }
+
+    /// [`Folder::replace`], syncing the file and its directory only when
+    /// `sync` (a rewind writes many files and keeps its own record).
+    pub fn replace_with(&self, rel: &Path, bytes: &[u8], sync: bool) -> Result<(), WriteError> {
         if let Some(parent) = rel.parent() {
             self.make_dirs(parent)?;
         }
@@ -165,12 +171,80 @@ impl Folder {
             Err(err) => return Err(err.into()),
         };
         let mut temp = TempFile::create(&dir, &name, kept.unwrap_or(FILE_MODE))?;
-        temp.fill(bytes, kept)?;
+        temp.fill(bytes, kept, sync)?;
         temp.rename_over(&name)?;
         // The rename is durable once the directory is. Some file systems refuse
         // to sync a directory (EINVAL); the new text is in place either way.
-        let _ = fsync(&dir);
+        if sync {
+            let _ = fsync(&dir);
+        }
         Ok(())
+    }
+
+    /// What is at `rel` itself (a last link is not followed); `None`: nothing.
+    pub fn kind_at(&self, rel: &Path) -> Result<Option<FileType>, Errno> {
+        let (dir, name) = self.parent_of(rel)?;
+        match statat(&dir, &name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => Ok(Some(FileType::from_raw_mode(stat.st_mode))),
+            Err(Errno::NOENT) => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Removes the file or link at `rel` (never what a link names); nothing
+    /// there is no error.
+    pub fn remove(&self, rel: &Path) -> Result<(), Errno> {
+        let (dir, name) = self.parent_of(rel)?;
+        match unlinkat(&dir, &name, AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT) => Ok(()),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Removes the directory at `rel` if it is empty.
+    pub fn remove_empty_dir(&self, rel: &Path) -> Result<(), Errno> {
+        let (dir, name) = self.parent_of(rel)?;
+        unlinkat(&dir, &name, AtFlags::REMOVEDIR)
+    }
+
+    /// Makes a symlink at `rel` to `target` (made, never followed), and the
+    /// directories it needs.
+    pub fn symlink(&self, rel: &Path, target: &OsStr) -> Result<(), Errno> {
+        if let Some(parent) = rel.parent() {
+            self.make_dirs(parent)?;
+        }
+        let (dir, name) = self.parent_of(rel)?;
+        rustix::fs::symlinkat(target, &dir, &name)
+    }
+
+    /// Sets or clears the executable bits of the regular file at `rel`.
+    pub fn set_executable(&self, rel: &Path, executable: bool) -> Result<(), Errno> {
+        let (dir, name) = self.parent_of(rel)?;
+        let file = openat(&dir, &name, READ | OFlags::NOFOLLOW, Mode::empty())?;
+        let stat = fstat(&file)?;
+        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+            return Err(Errno::INVAL);
+        }
+        let mode = Mode::from_raw_mode(stat.st_mode) & PERMISSIONS;
+        let exec = Mode::XUSR | Mode::XGRP | Mode::XOTH;
+        // Execute for whoever may read, as git checks a file out.
+        let wanted = if executable {
+            let readers = Mode::from_raw_mode((mode.bits() & 0o444) >> 2);
+            mode | (readers & exec)
+        } else {
+            mode - exec
+        };
+        if wanted != mode {
+            fchmod(&file, wanted)?;
+        }
+        Ok(())
+    }
+
+    /// The directory holding `rel` (opened beneath the root) and its name there.
+    fn parent_of(&self, rel: &Path) -> Result<(OwnedFd, OsString), Errno> {
+        let name = rel.file_name().ok_or(Errno::INVAL)?.to_owned();
+        let dir = self.open_at(rel.parent().unwrap_or(Path::new("")), DIR, Mode::empty())?;
+        Ok((dir, name))
     }
 
     /// Where a write to `rel` lands: the directory holding it and its name
@@ -342,12 +416,15 @@ impl<'dir> TempFile<'dir> {
 
     /// Writes all of `bytes`, gives the file `mode` if said (exactly, not
     /// narrowed by the umask), and syncs it.
-    fn fill(&mut self, bytes: &[u8], mode: Option<Mode>) -> Result<(), Errno> {
+    fn fill(&mut self, bytes: &[u8], mode: Option<Mode>, sync: bool) -> Result<(), Errno> {
         self.file.write_all(bytes).map_err(|err| Errno::from_io_error(&err).unwrap_or(Errno::IO))?;
         if let Some(mode) = mode {
             fchmod(&self.file, mode)?;
         }
-        fsync(&self.file)
+        if sync {
+            fsync(&self.file)?;
+        }
+        Ok(())
     }
 
     fn rename_over(mut self, target: &OsStr) -> Result<(), Errno> {

@@ -21,7 +21,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use beneath::Folder;
+pub use beneath::Folder;
 
 /// Largest tool output handed to the model and the stream.
 pub const MAX_OUTPUT: usize = 64 * 1024;

@@ -14,6 +14,7 @@ mod alerts;
 mod audit_store;
 mod binary;
 mod changes_api;
+mod checkpoints;
 mod config_api;
 mod decisions;
 mod decisions_acp;

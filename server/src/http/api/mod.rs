@@ -4,6 +4,7 @@ mod agents;
 mod approvals;
 mod changes;
 mod chat;
+mod checkpoints;
 pub mod devices;
 mod folders;
 mod fs;
@@ -47,6 +48,9 @@ pub fn router() -> Router<Arc<Hub>> {
         .route("/sessions/{id}/mode", post(chat::set_mode))
         .route("/sessions/{id}/events", get(chat::events))
         .route("/sessions/{id}/changes", get(changes::changes))
+        .route("/sessions/{id}/checkpoints", get(checkpoints::list))
+        .route("/sessions/{id}/checkpoints/{cp}/diff", get(checkpoints::diff))
+        .route("/sessions/{id}/rewind", post(checkpoints::rewind))
         .route("/updates", get(updates))
         .route("/rules", get(rules::list))
         .route("/rules/export", get(rules::export))

@@ -1,0 +1,136 @@
+//! A session's checkpoints as the API sees them: listing, a turn's diff, and
+//! rewinding the folder (refused while a turn is under way, recorded in the
+//! audit trail). The recording itself is `crate::checkpoints`.
+
+use protocol::audit::{AuditDecision, Decider, Outcome};
+use protocol::checkpoints::{Checkpoint, CheckpointDiff, RewindResponse};
+
+use super::{Hub, HubError, HubResult};
+use crate::agents::AgentError;
+use crate::store::{DecisionRecord, OutcomeRecord};
+
+impl Hub {
+    fn checkpoints_or_off(&self) -> HubResult<&std::sync::Arc<crate::checkpoints::Checkpoints>> {
+        self.checkpoints
+            .as_ref()
+            .ok_or_else(|| HubError::NotFound("This hub keeps no checkpoints (it runs without a data dir).".into()))
+    }
+
+    fn folder_of_session(&self, session_id: &str) -> HubResult<std::path::PathBuf> {
+        self.registry()
+            .get(session_id)
+            .map(|session| session.folder.clone())
+            .ok_or_else(|| AgentError::NoSession(session_id.to_string()).into())
+    }
+
+    /// The session's checkpoints, oldest first (blocking: git runs).
+    pub fn checkpoints_of(&self, session_id: &str) -> HubResult<Vec<Checkpoint>> {
+        let folder = self.folder_of_session(session_id)?;
+        let Some(checkpoints) = &self.checkpoints else { return Ok(Vec::new()) };
+        Ok(checkpoints.list(&folder, session_id)?)
+    }
+
+    /// What checkpoint `n`'s turn changed (blocking).
+    pub fn checkpoint_diff(&self, session_id: &str, n: u64) -> HubResult<CheckpointDiff> {
+        let folder = self.folder_of_session(session_id)?;
+        Ok(self.checkpoints_or_off()?.diff(&folder, session_id, n)?)
+    }
+
+    /// Puts the session's folder back as it was before checkpoint `n`'s turn
+    /// (blocking). Not while a turn is under way in the session.
+    /// With `force`, `seen` (when given) names the conflicts the user saw:
+    /// only those are overwritten.
+    pub fn rewind(&self, session_id: &str, n: u64, force: bool, seen: Option<&[String]>) -> HubResult<RewindResponse> {
+        let checkpoints = self.checkpoints_or_off()?.clone();
+        let runtime = self
+            .try_runtime(session_id)
+            .map_err(|err| HubError::StoreFailed(err.to_string()))?
+            .ok_or_else(|| AgentError::NoSession(session_id.to_string()))?;
+        {
+            let state = runtime.state();
+            if state.machine.is_deleted() {
+                return Err(AgentError::Deleted(session_id.to_string()).into());
+            }
+            if state.machine.phase().under_way() {
+                return Err(AgentError::busy(
+                    "A turn is under way in this session: rewind once it has ended (or stop it).",
+                )
+                .into());
+            }
+        }
+        // Nor while a turn of another session of the same folder (or one
+        // inside it, or around it) runs: its tools would write while the
+        // folder is put back. Runtimes not resident are idle.
+        let others: Vec<_> = self.runtimes().values().filter(|other| other.id != session_id).cloned().collect();
+        for other in others {
+            let nested = other.folder.starts_with(&runtime.folder) || runtime.folder.starts_with(&other.folder);
+            if nested && other.state().machine.phase().under_way() {
+                return Err(AgentError::busy(
+                    "A turn of another session in this folder is under way: rewind once it has ended (or stop it).",
+                )
+                .into());
+            }
+        }
+        // A turn that starts meanwhile records the folder only once the rewind
+        // is done (the folder's lock), and runs nothing before.
+        // The decision is recorded before the folder changes, its outcome after.
+        let tool_id = format!("rewind-{session_id}-{n}-{}", crate::clock::now_ms());
+        let forced = if force { ", forced" } else { "" };
+        if let Some(store) = &self.store {
+            store.record_decision(DecisionRecord {
+                at_ms: crate::clock::now_ms(),
+                folder: runtime.folder.display().to_string(),
+                session_id: session_id.to_string(),
+                tool_id: tool_id.clone(),
+                tool_name: "rewind".into(),
+                summary: format!("to before checkpoint {n}{forced}"),
+                decision: AuditDecision::Approved,
+                decided_by: Decider::User,
+                rule: None,
+            });
+        }
+        let result = checkpoints.rewind_over(&runtime.folder, session_id, n, force.then_some(seen));
+        if let Some(store) = &self.store {
+            let outcome = match &result {
+                Ok(_) => Outcome::Ran,
+                // Refused before anything changed.
+                Err(
+                    crate::checkpoints::CheckpointError::Conflict(_) | crate::checkpoints::CheckpointError::NotFound(_),
+                ) => Outcome::Skipped,
+                Err(_) => Outcome::Failed,
+            };
+            store.record_outcome(OutcomeRecord {
+                at_ms: crate::clock::now_ms(),
+                session_id: session_id.to_string(),
+                tool_id,
+                outcome,
+            });
+        }
+        let done = result?;
+        if !done.kept.is_empty() {
+            tracing::info!(
+                session = session_id,
+                kept = ?done.kept,
+                "rewind: paths left out of the checkpoint were kept as they are"
+            );
+        }
+        let conversation = done.conversation.is_some_and(|length| forget_turns(&runtime, length));
+        self.projects_changed();
+        Ok(RewindResponse { checkpoint: done.checkpoint, conversation })
+    }
+}
+
+/// The built-in agent forgets the rewound turns: its conversation goes back
+/// to `length` messages, as it was before the turn rewound to. Not when a turn
+/// began meanwhile, nor for an ACP agent (its conversation is its own: the
+/// hub keeps none). Returns whether it was rewound.
+fn forget_turns(runtime: &crate::agents::SessionRuntime, length: usize) -> bool {
+    let mut state = runtime.state();
+    let busy = state.machine.phase().under_way() || state.machine.is_deleted();
+    if busy || state.agent.builtin.messages.len() <= length {
+        return false;
+    }
+    state.agent.builtin.messages.truncate(length);
+    runtime.save(&state);
+    true
+}
