@@ -27,6 +27,19 @@ function testEnv(env) {
 export async function startHub(args = [], env = {}, { dataDir, port = 0, token } = {}) {
   token ||= randomBytes(12).toString('hex');
   dataDir ||= mkdtempSync(join(tmpdir(), 'hub-data-'));
+  // A test that restarts a hub on its port: the port can be held for a
+  // moment by a socket of the killed one, or by another test's connection.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await launchHub(args, env, { dataDir, port, token });
+    } catch (err) {
+      if (port === 0 || attempt === 20 || !/Address already in use/.test(String(err.message))) throw err;
+      await new Promise((done) => setTimeout(done, 250));
+    }
+  }
+}
+
+async function launchHub(args, env, { dataDir, port, token }) {
   const child = spawn(HUB_BIN, ['--port', String(port), '--token', token, '--data-dir', dataDir, ...args], {
     cwd: ROOT,
     env: testEnv(env),

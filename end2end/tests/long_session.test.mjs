@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { expect } from './expect.mjs';
 import { ROOT, makeFolder } from '../hub.mjs';
 import { hubAndBrowser } from '../setup.mjs';
@@ -17,7 +17,10 @@ let seeded;
 
 // Registered first: the session is written before the hub starts on its data dir.
 before(() => {
-  const seed = join(ROOT, 'target/debug/examples/seed_session');
+  // Beside the hub's binary (a CARGO_TARGET_DIR elsewhere too).
+  const seed = process.env.HUB_BIN
+    ? join(dirname(process.env.HUB_BIN), 'examples/seed_session')
+    : join(ROOT, 'target/debug/examples/seed_session');
   seeded = JSON.parse(execFileSync(seed, [dataDir, folder, '1000'], { encoding: 'utf8' }));
 });
 

@@ -252,6 +252,7 @@ pub(crate) fn spawn_turn(
     let (port, recorded) = (hub.clone(), runtime.clone());
     let task = tokio::spawn(async move {
         // The folder is recorded before the turn can change it.
+        // Stopped meanwhile: the turn sees its stop at once and ends.
         recorded.checkpoint_before(&*port).await;
         turn.await
     });

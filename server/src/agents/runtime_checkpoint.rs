@@ -3,7 +3,8 @@
 //! which both agent kinds await), and closed when the turn ends, before the
 //! session is free (see `crate::checkpoints`). Git runs off the async workers.
 
-use std::sync::MutexGuard;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, MutexGuard};
 
 use protocol::events::{AgentEvent, Severity};
 
@@ -15,7 +16,11 @@ pub(super) enum TurnCheckpoint {
     #[default]
     None,
     /// A new turn started: the folder is recorded before its first change.
-    Due(crate::checkpoints::TurnStart),
+    /// The flag is the turn's Stop: set, the checkpoint is given up (its git
+    /// command under way killed), whenever the Stop comes.
+    Due(crate::checkpoints::TurnStart, Arc<AtomicBool>),
+    /// Being recorded.
+    Recording(Arc<AtomicBool>),
     /// Recorded before the turn, as this checkpoint.
     Open(u64),
 }
@@ -34,7 +39,8 @@ impl SessionRuntime {
         // The built-in agent's conversation before this turn: without the prompt just added.
         let messages = state.agent.builtin.messages.len();
         let conversation = messages.checked_sub(1).filter(|_| prompt.is_some());
-        *self.turn_checkpoint() = TurnCheckpoint::Due(crate::checkpoints::TurnStart { prompt, seq, conversation });
+        let start = crate::checkpoints::TurnStart { prompt, seq, conversation };
+        *self.turn_checkpoint() = TurnCheckpoint::Due(start, Arc::default());
     }
 
     fn turn_checkpoint(&self) -> MutexGuard<'_, TurnCheckpoint> {
@@ -44,25 +50,48 @@ impl SessionRuntime {
     /// Records the folder before the turn's first change, when the turn is a
     /// new one (see [`SessionRuntime::start_turn`]): the agent awaits this
     /// before it acts. Off the async workers; a failure is said, and the
-    /// turn goes on unrecorded.
-    pub(crate) async fn checkpoint_before(&self, hub: &dyn HubPort) {
+    /// turn goes on unrecorded. False when the turn was stopped meanwhile
+    /// (its agent is not to act at all).
+    pub(crate) async fn checkpoint_before(&self, hub: &dyn HubPort) -> bool {
         // The turn's start is recorded under the session's lock: once it is free, it is.
         drop(self.state());
         let taken = std::mem::take(&mut *self.turn_checkpoint());
-        let start = match taken {
-            TurnCheckpoint::Due(start) => start,
+        let (start, stop) = match taken {
+            TurnCheckpoint::Due(start, stop) => (start, stop),
             other => {
                 *self.turn_checkpoint() = other;
-                return;
+                return true;
             }
         };
-        let Some(checkpoints) = hub.checkpoints() else { return };
-        let (folder, id) = (self.root.clone(), self.id.clone());
-        let made = tokio::task::spawn_blocking(move || checkpoints.before_turn(&folder, &id, start)).await;
+        let Some(checkpoints) = hub.checkpoints() else { return !stop.load(Ordering::Relaxed) };
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        *self.turn_checkpoint() = TurnCheckpoint::Recording(stop.clone());
+        let (folder, id, given) = (self.root.clone(), self.id.clone(), stop.clone());
+        let made = tokio::task::spawn_blocking(move || checkpoints.before_turn_until(&folder, &id, start, given)).await;
+        // Recorded, its "after" is written when the turn ends, stopped or not.
+        *self.turn_checkpoint() = match &made {
+            Ok(Ok(n)) => TurnCheckpoint::Open(*n),
+            _ => TurnCheckpoint::None,
+        };
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
         match made {
-            Ok(Ok(n)) => *self.turn_checkpoint() = TurnCheckpoint::Open(n),
+            Ok(Ok(_)) | Ok(Err(crate::checkpoints::CheckpointError::Stopped)) => {}
             Ok(Err(err)) => self.report_checkpoint_failed(&err.to_string()),
             Err(err) => self.report_checkpoint_failed(&err.to_string()),
+        }
+        true
+    }
+
+    /// The turn under way is stopped (Stop, shutdown; call under the session's
+    /// lock, once its machine took the stop): its checkpoint, due or being
+    /// recorded, is given up, so the turn need not wait for git.
+    pub(crate) fn stop_checkpoint(&self) {
+        if let TurnCheckpoint::Due(_, stop) | TurnCheckpoint::Recording(stop) = &*self.turn_checkpoint() {
+            stop.store(true, Ordering::Relaxed);
         }
     }
 

@@ -9,6 +9,8 @@ use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use super::CheckpointError;
 
@@ -23,6 +25,8 @@ pub struct Repo {
     /// The hub's own data dir when it is inside the folder (relative to
     /// it): never recorded, never restored.
     pub private: Option<String>,
+    /// Set when the turn is stopped: the git command under way is killed.
+    pub stop: Arc<AtomicBool>,
 }
 
 /// How long one git command may run by default.
@@ -36,16 +40,23 @@ pub struct Watchdog {
 }
 
 impl Watchdog {
-    pub fn start(child: &std::process::Child, deadline: std::time::Duration) -> Self {
+    pub fn start(child: &std::process::Child, deadline: std::time::Duration, stop: Arc<AtomicBool>) -> Self {
         let state = std::sync::Arc::new((std::sync::Mutex::new((false, false)), std::sync::Condvar::new()));
         let pid = child.id() as libc::pid_t;
         let shared = state.clone();
         std::thread::spawn(move || {
             let (lock, wake) = &*shared;
-            let guard = lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            let (mut guard, _) = wake
-                .wait_timeout_while(guard, deadline, |(done, _)| !*done)
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let ends = std::time::Instant::now() + deadline;
+            let mut guard = lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            // Woken by `disarm`; a stop is looked at every 50 ms.
+            while !guard.0 && !stop.load(Ordering::Relaxed) {
+                let left = ends.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                let slice = left.min(std::time::Duration::from_millis(50));
+                guard = wake.wait_timeout(guard, slice).unwrap_or_else(std::sync::PoisonError::into_inner).0;
+            }
             if !guard.0 {
                 // SAFETY: kill(2) on a child not yet waited for (see `disarm`).
                 unsafe { libc::kill(pid, libc::SIGKILL) };
@@ -142,6 +153,26 @@ impl Repo {
         Ok(())
     }
 
+    /// Removes the `*.lock` files a killed git command left (call with the
+    /// folder's lock held: no git command of the hub's is writing here).
+    pub fn clear_stale_locks(&self) {
+        let mut dirs = vec![self.git_dir.join("refs")];
+        for name in ["hub-index.lock", "packed-refs.lock", "HEAD.lock", "config.lock", "shallow.lock"] {
+            let _ = std::fs::remove_file(self.git_dir.join(name));
+        }
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let Ok(kind) = entry.file_type() else { continue };
+                if kind.is_dir() {
+                    dirs.push(entry.path());
+                } else if entry.file_name().as_encoded_bytes().ends_with(b".lock") {
+                    tracing::info!(path = %entry.path().display(), "checkpoint: a stale git lock removed");
+                    let _ = std::fs::remove_file(entry.path());
+                }
+            }
+        }
+    }
+
     /// Keeps the folder's own `.git/info/exclude` as this repository's
     /// (read, never written): what the user's git ignores is ignored here too.
     pub fn copy_excludes(&self) {
@@ -188,8 +219,7 @@ impl Repo {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|err| CheckpointError::Git(format!("git could not be run: {err}")))?;
-        let watchdog = Watchdog::start(&child, self.deadline);
-        Ok(Running { name, child, watchdog, deadline: self.deadline })
+        Ok(Running::new(name, child, self))
     }
 
     /// Runs `git <args>`; its output, or why it failed.
@@ -209,7 +239,12 @@ impl Repo {
         S: AsRef<OsStr>,
     {
         let name = describe(args.clone());
-        run_child(self.command(args), &name, self.deadline, input)
+        run_child(self.command(args), &name, self.deadline, self.stop.clone(), input)
+    }
+
+    /// Why a command of this repository killed by its watchdog failed.
+    pub fn interrupted(&self, name: &str) -> CheckpointError {
+        interrupted(name, self.deadline, &self.stop)
     }
 
     /// An object's id from `git <args>`'s first line.
@@ -259,6 +294,7 @@ pub fn run_child(
     mut command: Command,
     name: &str,
     deadline: std::time::Duration,
+    stop: Arc<AtomicBool>,
     input: Vec<u8>,
 ) -> Result<Vec<u8>, CheckpointError> {
     let mut child = command
@@ -267,7 +303,7 @@ pub fn run_child(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|err| CheckpointError::Git(format!("git could not be run: {err}")))?;
-    let watchdog = Watchdog::start(&child, deadline);
+    let watchdog = Watchdog::start(&child, deadline, stop.clone());
     let mut stdin = child.stdin.take().expect("piped");
     let writer = std::thread::spawn(move || stdin.write_all(&input));
     let mut stderr = child.stderr.take().expect("piped");
@@ -282,8 +318,9 @@ pub fn run_child(
     let fired = watchdog.disarm();
     let status = child.wait().map_err(|err| CheckpointError::Git(err.to_string()))?;
     let _ = writer.join();
-    if fired {
-        return Err(timed_out(name, deadline));
+    // Killed (it had not ended by itself): its deadline, or a stop.
+    if fired && !status.success() {
+        return Err(interrupted(name, deadline, &stop));
     }
     read.map_err(|err| CheckpointError::Git(err.to_string()))?;
     if !status.success() {
@@ -308,7 +345,15 @@ fn finish(name: &str, output: std::io::Result<std::process::Output>) -> Result<V
     Ok(output.stdout)
 }
 
-pub fn timed_out(name: &str, deadline: std::time::Duration) -> CheckpointError {
+/// Why a command killed by its watchdog failed: the turn was stopped, or it ran too long.
+pub fn interrupted(name: &str, deadline: std::time::Duration, stop: &AtomicBool) -> CheckpointError {
+    if stop.load(Ordering::Relaxed) {
+        return CheckpointError::Stopped;
+    }
+    timed_out(name, deadline)
+}
+
+fn timed_out(name: &str, deadline: std::time::Duration) -> CheckpointError {
     CheckpointError::Git(format!("`git {name}` did not end within {} s and was stopped", deadline.as_secs()))
 }
 
@@ -329,35 +374,67 @@ pub fn path_of(name: &[u8]) -> &Path {
     Path::new(OsStr::from_bytes(name))
 }
 
-/// A git command started by [`Repo::start`].
+/// A git command started by [`Repo::start`]: its output is read from threads
+/// of its own from the start (a full pipe never holds git up), and a command
+/// dropped unread is killed and waited for.
 pub struct Running {
     name: String,
-    child: std::process::Child,
+    child: Option<std::process::Child>,
     watchdog: Watchdog,
     deadline: std::time::Duration,
+    stop: Arc<AtomicBool>,
+    stdout: Option<std::thread::JoinHandle<std::io::Result<Vec<u8>>>>,
+    stderr: Option<std::thread::JoinHandle<Vec<u8>>>,
 }
 
 impl Running {
+    fn new(name: String, mut child: std::process::Child, repo: &Repo) -> Self {
+        let watchdog = Watchdog::start(&child, repo.deadline, repo.stop.clone());
+        let stdout = child.stdout.take().map(|mut pipe| {
+            std::thread::spawn(move || {
+                let mut out = Vec::new();
+                pipe.read_to_end(&mut out).map(|_| out)
+            })
+        });
+        let stderr = child.stderr.take().map(|mut pipe| {
+            std::thread::spawn(move || {
+                let mut text = Vec::new();
+                let _ = pipe.read_to_end(&mut text);
+                text
+            })
+        });
+        Self { name, child: Some(child), watchdog, deadline: repo.deadline, stop: repo.stop.clone(), stdout, stderr }
+    }
+
     /// Its output once it has ended, or why it failed (or was stopped at its deadline).
     pub fn output(mut self) -> Result<Vec<u8>, CheckpointError> {
-        let mut stderr = self.child.stderr.take().expect("piped");
-        let reader = std::thread::spawn(move || {
-            let mut text = Vec::new();
-            let _ = stderr.read_to_end(&mut text);
-            text
-        });
-        let mut out = Vec::new();
-        let read = self.child.stdout.take().expect("piped").read_to_end(&mut out);
-        let stderr = reader.join().unwrap_or_default();
+        let read = match self.stdout.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(read)) => read,
+            _ => Err(std::io::Error::other("git's output could not be read")),
+        };
+        let stderr = self.stderr.take().and_then(|reader| reader.join().ok()).unwrap_or_default();
         let fired = self.watchdog.disarm();
-        let status = self.child.wait().map_err(|err| CheckpointError::Git(err.to_string()))?;
-        if fired {
-            return Err(timed_out(&self.name, self.deadline));
+        let mut child = self.child.take().expect("waited for once");
+        let status = child.wait().map_err(|err| CheckpointError::Git(err.to_string()))?;
+        // Killed (it had not ended by itself): its deadline, or a stop.
+        if fired && !status.success() {
+            return Err(interrupted(&self.name, self.deadline, &self.stop));
         }
-        read.map_err(|err| CheckpointError::Git(err.to_string()))?;
+        let out = read.map_err(|err| CheckpointError::Git(err.to_string()))?;
         if !status.success() {
             return Err(failed(&self.name, &stderr));
         }
         Ok(out)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // Not waited for yet: the pid is still this child's.
+            self.watchdog.disarm();
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }

@@ -16,6 +16,7 @@ mod snapshot;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use protocol::checkpoints::{Checkpoint, CheckpointDiff, CheckpointFile, CheckpointKind, LeftOut};
@@ -44,6 +45,9 @@ pub enum CheckpointError {
     Git(String),
     #[error("The folder could not be restored: {0}")]
     Restore(String),
+    /// The turn was stopped while its checkpoint was being recorded.
+    #[error("the turn was stopped before its checkpoint was recorded")]
+    Stopped,
 }
 
 impl CheckpointError {
@@ -118,6 +122,8 @@ struct Stored {
     before: Before,
     before_tree: String,
     after: Option<(After, String)>,
+    /// The blob of its full left-out list.
+    left_out_blob: Option<String>,
 }
 
 impl Stored {
@@ -141,8 +147,9 @@ impl Stored {
 /// Every folder's checkpoints, under one directory of the hub's.
 pub struct Checkpoints {
     root: PathBuf,
-    /// One lock per folder: its index and refs change under it.
-    locks: Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>,
+    /// One lock per folder: its index and refs change under it (and whether
+    /// no git `*.lock` can be left over there).
+    locks: Mutex<HashMap<PathBuf, Arc<Mutex<bool>>>>,
     /// How long one git command may run (then it is killed, the checkpoint fails).
     deadline: std::time::Duration,
     /// The hub's data dir (the root's parent), canonical.
@@ -170,59 +177,113 @@ impl Checkpoints {
     }
 
     fn repo(&self, folder: &Path) -> Repo {
+        self.repo_until(folder, Arc::default())
+    }
+
+    /// The repository, its git commands killed once `stop` is set.
+    fn repo_until(&self, folder: &Path, stop: Arc<AtomicBool>) -> Repo {
         let private = self
             .data_dir
             .as_deref()
             .and_then(|data| data.strip_prefix(folder).ok())
             .filter(|rel| !rel.as_os_str().is_empty())
             .map(|rel| rel.to_string_lossy().into_owned());
-        Repo { git_dir: self.repository_of(folder), work_tree: folder.to_path_buf(), deadline: self.deadline, private }
+        Repo {
+            git_dir: self.repository_of(folder),
+            work_tree: folder.to_path_buf(),
+            deadline: self.deadline,
+            private,
+            stop,
+        }
     }
 
-    fn lock(&self, folder: &Path) -> Arc<Mutex<()>> {
-        let mut locks = self.locks.lock().unwrap_or_else(PoisonError::into_inner);
-        locks.entry(folder.to_path_buf()).or_default().clone()
+    /// Runs `work` on the folder's repository under the folder's lock. A
+    /// git command killed (at its deadline, by a stop) or a hub killed mid-way
+    /// can leave git's `*.lock` files behind, and git refuses to go on while
+    /// they are there: they are cleared before the first work of this
+    /// process and after any that failed (only this hub writes here, and
+    /// under this lock).
+    fn writing<T>(
+        &self,
+        folder: &Path,
+        stop: Arc<AtomicBool>,
+        work: impl FnOnce(&Repo) -> Result<T, CheckpointError>,
+    ) -> Result<T, CheckpointError> {
+        let lock = {
+            let mut locks = self.locks.lock().unwrap_or_else(PoisonError::into_inner);
+            locks.entry(folder.to_path_buf()).or_default().clone()
+        };
+        let mut clean = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            // Stopped while another checkpoint or a rewind of the folder ran.
+            return Err(CheckpointError::Stopped);
+        }
+        let repo = self.repo_until(folder, stop);
+        if !*clean {
+            repo.clear_stale_locks();
+        }
+        // Left dirty should `work` panic.
+        *clean = false;
+        let result = work(&repo);
+        *clean =
+            !matches!(result, Err(CheckpointError::Git(_) | CheckpointError::Restore(_) | CheckpointError::Stopped));
+        result
     }
 
     /// Records the folder before a turn of `session` (blocking: git runs).
     /// A checkpoint left without its "after" (the hub was killed during its
     /// turn) gets this state as its "after". Returns the new checkpoint's number.
     pub fn before_turn(&self, folder: &Path, session: &str, start: TurnStart) -> Result<u64, CheckpointError> {
-        let lock = self.lock(folder);
-        let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
-        let repo = self.repo(folder);
-        let snap = snapshot::take(&repo, Report::LeftOut)?;
-        let stored = read_all(&repo, session)?;
-        if let Some(last) = stored.last().filter(|last| last.after.is_none()) {
-            write_after(&repo, session, last, &snap.tree)?;
-        }
-        let n = stored.last().map_or(1, |last| last.n + 1);
-        let turn = stored.iter().filter(|cp| cp.before.kind == CheckpointKind::Turn).count() as u64 + 1;
-        let before = Before {
-            kind: CheckpointKind::Turn,
-            turn,
-            at: crate::clock::now_ms(),
-            prompt: start.prompt.map(|prompt| prompt.chars().take(PROMPT_KEPT).collect()),
-            seq: start.seq,
-            rewound_to: None,
-            conversation: start.conversation,
-            left_out: snap.left_out,
-            left_out_more: snap.left_out_more,
-        };
-        write_left_out(&repo, &ref_name(session, n, "left-out"), &snap.all_left_out)?;
-        write_commit(&repo, &ref_name(session, n, "before"), &snap.tree, &json_line(&before))?;
-        Ok(n)
+        self.before_turn_until(folder, session, start, Arc::default())
+    }
+
+    /// [`Self::before_turn`], given up (its git command killed) once `stop`
+    /// is set: the turn was stopped, it need not wait for its checkpoint.
+    pub fn before_turn_until(
+        &self,
+        folder: &Path,
+        session: &str,
+        start: TurnStart,
+        stop: Arc<AtomicBool>,
+    ) -> Result<u64, CheckpointError> {
+        self.writing(folder, stop, |repo| {
+            // The refs are read while the folder is walked.
+            repo.ensure()?;
+            let reading = start_reading(repo, session)?;
+            let snap = snapshot::take(repo, Report::LeftOut)?;
+            let stored = parse_refs(&reading.output()?, session);
+            if let Some(last) = stored.last().filter(|last| last.after.is_none()) {
+                write_after(repo, session, last, &snap.tree)?;
+            }
+            let n = stored.last().map_or(1, |last| last.n + 1);
+            let turn = stored.iter().filter(|cp| cp.before.kind == CheckpointKind::Turn).count() as u64 + 1;
+            let before = Before {
+                kind: CheckpointKind::Turn,
+                turn,
+                at: crate::clock::now_ms(),
+                prompt: start.prompt.map(|prompt| prompt.chars().take(PROMPT_KEPT).collect()),
+                seq: start.seq,
+                rewound_to: None,
+                conversation: start.conversation,
+                left_out: snap.left_out,
+                left_out_more: snap.left_out_more,
+            };
+            let last_left_out = stored.last().and_then(|last| last.left_out_blob.as_deref());
+            write_before(repo, session, n, &snap.tree, &before, &snap.all_left_out, last_left_out)?;
+            Ok(n)
+        })
     }
 
     /// Records the folder after the turn of checkpoint `n` (blocking).
     pub fn after_turn(&self, folder: &Path, session: &str, n: u64) -> Result<Vec<CheckpointFile>, CheckpointError> {
-        let lock = self.lock(folder);
-        let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
-        let repo = self.repo(folder);
-        let snap = snapshot::take(&repo, Report::TreeOnly)?;
-        let stored = read_all(&repo, session)?;
-        let cp = stored.iter().find(|cp| cp.n == n).ok_or(CheckpointError::NotFound(n))?;
-        write_after(&repo, session, cp, &snap.tree)
+        self.writing(folder, Arc::default(), |repo| {
+            repo.ensure()?;
+            let reading = start_reading(repo, session)?;
+            let snap = snapshot::take(repo, Report::TreeOnly)?;
+            let stored = parse_refs(&reading.output()?, session);
+            let cp = stored.iter().find(|cp| cp.n == n).ok_or(CheckpointError::NotFound(n))?;
+            write_after(repo, session, cp, &snap.tree)
+        })
     }
 
     /// The session's checkpoints, oldest first.
@@ -309,106 +370,105 @@ impl Checkpoints {
             Some(None) => None,
             Some(Some(paths)) => Some(paths.iter().map(String::as_str).collect()),
         };
-        let lock = self.lock(folder);
-        let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
-        let repo = self.repo(folder);
-        if !repo.git_dir.join("HEAD").is_file() {
-            return Err(CheckpointError::NotFound(n));
-        }
-        let stored = read_all(&repo, session)?;
-        let from = stored.iter().position(|cp| cp.n == n).ok_or(CheckpointError::NotFound(n))?;
-        let target = &stored[from];
-        let now = snapshot::take(&repo, Report::LeftOut)?;
-        let last = stored.last().expect("the target is one");
-        // What the session's turns from the target on changed: only those files go back.
-        let mut theirs = HashSet::new();
-        for (index, cp) in stored.iter().enumerate().skip(from) {
-            let files = match (&cp.after, stored.get(index + 1)) {
-                (Some((after, _)), _) => after.files.clone(),
-                (None, Some(next)) => snapshot::changes(&repo, &cp.before_tree, &next.before_tree)?,
-                (None, None) => snapshot::changes(&repo, &cp.before_tree, &now.tree)?,
-            };
-            theirs.extend(files.into_iter().map(|file| file.path));
-        }
-        let mut touched: Vec<String> = snapshot::changes(&repo, &now.tree, &target.before_tree)?
-            .into_iter()
-            .map(|file| file.path)
-            .filter(|path| theirs.contains(path))
-            .collect();
-        // What the target's "before" left out is not in its tree: never removed.
-        let left_then = read_left_out(&repo, session, target)?;
-        // Nor is the hub's own data dir, when it is inside the folder.
-        let private: Vec<String> = repo.private.iter().map(|rel| format!("{rel}/")).collect();
-        let keep = |path: &String| covered(&left_then, path) || covered(&private, path);
-        let kept: Vec<String> = touched.iter().filter(|path| keep(path)).cloned().collect();
-        touched.retain(|path| !keep(path));
-        if let Some(seen) = &seen {
-            // Someone else's change: between the session's turns from the
-            // target on (a turn's "after" to the next one's "before"), and
-            // since the session's last state. A last turn cut short (no
-            // "after": the hub was killed) leaves nothing to compare with.
-            let mut by_others: HashSet<String> = HashSet::new();
+        self.writing(folder, Arc::default(), |repo| {
+            if !repo.git_dir.join("HEAD").is_file() {
+                return Err(CheckpointError::NotFound(n));
+            }
+            let stored = read_all(repo, session)?;
+            let from = stored.iter().position(|cp| cp.n == n).ok_or(CheckpointError::NotFound(n))?;
+            let target = &stored[from];
+            let now = snapshot::take(repo, Report::LeftOut)?;
+            let last = stored.last().expect("the target is one");
+            // What the session's turns from the target on changed: only those files go back.
+            let mut theirs = HashSet::new();
             for (index, cp) in stored.iter().enumerate().skip(from) {
-                if let (Some((_, after)), Some(next)) = (&cp.after, stored.get(index + 1)) {
-                    by_others.extend(snapshot::changes(&repo, after, &next.before_tree)?.into_iter().map(|f| f.path));
+                let files = match (&cp.after, stored.get(index + 1)) {
+                    (Some((after, _)), _) => after.files.clone(),
+                    (None, Some(next)) => snapshot::changes(repo, &cp.before_tree, &next.before_tree)?,
+                    (None, None) => snapshot::changes(repo, &cp.before_tree, &now.tree)?,
+                };
+                theirs.extend(files.into_iter().map(|file| file.path));
+            }
+            let mut touched: Vec<String> = snapshot::changes(repo, &now.tree, &target.before_tree)?
+                .into_iter()
+                .map(|file| file.path)
+                .filter(|path| theirs.contains(path))
+                .collect();
+            // What the target's "before" left out is not in its tree: never removed.
+            let left_then = read_left_out(repo, session, target)?;
+            // Nor is the hub's own data dir, when it is inside the folder.
+            let private: Vec<String> = repo.private.iter().map(|rel| format!("{rel}/")).collect();
+            let keep = |path: &String| covered(&left_then, path) || covered(&private, path);
+            let kept: Vec<String> = touched.iter().filter(|path| keep(path)).cloned().collect();
+            touched.retain(|path| !keep(path));
+            if let Some(seen) = &seen {
+                // Someone else's change: between the session's turns from the
+                // target on (a turn's "after" to the next one's "before"), and
+                // since the session's last state. A last turn cut short (no
+                // "after": the hub was killed) leaves nothing to compare with.
+                let mut by_others: HashSet<String> = HashSet::new();
+                for (index, cp) in stored.iter().enumerate().skip(from) {
+                    if let (Some((_, after)), Some(next)) = (&cp.after, stored.get(index + 1)) {
+                        by_others
+                            .extend(snapshot::changes(repo, after, &next.before_tree)?.into_iter().map(|f| f.path));
+                    }
+                }
+                let cut = last.after.is_none();
+                if let Some((_, left)) = &last.after {
+                    by_others.extend(snapshot::changes(repo, left, &now.tree)?.into_iter().map(|f| f.path));
+                }
+                // A file recorded then and left out now (grown past the limit,
+                // ignored since) shows as removed since: a conflict too.
+                let conflicts: Vec<String> = touched
+                    .iter()
+                    .filter(|path| cut || related(&by_others, path))
+                    .filter(|path| !seen.contains(path.as_str()))
+                    .cloned()
+                    .collect();
+                if !conflicts.is_empty() {
+                    return Err(CheckpointError::Conflict(conflicts));
                 }
             }
-            let cut = last.after.is_none();
-            if let Some((_, left)) = &last.after {
-                by_others.extend(snapshot::changes(&repo, left, &now.tree)?.into_iter().map(|f| f.path));
+            let m = last.n + 1;
+            let before = Before {
+                kind: CheckpointKind::Rewind,
+                turn: target.before.turn,
+                at: crate::clock::now_ms(),
+                prompt: None,
+                seq: None,
+                rewound_to: Some(n),
+                conversation: None,
+                left_out: now.left_out,
+                left_out_more: now.left_out_more,
+            };
+            if last.after.is_none() {
+                write_after(repo, session, last, &now.tree)?;
             }
-            // A file recorded then and left out now (grown past the limit,
-            // ignored since) shows as removed since: a conflict too.
-            let conflicts: Vec<String> = touched
-                .iter()
-                .filter(|path| cut || related(&by_others, path))
-                .filter(|path| !seen.contains(path.as_str()))
-                .cloned()
-                .collect();
-            if !conflicts.is_empty() {
-                return Err(CheckpointError::Conflict(conflicts));
-            }
-        }
-        let m = last.n + 1;
-        let before = Before {
-            kind: CheckpointKind::Rewind,
-            turn: target.before.turn,
-            at: crate::clock::now_ms(),
-            prompt: None,
-            seq: None,
-            rewound_to: Some(n),
-            conversation: None,
-            left_out: now.left_out,
-            left_out_more: now.left_out_more,
-        };
-        if last.after.is_none() {
-            write_after(&repo, session, last, &now.tree)?;
-        }
-        // The state before the rewind is kept first: a failure midway can be undone.
-        write_left_out(&repo, &ref_name(session, m, "left-out"), &now.all_left_out)?;
-        write_commit(&repo, &ref_name(session, m, "before"), &now.tree, &json_line(&before))?;
-        restore::restore(&repo, &now.tree, &target.before_tree, &touched.into_iter().collect())?;
-        let after = snapshot::take(&repo, Report::TreeOnly)?;
-        let mut cp = Stored { n: m, before, before_tree: now.tree.clone(), after: None };
-        let files = write_after(&repo, session, &cp, &after.tree)?;
-        cp.after = Some((After { at: crate::clock::now_ms(), files }, after.tree));
-        let conversation = target.before.conversation.filter(|_| target.before.kind == CheckpointKind::Turn);
-        Ok(Rewound { checkpoint: cp.shown(), turn: target.before.turn, conversation, kept })
+            // The state before the rewind is kept first: a failure midway can be undone.
+            let last_left_out = last.left_out_blob.as_deref();
+            write_before(repo, session, m, &now.tree, &before, &now.all_left_out, last_left_out)?;
+            restore::restore(repo, &now.tree, &target.before_tree, &touched.into_iter().collect())?;
+            let after = snapshot::take(repo, Report::TreeOnly)?;
+            let mut cp = Stored { n: m, before, before_tree: now.tree.clone(), after: None, left_out_blob: None };
+            let files = write_after(repo, session, &cp, &after.tree)?;
+            cp.after = Some((After { at: crate::clock::now_ms(), files }, after.tree));
+            let conversation = target.before.conversation.filter(|_| target.before.kind == CheckpointKind::Turn);
+            Ok(Rewound { checkpoint: cp.shown(), turn: target.before.turn, conversation, kept })
+        })
     }
 
     /// Removes a session's checkpoints (its refs; git keeps what other refs need).
     pub fn forget(&self, folder: &Path, session: &str) -> Result<(), CheckpointError> {
-        let lock = self.lock(folder);
-        let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
-        let repo = self.repo(folder);
-        if !repo.git_dir.join("HEAD").is_file() {
-            return Ok(());
-        }
-        let refs = repo.run(["for-each-ref", "--format=delete %(refname)", &format!("refs/hub/{session}/")])?;
-        if !refs.is_empty() {
-            repo.run_with(["update-ref", "--stdin"], refs)?;
-        }
-        Ok(())
+        self.writing(folder, Arc::default(), |repo| {
+            if !repo.git_dir.join("HEAD").is_file() {
+                return Ok(());
+            }
+            let refs = repo.run(["for-each-ref", "--format=delete %(refname)", &session_refs(session)])?;
+            if !refs.is_empty() {
+                repo.run_with(["update-ref", "--stdin"], refs)?;
+            }
+            Ok(())
+        })
     }
 }
 
@@ -432,17 +492,49 @@ fn covered(left_out: &[String], path: &str) -> bool {
     })
 }
 
-/// Keeps every path a snapshot left out (NUL-separated, a blob kept by `refname`).
-fn write_left_out(repo: &Repo, refname: &str, paths: &[String]) -> Result<(), CheckpointError> {
-    let mut input = Vec::new();
-    for path in paths {
-        input.extend_from_slice(path.as_bytes());
-        input.push(0);
+/// Writes checkpoint `n`'s "before": a commit of `tree` with its facts, and
+/// every path the snapshot left out (NUL-separated, a blob), both refs in
+/// one transaction. The blob is written only when the list changed since
+/// `last_left_out` (git's id of the last one; a turn seldom changes it).
+fn write_before(
+    repo: &Repo,
+    session: &str,
+    n: u64,
+    tree: &str,
+    before: &Before,
+    left_out: &[String],
+    last_left_out: Option<&str>,
+) -> Result<(), CheckpointError> {
+    let mut list = Vec::new();
+    for path in left_out {
+        list.extend_from_slice(path.as_bytes());
+        list.push(0);
     }
-    let out = repo.run_with(["hash-object", "-w", "--stdin"], input)?;
-    let blob = String::from_utf8_lossy(&out).trim().to_string();
-    repo.run(["update-ref", refname, blob.as_str()])?;
+    let blob = match last_left_out.filter(|last| *last == blob_id(&list)) {
+        Some(same) => same.to_string(),
+        None => {
+            let out = repo.run_with(["hash-object", "-w", "--stdin"], list)?;
+            String::from_utf8_lossy(&out).trim().to_string()
+        }
+    };
+    let out = repo.run_with(["commit-tree", tree, "-F", "-"], json_line(before).into_bytes())?;
+    let commit = String::from_utf8_lossy(&out).trim().to_string();
+    let refs = format!(
+        "update {} {blob}\nupdate {} {commit}\n",
+        ref_name(session, n, "left-out"),
+        ref_name(session, n, "before")
+    );
+    repo.run_with(["update-ref", "--stdin"], refs.into_bytes())?;
     Ok(())
+}
+
+/// Git's (SHA-1) id of a blob of `bytes`.
+fn blob_id(bytes: &[u8]) -> String {
+    use sha1::Digest as _;
+    let mut hasher = sha1::Sha1::new();
+    hasher.update(format!("blob {}\0", bytes.len()).as_bytes());
+    hasher.update(bytes);
+    hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// What checkpoint `cp`'s "before" left out: the full list, or the listed
@@ -455,7 +547,24 @@ fn read_left_out(repo: &Repo, session: &str, cp: &Stored) -> Result<Vec<String>,
 }
 
 fn ref_name(session: &str, n: u64, side: &str) -> String {
-    format!("refs/hub/{session}/{n}/{side}")
+    format!("{}{n}/{side}", session_refs(session))
+}
+
+/// Where a session's refs are. A session id git would refuse in a ref name
+/// (`.x`, `a..b`, `x.lock`), or one with a capital (`ABC` and `abc` are one
+/// file on a case-insensitive disk), is written in hex after a `=`, which no
+/// session id has: never two sessions under one name.
+fn session_refs(session: &str) -> String {
+    let refused = session.is_empty()
+        || session.starts_with('.')
+        || session.contains("..")
+        || session.ends_with(".lock")
+        || !session.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || b"._-".contains(&byte));
+    if refused {
+        let hex: String = session.bytes().map(|byte| format!("{byte:02x}")).collect();
+        return format!("refs/hub/={hex}/");
+    }
+    format!("refs/hub/{session}/")
 }
 
 fn json_line<T: Serialize>(value: &T) -> String {
@@ -480,17 +589,27 @@ fn write_after(repo: &Repo, session: &str, cp: &Stored, tree: &str) -> Result<Ve
 
 /// Every checkpoint of `session`, by number.
 fn read_all(repo: &Repo, session: &str) -> Result<Vec<Stored>, CheckpointError> {
-    let out = repo.run([
-        "for-each-ref",
-        "--format=%(refname)%00%(tree)%00%(contents:subject)%00",
-        &format!("refs/hub/{session}/"),
-    ])?;
+    Ok(parse_refs(&start_reading(repo, session)?.output()?, session))
+}
+
+/// Starts reading the session's refs (see [`parse_refs`]).
+fn start_reading(repo: &Repo, session: &str) -> Result<git::Running, CheckpointError> {
+    let format = "--format=%(refname)%00%(objectname)%00%(tree)%00%(contents:subject)%00";
+    repo.start(["for-each-ref", format, &session_refs(session)])
+}
+
+/// The session's checkpoints from its refs, by number.
+fn parse_refs(out: &[u8], session: &str) -> Vec<Stored> {
     let mut befores: BTreeMap<u64, (Before, String)> = BTreeMap::new();
     let mut afters: BTreeMap<u64, (After, String)> = BTreeMap::new();
-    let text = String::from_utf8_lossy(&out);
+    let mut left_outs: BTreeMap<u64, String> = BTreeMap::new();
+    let text = String::from_utf8_lossy(out);
+    let prefix = session_refs(session);
     let mut fields = text.split('\0').map(|field| field.trim_start_matches('\n'));
-    while let (Some(name), Some(tree), Some(subject)) = (fields.next(), fields.next(), fields.next()) {
-        let Some(rest) = name.strip_prefix(&format!("refs/hub/{session}/")) else { continue };
+    while let (Some(name), Some(object), Some(tree), Some(subject)) =
+        (fields.next(), fields.next(), fields.next(), fields.next())
+    {
+        let Some(rest) = name.strip_prefix(&prefix) else { continue };
         let Some((number, side)) = rest.split_once('/') else { continue };
         let Ok(n) = number.parse::<u64>() else { continue };
         match side {
@@ -505,13 +624,22 @@ fn read_all(repo: &Repo, session: &str) -> Result<Vec<Stored>, CheckpointError> 
                     afters.insert(n, (after, tree.to_string()));
                 }
             }
+            "left-out" => {
+                left_outs.insert(n, object.to_string());
+            }
             _ => {}
         }
     }
-    Ok(befores
+    befores
         .into_iter()
-        .map(|(n, (before, before_tree))| Stored { n, before, before_tree, after: afters.remove(&n) })
-        .collect())
+        .map(|(n, (before, before_tree))| Stored {
+            n,
+            before,
+            before_tree,
+            after: afters.remove(&n),
+            left_out_blob: left_outs.remove(&n),
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -166,31 +166,39 @@ fn read_blobs<'a>(repo: &Repo, oids: impl Iterator<Item = &'a str>) -> Result<Ve
         .stderr(Stdio::null())
         .spawn()
         .map_err(|err| CheckpointError::Git(format!("git could not be run: {err}")))?;
-    let watchdog = super::git::Watchdog::start(&child, repo.deadline);
+    let watchdog = super::git::Watchdog::start(&child, repo.deadline, repo.stop.clone());
     let mut stdin = child.stdin.take().expect("piped");
     let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
     let mut out = BufReader::new(child.stdout.take().expect("piped"));
-    let mut blobs = Vec::with_capacity(count);
     let bad = |what: String| CheckpointError::Git(format!("git cat-file: {what}"));
-    for _ in 0..count {
-        let mut header = String::new();
-        out.read_line(&mut header).map_err(|err| bad(err.to_string()))?;
-        let size: usize = header
-            .split_whitespace()
-            .nth(2)
-            .and_then(|size| size.parse().ok())
-            .ok_or_else(|| bad(format!("answered {:?}", header.trim())))?;
-        let mut bytes = vec![0; size + 1];
-        out.read_exact(&mut bytes).map_err(|err| bad(err.to_string()))?;
-        bytes.pop();
-        blobs.push(bytes);
-    }
+    let read = (|| {
+        let mut blobs = Vec::with_capacity(count);
+        for _ in 0..count {
+            let mut header = String::new();
+            out.read_line(&mut header).map_err(|err| bad(err.to_string()))?;
+            let size: usize = header
+                .split_whitespace()
+                .nth(2)
+                .and_then(|size| size.parse().ok())
+                .ok_or_else(|| bad(format!("answered {:?}", header.trim())))?;
+            let mut bytes = vec![0; size + 1];
+            out.read_exact(&mut bytes).map_err(|err| bad(err.to_string()))?;
+            bytes.pop();
+            blobs.push(bytes);
+        }
+        Ok(blobs)
+    })();
     drop(out);
+    // Whatever was read, git is waited for (never left a zombie).
     let fired = watchdog.disarm();
-    let _ = writer.join();
-    let _ = child.wait();
-    if fired {
-        return Err(super::git::timed_out("cat-file --batch", repo.deadline));
+    if read.is_err() {
+        let _ = child.kill();
     }
+    let _ = writer.join();
+    let status = child.wait();
+    if fired && !status.is_ok_and(|status| status.success()) {
+        return Err(repo.interrupted("cat-file --batch"));
+    }
+    let blobs = read?;
     Ok(blobs)
 }

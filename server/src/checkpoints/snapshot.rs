@@ -135,7 +135,7 @@ fn pack(repo: &Repo, names: &[&[u8]]) -> Result<(), CheckpointError> {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .map_err(|err| CheckpointError::Git(format!("git could not be run: {err}")))?;
-    let watchdog = super::git::Watchdog::start(&child, repo.deadline);
+    let watchdog = super::git::Watchdog::start(&child, repo.deadline, repo.stop.clone());
     let mut stdin = std::io::BufWriter::with_capacity(1 << 20, child.stdin.take().expect("piped"));
     let writer = std::thread::spawn(move || -> std::io::Result<()> {
         for file in files {
@@ -153,11 +153,11 @@ fn pack(repo: &Repo, names: &[&[u8]]) -> Result<(), CheckpointError> {
         let _ = pipe.read_to_string(&mut stderr);
     }
     let written = writer.join().map_err(|_| CheckpointError::Git("the pack's writer failed".into()))?;
-    if watchdog.disarm() {
-        let _ = child.wait();
-        return Err(super::git::timed_out("fast-import", repo.deadline));
-    }
+    let fired = watchdog.disarm();
     let status = child.wait().map_err(|err| CheckpointError::Git(err.to_string()))?;
+    if fired && !status.success() {
+        return Err(repo.interrupted("fast-import"));
+    }
     if let Err(err) = written.map_err(|err| err.to_string()).and(if status.success() { Ok(()) } else { Err(stderr) }) {
         // The loose way still works: update-index hashes what is missing.
         tracing::warn!("checkpoint: the bulk pack failed ({err}); objects are written one by one");

@@ -477,3 +477,68 @@ fn the_checkpoints_directory_is_the_users_only() {
     let repo = setup.checkpoints.repository_of(&setup.folder);
     assert_eq!(std::fs::metadata(repo).unwrap().permissions().mode() & 0o777, 0o700);
 }
+
+#[test]
+fn the_locks_a_killed_git_left_are_cleared_and_checkpoints_go_on() {
+    let setup = setup();
+    write(&setup.folder, "a.txt", "0\n");
+    let n = setup.checkpoints.before_turn(&setup.folder, "s", TurnStart::default()).unwrap();
+    setup.checkpoints.after_turn(&setup.folder, "s", n).unwrap();
+    // As a git killed mid-write (a deadline, a stop, kill -9 of the hub) leaves them.
+    let repo = setup.checkpoints.repository_of(&setup.folder);
+    std::fs::write(repo.join("hub-index.lock"), "").unwrap();
+    std::fs::write(repo.join("refs/hub/s/2.lock"), "").unwrap();
+    std::fs::create_dir_all(repo.join("refs/hub/s/2")).unwrap();
+    std::fs::write(repo.join("refs/hub/s/2/before.lock"), "").unwrap();
+    write(&setup.folder, "a.txt", "1\n");
+    // The same hub: its last work went well, so it does not look (git refuses).
+    let refused = setup.checkpoints.before_turn(&setup.folder, "s", TurnStart::default());
+    assert!(matches!(&refused, Err(CheckpointError::Git(why)) if why.contains(".lock")), "{refused:?}");
+    // After a failure (or in a new process) the locks are cleared first.
+    let n = setup.checkpoints.before_turn(&setup.folder, "s", TurnStart::default()).unwrap();
+    assert_eq!(n, 2);
+    let restarted = Checkpoints::new(setup.data.clone());
+    std::fs::write(repo.join("hub-index.lock"), "").unwrap();
+    restarted.after_turn(&setup.folder, "s", n).unwrap();
+    assert!(!repo.join("hub-index.lock").exists() && !repo.join("refs/hub/s/2/before.lock").exists());
+}
+
+#[test]
+fn session_ids_git_would_refuse_in_a_ref_name_are_recorded_too() {
+    let setup = setup();
+    for (session, text) in [(".hidden", "1\n"), ("a..b", "2\n"), ("x.lock", "3\n"), ("plain", "4\n"), ("PLAIN", "5\n")]
+    {
+        write(&setup.folder, "a.txt", "0\n");
+        let n = setup.checkpoints.before_turn(&setup.folder, session, TurnStart::default()).unwrap();
+        write(&setup.folder, "a.txt", text);
+        setup.checkpoints.after_turn(&setup.folder, session, n).unwrap();
+        let listed = setup.checkpoints.list(&setup.folder, session).unwrap();
+        assert_eq!(listed.len(), 1, "{session}: {listed:?}");
+        assert_eq!(listed[0].files.len(), 1, "{session}");
+    }
+    setup.checkpoints.forget(&setup.folder, "a..b").unwrap();
+    assert!(setup.checkpoints.list(&setup.folder, "a..b").unwrap().is_empty());
+    assert_eq!(setup.checkpoints.list(&setup.folder, ".hidden").unwrap().len(), 1, "another session's stay");
+    assert_eq!(setup.checkpoints.list(&setup.folder, "PLAIN").unwrap()[0].files.len(), 1);
+    assert_eq!(setup.checkpoints.list(&setup.folder, "plain").unwrap()[0].files.len(), 1);
+}
+
+#[test]
+fn a_left_out_list_is_named_as_git_names_it_so_an_unchanged_one_is_not_written_again() {
+    use std::io::Write;
+    for bytes in [&b""[..], b"target/\0big.bin\0", "é/ü\0".as_bytes()] {
+        let scratch = tempfile::tempdir().unwrap();
+        let mut git = Command::new("git")
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .current_dir(scratch.path())
+            .args(["hash-object", "--stdin"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        git.stdin.take().unwrap().write_all(bytes).unwrap();
+        let out = git.wait_with_output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), blob_id(bytes));
+    }
+}

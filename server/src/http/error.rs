@@ -181,7 +181,7 @@ impl From<crate::checkpoints::CheckpointError> for ApiError {
         let (status, code) = match &err {
             E::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             E::Conflict(_) => (StatusCode::CONFLICT, "rewind_conflict"),
-            E::Git(_) | E::Restore(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            E::Git(_) | E::Restore(_) | E::Stopped => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
         let mut answer = Self::new(status, code, err.to_string());
         if let E::Conflict(paths) = err {

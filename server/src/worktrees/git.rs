@@ -147,7 +147,7 @@ impl Git {
         S: AsRef<OsStr>,
     {
         let name = describe(args.clone());
-        run_child(self.command(args), &name, self.deadline, input).map_err(WorktreeError::git)
+        run_child(self.command(args), &name, self.deadline, Default::default(), input).map_err(WorktreeError::git)
     }
 
     pub fn run<I, S>(&self, args: I) -> Result<Vec<u8>, WorktreeError>
@@ -169,7 +169,7 @@ impl Git {
         for (key, value) in env {
             command.env(key, value);
         }
-        run_child(command, &name, self.deadline, Vec::new()).map_err(WorktreeError::git)
+        run_child(command, &name, self.deadline, Default::default(), Vec::new()).map_err(WorktreeError::git)
     }
 
     /// Its output as text, trimmed.

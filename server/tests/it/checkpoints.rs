@@ -426,3 +426,100 @@ async fn no_rewind_while_another_session_of_the_folder_has_a_turn_under_way() {
     assert_eq!((busy.status, busy.error_code().as_str()), (StatusCode::CONFLICT, "session_busy"));
     assert!(folder.join("x.txt").exists(), "nothing was rewound");
 }
+
+/// A folder git blocks on (a FIFO where `.gitignore` is: each git command
+/// waits until its 30 s deadline); a turn is prompted there and stopped
+/// (`stops` times, the first after `after_ms`) before or while its checkpoint
+/// is recorded. Answers the turn's events, in 10 s or a panic; the FIFO is
+/// a plain file again after.
+async fn stopped_during_checkpoint(
+    hub: std::sync::Arc<TestHub>,
+    folder: &Path,
+    after_ms: u64,
+    stops: usize,
+) -> Vec<Value> {
+    let fifo = folder.join(".gitignore");
+    let _ = std::fs::remove_file(&fifo);
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let session = hub.config(folder).await.json()["sessionId"].as_str().unwrap().to_string();
+    let running = tokio::spawn({
+        let (hub, folder) = (hub.clone(), folder.to_path_buf());
+        async move { hub.prompt(&folder, "x").await.lines() }
+    });
+    let status = || async { hub.get(&format!("/api/sessions/{session}")).await.json()["status"].clone() };
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while status().await != "running" {
+        assert!(tokio::time::Instant::now() < deadline, "the turn never started");
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(after_ms)).await;
+    let stopped = hub.post(&format!("/api/sessions/{session}/cancel"), "").await;
+    assert_eq!(stopped.status, StatusCode::OK, "{:?}", stopped.body);
+    for _ in 1..stops {
+        // A second click: taken or refused as nothing runs, never an error of the hub's.
+        let again = hub.post(&format!("/api/sessions/{session}/cancel"), "").await;
+        assert!(again.status == StatusCode::OK || again.status == StatusCode::CONFLICT, "{:?}", again.body);
+    }
+    // Well before the git deadline.
+    let events = tokio::time::timeout(std::time::Duration::from_secs(10), running)
+        .await
+        .expect("the turn ended when stopped, without waiting for git")
+        .unwrap();
+    assert_eq!(events.last().unwrap()["status"], "cancelled", "{events:?}");
+    assert!(
+        !events.iter().any(|event| event["code"] == "checkpoint_failed"),
+        "a stop is not a failure to report: {events:?}"
+    );
+    assert!(checkpoints(&hub, &session).await.is_empty(), "nothing was recorded");
+    std::fs::remove_file(&fifo).unwrap();
+    std::fs::write(&fifo, "").unwrap();
+    events
+}
+
+#[tokio::test]
+async fn stop_gives_up_a_checkpoint_under_way_and_the_model_is_never_asked() {
+    let model = FakeModel::start(vec![text(&["after"])]).await;
+    let data = tempfile::tempdir().unwrap();
+    let hub = std::sync::Arc::new(hub(&model, &data));
+    let (_dir, folder) = project(None);
+    hub.set_yolo(&folder, true).await;
+    for after_ms in [300, 0] {
+        stopped_during_checkpoint(hub.clone(), &folder, after_ms, 1).await;
+        assert!(model.requests().is_empty(), "the model was asked: {:?}", model.requests());
+    }
+    // The next turn is a turn like any other, recorded.
+    let events = hub.prompt(&folder, "again").await.lines();
+    assert_eq!(events.last().unwrap()["status"], "success", "{events:?}");
+    assert_eq!(checkpoints(&hub, &session_of(&events)).await.len(), 1);
+}
+
+#[tokio::test]
+async fn stop_gives_up_a_checkpoint_under_way_and_the_acp_agent_never_gets_the_prompt() {
+    const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/scripted-acp-agent.mjs");
+    let data = tempfile::tempdir().unwrap();
+    let command = format!("node '{SCRIPT}' plain received.jsonl");
+    let hub = std::sync::Arc::new(TestHub::with_options(HubOptions {
+        acp: Some(std::sync::Arc::new(agent_hub::agents::acp::AcpAgent::new(&command).unwrap())),
+        store: Some(agent_hub::store::Store::open(data.path()).unwrap()),
+        checkpoints: Some(data.path().join("checkpoints")),
+        ..HubOptions::default()
+    }));
+    let (_dir, folder) = project(None);
+    // Stopped at once (the agent still starting), then twice in a row while recording.
+    stopped_during_checkpoint(hub.clone(), &folder, 0, 1).await;
+    stopped_during_checkpoint(hub.clone(), &folder, 300, 2).await;
+    let log = read(&folder, "received.jsonl");
+    assert!(log.contains("session/new") && !log.contains("session/prompt"), "the prompt was never sent: {log}");
+    // Each stopped turn ended once, and the session is free.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let session = hub.config(&folder).await.json()["sessionId"].as_str().unwrap().to_string();
+    let shown = hub.get(&format!("/api/sessions/{session}")).await.json();
+    let results: Vec<&Value> = shown["events"].as_array().unwrap().iter().filter(|e| e["type"] == "result").collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(shown["status"], "idle");
+    // The stale Stops end nothing more: the next turn runs to its end.
+    let events = hub.prompt(&folder, "again").await.lines();
+    assert_eq!(events.last().unwrap()["status"], "success", "{events:?}");
+    assert!(read(&folder, "received.jsonl").contains("session/prompt"));
+}

@@ -158,6 +158,7 @@ async fn run(
         next_prompt: None,
         stopping: false,
         stop_asked: false,
+        stale_cancels: false,
         cancel_at: None,
         last_words: last_words.clone(),
         modes: None,
@@ -271,6 +272,9 @@ struct Driver {
     /// The user pressed Stop during this prompt (a second Stop ends the process;
     /// the `session/cancel` sent after a reject's grace is not the user's).
     stop_asked: bool,
+    /// The turn was stopped during its checkpoint and ended: the Cancels
+    /// its stop queued come after, and are dropped.
+    stale_cancels: bool,
     /// After a reject: when `session/cancel` follows if the turn has not ended.
     cancel_at: Option<tokio::time::Instant>,
     last_words: LastWords,
@@ -319,7 +323,14 @@ impl Driver {
                     None | Some(Command::End) => return Ok(Ok(())),
                     Some(Command::Prompt(text)) => {
                         // The folder is recorded before the agent can change it.
-                        self.runtime.checkpoint_before(&self.hub).await;
+                        self.stale_cancels = false;
+                        if !self.runtime.checkpoint_before(&self.hub).await {
+                            // Stopped before it began: the prompt is never sent. The
+                            // Cancels that stop queued (one a click) are this turn's.
+                            self.stale_cancels = true;
+                            self.finish(ResultStatus::Cancelled).await;
+                            continue;
+                        }
                         self.stopping = false;
                         self.stop_asked = false;
                         prompt = Some(self.prompt(&cx, &session, text));
@@ -354,6 +365,8 @@ impl Driver {
                     Some(Command::SetMode { mode_id, done }) => {
                         let _ = done.send(self.set_mode(&cx, &session, &mode_id).await);
                     }
+                    // A turn already ended by its stop: nothing is left to stop.
+                    Some(Command::Cancel) if self.stale_cancels && prompt.is_none() => {}
                     Some(Command::Cancel) if self.stop_asked && prompt.is_some() => {
                         // Asked to stop twice and still going: the process ends here.
                         return Ok(Err(Failure::Killed(
@@ -472,7 +485,11 @@ impl Driver {
             Inbound::Permission(request, responder) if request.session_id != *session => {
                 responder.respond(mapping::cancelled())?;
             }
-            Inbound::Permission(request, responder) => self.permission(request, responder, idle).await?,
+            Inbound::Permission(request, responder) => {
+                // A card outside a prompt opens a turn of its own, which a Stop ends.
+                self.stale_cancels = false;
+                self.permission(request, responder, idle).await?
+            }
         }
         Ok(())
     }

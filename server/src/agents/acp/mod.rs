@@ -297,6 +297,7 @@ impl AcpAgent {
             return Err(AgentError::NotRunning);
         };
         let after = runtime.log.last_seq();
+        runtime.stop_checkpoint();
         if let Some(waiting) = state.agent.acp.waiting.take() {
             let call = &waiting.call;
             runtime.audit_decision(&waiting.tool_id, &call.name, &call.args, AuditDecision::Stopped, &Authority::User);

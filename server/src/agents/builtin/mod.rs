@@ -82,6 +82,7 @@ impl super::Agent for BuiltinAgent {
     fn stop_running(&self, _hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) {
         let state = runtime.state();
         if let (true, Some(stop)) = (state.machine.is_running(), &state.agent.builtin.stop) {
+            runtime.stop_checkpoint();
             stop.cancel();
         }
     }
@@ -270,6 +271,7 @@ pub async fn cancel(hub: &Arc<dyn HubPort>, runtime: &Arc<SessionRuntime>) -> Re
         let after = runtime.log.last_seq();
         match state.machine.stop().map_err(|refusal| AgentError::refused(&runtime.id, refusal))? {
             Stop::Running => {
+                runtime.stop_checkpoint();
                 if let Some(stop) = &state.agent.builtin.stop {
                     stop.cancel();
                 }
@@ -410,14 +412,8 @@ pub const STORE_FAILED_RESULT: &str = "The hub could not save its state, so this
 impl Turn {
     async fn run(self) {
         let end = tokio::select! {
-            end = self.drive() => end.unwrap_or_else(|err| match err {
-                TurnError::Store(err) => {
-                    self.runtime.close_batch(STORE_FAILED_RESULT);
-                    self.runtime.report_store_failed(&err);
-                    TurnEnd::error()
-                }
-                err => self.fail("internal", format!("The turn stopped on an internal error: {err}.")),
-            }),
+            // A turn stopped before it began (during its checkpoint) never asks the model.
+            biased;
             () = self.stop.cancelled() => {
                 // The model's stream or a running command was dropped (and killed) here.
                 let has_batch = self.runtime.state().agent.builtin.paused.is_some();
@@ -431,6 +427,14 @@ impl Turn {
                     }
                 }
             }
+            end = self.drive() => end.unwrap_or_else(|err| match err {
+                TurnError::Store(err) => {
+                    self.runtime.close_batch(STORE_FAILED_RESULT);
+                    self.runtime.report_store_failed(&err);
+                    TurnEnd::error()
+                }
+                err => self.fail("internal", format!("The turn stopped on an internal error: {err}.")),
+            }),
         };
         self.runtime.state().agent.builtin.stop = None;
         self.runtime.end_turn(&self.hub, end).await;
