@@ -15,8 +15,11 @@
 //!   `.gitattributes` end-of-line rules apply as in the user's own checkout,
 //!   and no filter runs (next point);
 //! - every filter driver the repository's config defines is emptied
-//!   (`-c filter.<name>.process= -c filter.<name>.smudge= …`), so one that
-//!   `.git/info/attributes` names does not run either.
+//!   (`filter.<name>.process=`, `.smudge=`, `.clean=`), so one that
+//!   `.git/info/attributes` names does not run either. The overrides go in
+//!   through `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_<n>`/`GIT_CONFIG_VALUE_<n>`,
+//!   never `-c key=value`: `-c` splits at the first `=`, so a filter named
+//!   `a=b` would not be emptied (its clean command ran, measured).
 //!
 //! The bytes compared, copied and applied are the bytes on disk.
 
@@ -48,6 +51,8 @@ const SETTINGS: &[&str] = &[
     "submodule.recurse=false",
     "worktree.guessRemote=false",
     "apply.whitespace=nowarn",
+    "apply.ignoreWhitespace=no",
+    "core.attributesFile=/dev/null",
     "gc.auto=0",
     "maintenance.auto=false",
     "advice.detachedHead=false",
@@ -69,8 +74,8 @@ pub struct Git {
     /// Where git's `HOME` points (the hub's worktrees directory).
     pub home: PathBuf,
     pub deadline: Duration,
-    /// `-c filter.<name>.*=` for each filter the repository defines.
-    filters: Vec<String>,
+    /// `filter.<name>.*` emptied, for each filter the repository defines.
+    filters: Vec<(String, String)>,
     empty_tree: &'static str,
     /// Whether `--attr-source=<empty tree>` is given (not to `git apply`).
     attr_source: bool,
@@ -106,7 +111,8 @@ impl Git {
         git.filters = drivers
             .iter()
             .flat_map(|name| {
-                ["process=", "smudge=", "clean=", "required=false"].map(|key| format!("filter.{name}.{key}"))
+                [("process", ""), ("smudge", ""), ("clean", ""), ("required", "false")]
+                    .map(|(key, value)| (format!("filter.{name}.{key}"), value.to_string()))
             })
             .collect();
         Ok(git)
@@ -133,9 +139,15 @@ impl Git {
         if self.attr_source {
             command.arg(format!("--attr-source={}", self.empty_tree));
         }
-        for setting in SETTINGS.iter().copied().chain(self.filters.iter().map(String::as_str)) {
-            command.arg("-c").arg(setting);
+        // As the command line's config (above the repository's), but never split at a name's `=`.
+        let settings = SETTINGS.iter().filter_map(|setting| setting.split_once('='));
+        let all = settings.chain(self.filters.iter().map(|(key, value)| (key.as_str(), value.as_str())));
+        let mut count = 0;
+        for (index, (key, value)) in all.enumerate() {
+            command.env(format!("GIT_CONFIG_KEY_{index}"), key).env(format!("GIT_CONFIG_VALUE_{index}"), value);
+            count = index + 1;
         }
+        command.env("GIT_CONFIG_COUNT", count.to_string());
         command.args(args);
         command
     }

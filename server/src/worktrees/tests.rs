@@ -220,10 +220,16 @@ fn a_hostile_repositorys_hooks_filters_and_external_diff_never_run() {
     git(&setup.folder, &["add", ".gitattributes"]);
     git(&setup.folder, &["commit", "-q", "-m", "attributes"]);
     let run = format!("sh -c 'echo filter >> {}; cat'", marker.display());
+    let attributes = setup.folder.parent().unwrap().join("attributes").display().to_string();
+    std::fs::write(&attributes, "notes.txt filter=a=b\n").unwrap();
     git(&setup.folder, &["config", "core.hooksPath", hooks.to_str().unwrap()]);
     for (key, value) in [
         ("filter.evil.smudge", &run),
         ("filter.evil.clean", &run),
+        // `-c filter.a=b.clean=` would set `filter.a`, not empty this one.
+        ("filter.a=b.smudge", &run),
+        ("filter.a=b.clean", &run),
+        ("core.attributesFile", &attributes),
         ("filter.evil.process", &run),
         ("diff.external", &run),
         ("core.fsmonitor", &run),
@@ -232,11 +238,12 @@ fn a_hostile_repositorys_hooks_filters_and_external_diff_never_run() {
     ] {
         git(&setup.folder, &["config", key, value]);
     }
-    std::fs::write(setup.folder.join(".git/info/attributes"), "*.txt filter=evil\n").unwrap();
+    std::fs::write(setup.folder.join(".git/info/attributes"), "*.txt filter=evil\n*.md filter=a=b\n").unwrap();
     let _ = std::fs::remove_file(&marker);
 
     let made = setup.worktrees.create(&setup.folder, "eeee5555", Some("hostile")).unwrap();
     std::fs::write(made.root().join("notes.txt"), "one\nhostile\nthree\n").unwrap();
+    std::fs::write(made.root().join("doc.md"), "a filter named a=b\n").unwrap();
     setup.worktrees.files(&made).unwrap();
     setup.worktrees.commit(&made, "hostile commit").unwrap();
     std::fs::write(made.root().join("notes.txt"), "one\nhostile again\nthree\n").unwrap();
