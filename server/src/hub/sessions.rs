@@ -161,11 +161,18 @@ impl Hub {
             self.stop_for_delete(&runtime).await;
         }
         let worktree = self.session(&runtime.id).and_then(|session| session.worktree);
-        self.forget(&runtime, force)?;
+        // The worktree goes first: should it fail, the session stays (and names
+        // it), to be deleted again, never a worktree and branch nothing knows
+        // of; with `force` the session goes anyway, and the answer says so.
         let deleted = match (worktree, self.worktrees.clone()) {
-            (Some(worktree), Some(worktrees)) => Some(self.remove_worktree(&runtime.id, worktree, worktrees).await),
+            (Some(worktree), Some(worktrees)) => match self.remove_worktree(&runtime.id, worktree, worktrees).await {
+                Ok(deleted) => Some(deleted),
+                Err(err) if !force => return Err(err),
+                Err(_) => Some(SessionDeleted { branch_kept: None, worktree_removed: false }),
+            },
             _ => None,
         };
+        self.forget(&runtime, force)?;
         if let Some(checkpoints) = self.checkpoints.clone() {
             // Its checkpoints go too: a default session made anew starts without them.
             let (folder, id) = (runtime.root.clone(), runtime.id.clone());
@@ -186,23 +193,20 @@ impl Hub {
     }
 
     /// A deleted session's worktree goes, and its branch unless it has
-    /// commits; a failure is logged and said in the answer, not fatal.
+    /// commits; a failure is the deletion's (the session stays).
     async fn remove_worktree(
         &self,
         id: &str,
         worktree: crate::worktrees::Worktree,
         worktrees: Arc<crate::worktrees::Worktrees>,
-    ) -> SessionDeleted {
+    ) -> HubResult<SessionDeleted> {
         match tokio::task::spawn_blocking(move || worktrees.remove(&worktree)).await {
-            Ok(Ok(removed)) => SessionDeleted { branch_kept: removed.branch_kept, worktree_removed: true },
+            Ok(Ok(removed)) => Ok(SessionDeleted { branch_kept: removed.branch_kept, worktree_removed: true }),
             Ok(Err(err)) => {
-                tracing::warn!(session = id, "its worktree was not removed: {err}");
-                SessionDeleted { branch_kept: None, worktree_removed: false }
+                tracing::warn!(session = id, "its worktree was not removed, so the session stays: {err}");
+                Err(err.into())
             }
-            Err(err) => {
-                tracing::warn!(session = id, "its worktree was not removed: {err}");
-                SessionDeleted { branch_kept: None, worktree_removed: false }
-            }
+            Err(err) => Err(HubError::Internal(format!("the worktree's removal failed: {err}"))),
         }
     }
 

@@ -143,6 +143,9 @@ pub struct Worktrees {
 
 impl Worktrees {
     pub fn new(root: PathBuf) -> Self {
+        // Absolute: git resolves a relative path against the repository's top
+        // (a worktree made inside the user's repository), the hub against its cwd.
+        let root = std::path::absolute(&root).unwrap_or(root);
         Self { root, deadline: DEADLINE }
     }
 
@@ -185,6 +188,15 @@ impl Worktrees {
             .strip_prefix(&top)
             .map_err(|_| WorktreeError::Invalid(format!("{} is not inside {}", folder.display(), top.display())))?;
         let prefix = prefix.to_str().ok_or_else(|| WorktreeError::Invalid("the folder's path is not UTF-8".into()))?;
+        // A worktree is checked out from `HEAD`: a folder not in it (untracked,
+        // ignored, a folder under a dotfiles repository) would not be there.
+        if !prefix.is_empty() && git.run_allowing(["cat-file", "-e", &format!("HEAD:{prefix}")]).is_none() {
+            return Err(WorktreeError::Invalid(format!(
+                "{} is not in the last commit of its repository ({}): an isolated session's worktree would not have it",
+                folder.display(),
+                top.display()
+            )));
+        }
         Ok(Origin { top, prefix: prefix.to_string(), head: head.trim().to_string() })
     }
 
@@ -212,21 +224,33 @@ impl Worktrees {
         if path.exists() {
             return Err(WorktreeError::Invalid(format!("{} exists already", path.display())));
         }
-        let added = git.run(
-            ["worktree", "add", "--quiet", "-b", &branch]
-                .into_iter()
-                .map(std::ffi::OsString::from)
-                .chain([path.clone().into_os_string(), origin.head.clone().into()]),
-        );
-        if let Err(err) = added {
-            // Whatever of it was made goes: the directory, its admin entry, the branch.
-            let _ = std::fs::remove_dir_all(&path);
-            let _ = git.run(["worktree", "prune"]);
-            let _ = git.run(["update-ref", "-d", &format!("refs/heads/{branch}"), &origin.head]);
-            return Err(err);
+        if !path.is_absolute() {
+            return Err(WorktreeError::Invalid(format!("{} is not an absolute path", path.display())));
         }
-        let inside = self.git(&path, None)?;
-        let git_dir = PathBuf::from(inside.text(["rev-parse", "--absolute-git-dir"])?);
+        let added = git
+            .run(
+                ["worktree", "add", "--quiet", "-b", &branch]
+                    .into_iter()
+                    .map(std::ffi::OsString::from)
+                    .chain([path.clone().into_os_string(), origin.head.clone().into()]),
+            )
+            .and_then(|_| self.git(&path, None)?.text(["rev-parse", "--absolute-git-dir"]));
+        let git_dir = match added {
+            Ok(git_dir) => PathBuf::from(git_dir),
+            Err(err) => {
+                // Whatever of it was made goes: its admin entry (only this one), the directory, the branch.
+                let _ = git.run([
+                    "worktree".into(),
+                    "remove".into(),
+                    "--force".into(),
+                    "--force".into(),
+                    path.clone().into_os_string(),
+                ]);
+                self.remove_dir(&path);
+                let _ = git.run(["update-ref", "-d", &format!("refs/heads/{branch}"), &origin.head]);
+                return Err(err);
+            }
+        };
         Ok(Worktree { path, branch, base: origin.head, prefix: origin.prefix, top: origin.top, git_dir })
     }
 
@@ -393,12 +417,11 @@ impl Worktrees {
             return Ok(removed);
         }
         let git = self.git(&worktree.top, None)?;
-        if removed.was_missing {
-            git.run(["worktree", "prune"])?;
-        } else {
-            let path = worktree.path.clone().into_os_string();
-            git.run(["worktree".into(), "remove".into(), "--force".into(), path])?;
-        }
+        // This worktree only (`prune` would drop every stale entry of the
+        // repository, the user's own too); a worktree locked (`git worktree
+        // lock`, which an agent can run) or deleted by hand goes as well.
+        let path = worktree.path.clone().into_os_string();
+        git.run(["worktree".into(), "remove".into(), "--force".into(), "--force".into(), path])?;
         self.remove_dir(&worktree.path);
         let head = format!("refs/heads/{}", worktree.branch);
         let Some(tip) = git.run_allowing(["rev-parse", "--verify", "--quiet", &head]) else { return Ok(removed) };
@@ -414,7 +437,10 @@ impl Worktrees {
 
     /// A directory of the hub's, removed if git left it (never outside the root).
     fn remove_dir(&self, path: &Path) {
-        if path.starts_with(&self.root) && path != self.root {
+        let plain = path
+            .components()
+            .all(|part| matches!(part, std::path::Component::Normal(_) | std::path::Component::RootDir));
+        if plain && path.starts_with(&self.root) && path != self.root {
             let _ = std::fs::remove_dir_all(path);
         }
     }

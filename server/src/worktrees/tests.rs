@@ -253,3 +253,47 @@ fn a_hostile_repositorys_hooks_filters_and_external_diff_never_run() {
     assert_eq!(read(&setup.folder, "notes.txt"), "one\nhostile again\nthree\n", "the bytes as written");
     assert!(!marker.exists(), "something of the repository ran: {:?}", std::fs::read_to_string(&marker));
 }
+
+#[test]
+fn a_folder_not_in_the_last_commit_is_refused_and_nothing_is_made() {
+    let setup = setup();
+    let untracked = setup.folder.join("untracked/proj");
+    std::fs::create_dir_all(&untracked).unwrap();
+    std::fs::write(untracked.join("a.txt"), "a\n").unwrap();
+    let branches = git(&setup.folder, &["branch", "--list"]);
+    let refused = setup.worktrees.create(&untracked, "aaaa1111", Some("x"));
+    assert!(matches!(&refused, Err(WorktreeError::Invalid(why)) if why.contains("last commit")), "{refused:?}");
+    assert_eq!(git(&setup.folder, &["branch", "--list"]), branches, "no branch made");
+    assert!(git(&setup.folder, &["worktree", "list"]).lines().count() == 1, "no worktree made");
+}
+
+#[test]
+fn removing_one_worktree_leaves_the_users_other_worktrees_be_locked_or_gone() {
+    let setup = setup();
+    // The user's own worktree, on a drive not mounted now (its directory gone).
+    let theirs = tempfile::tempdir().unwrap();
+    let their_path = theirs.path().join("elsewhere");
+    git(&setup.folder, &["worktree", "add", "-q", "-b", "theirs", their_path.to_str().unwrap()]);
+    std::fs::remove_dir_all(&their_path).unwrap();
+    // The session's worktree: locked by its agent (`git worktree lock`), then deleted by hand.
+    let made = setup.worktrees.create(&setup.folder, "bbbb2222", Some("locked")).unwrap();
+    git(&made.path, &["worktree", "lock", "--reason", "agent", made.path.to_str().unwrap()]);
+    setup.worktrees.remove(&made).unwrap();
+    assert!(!made.path.exists());
+    let listed = git(&setup.folder, &["worktree", "list", "--porcelain"]);
+    assert!(listed.contains(their_path.to_str().unwrap()), "the user's stale entry stays: {listed}");
+    assert!(!listed.contains(made.path.to_str().unwrap()), "{listed}");
+    // Deleted by hand (missing), it goes from the repository too, alone.
+    let gone = setup.worktrees.create(&setup.folder, "cccc3333", Some("gone")).unwrap();
+    std::fs::remove_dir_all(&gone.path).unwrap();
+    setup.worktrees.remove(&gone).unwrap();
+    let listed = git(&setup.folder, &["worktree", "list", "--porcelain"]);
+    assert!(listed.contains(their_path.to_str().unwrap()) && !listed.contains(gone.path.to_str().unwrap()), "{listed}");
+}
+
+#[test]
+fn a_relative_root_is_made_absolute() {
+    let worktrees = Worktrees::new(PathBuf::from("data/worktrees"));
+    assert!(worktrees.root().is_absolute());
+    assert!(worktrees.root().ends_with("data/worktrees"));
+}
