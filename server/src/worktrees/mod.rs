@@ -14,6 +14,7 @@ pub mod git;
 mod slug;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use protocol::api::{WorktreeFile, WorktreeInfo};
@@ -139,6 +140,9 @@ pub struct Removed {
 pub struct Worktrees {
     root: PathBuf,
     deadline: Duration,
+    /// One Apply at a time into a repository: two at once could both pass
+    /// `git apply`'s check and the last write win (no 409 for the other).
+    applying: Arc<std::sync::Mutex<std::collections::HashMap<PathBuf, Arc<std::sync::Mutex<()>>>>>,
 }
 
 impl Worktrees {
@@ -146,7 +150,7 @@ impl Worktrees {
         // Absolute: git resolves a relative path against the repository's top
         // (a worktree made inside the user's repository), the hub against its cwd.
         let root = std::path::absolute(&root).unwrap_or(root);
-        Self { root, deadline: DEADLINE }
+        Self { root, deadline: DEADLINE, applying: Default::default() }
     }
 
     pub fn root(&self) -> &Path {
@@ -349,6 +353,11 @@ impl Worktrees {
     /// changed too where the change goes: [`WorktreeError::Conflict`] naming
     /// each, and the folder is left as it was. Answers the files applied.
     pub fn apply(&self, worktree: &Worktree) -> Result<Vec<String>, WorktreeError> {
+        let lock = {
+            let mut locks = self.applying.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            locks.entry(worktree.top.clone()).or_default().clone()
+        };
+        let _one_at_a_time = lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let inside = self.in_worktree(worktree)?;
         let (patch, names) = self.patch(&inside, worktree)?;
         if names.is_empty() {

@@ -297,3 +297,29 @@ fn a_relative_root_is_made_absolute() {
     assert!(worktrees.root().is_absolute());
     assert!(worktrees.root().ends_with("data/worktrees"));
 }
+
+#[test]
+fn two_applies_at_once_into_one_folder_never_both_write() {
+    let setup = std::sync::Arc::new(setup());
+    let one = setup.worktrees.create(&setup.folder, "dddd4444", Some("one")).unwrap();
+    let two = setup.worktrees.create(&setup.folder, "eeee5555", Some("two")).unwrap();
+    std::fs::write(one.root().join("notes.txt"), "one\nTWO by one\nthree\n").unwrap();
+    std::fs::write(two.root().join("notes.txt"), "one\nTWO by two\nthree\n").unwrap();
+    let start = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let applies: Vec<_> = [one, two]
+        .into_iter()
+        .map(|worktree| {
+            let (setup, start) = (setup.clone(), start.clone());
+            std::thread::spawn(move || {
+                start.wait();
+                setup.worktrees.apply(&worktree)
+            })
+        })
+        .collect();
+    let results: Vec<_> = applies.into_iter().map(|apply| apply.join().unwrap()).collect();
+    let applied = results.iter().filter(|result| result.is_ok()).count();
+    let refused = results.iter().filter(|result| matches!(result, Err(WorktreeError::Conflict(_)))).count();
+    assert_eq!((applied, refused), (1, 1), "{results:?}");
+    let notes = read(&setup.folder, "notes.txt");
+    assert!(notes == "one\nTWO by one\nthree\n" || notes == "one\nTWO by two\nthree\n", "{notes}");
+}
