@@ -261,10 +261,12 @@ impl Store {
                     updated_at_ms: row.get::<_, i64>(6)? as u64,
                     title: row.get(7)?,
                     agent: row.get(8)?,
-                    worktree: row.get::<_, Option<String>>(9)?.and_then(|json| {
-                        serde_json::from_str(&json)
-                            .inspect_err(|err| tracing::error!("a session's worktree is not readable: {err}"))
-                            .ok()
+                    // Fails closed: an unreadable record is a worktree that is not there.
+                    worktree: row.get::<_, Option<String>>(9)?.map(|json| {
+                        serde_json::from_str(&json).unwrap_or_else(|err| {
+                            tracing::error!(record = %json, "a session's worktree is not readable: {err}");
+                            crate::worktrees::Worktree::unreadable(&json)
+                        })
                     }),
                 })
             })?;

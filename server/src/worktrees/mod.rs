@@ -48,6 +48,23 @@ pub struct Worktree {
 }
 
 impl Worktree {
+    /// What a session's worktree record that cannot be read stands as: a
+    /// worktree that is not there (prompts and actions refused,
+    /// `worktree_missing`), never none (the session working in the folder).
+    pub fn unreadable(raw: &str) -> Self {
+        let gone = PathBuf::from("/nonexistent/agent-hub/unreadable-worktree");
+        let path = serde_json::from_str::<serde_json::Value>(raw)
+            .ok()
+            .and_then(|value| value.get("path")?.as_str().map(PathBuf::from))
+            .filter(|path| path.is_absolute())
+            .unwrap_or_else(|| gone.clone());
+        let branch = serde_json::from_str::<serde_json::Value>(raw)
+            .ok()
+            .and_then(|value| value.get("branch")?.as_str().map(str::to_string))
+            .unwrap_or_default();
+        Self { path, branch, base: String::new(), prefix: String::new(), top: gone.clone(), git_dir: gone }
+    }
+
     /// Where the session works: the folder's place in the worktree.
     pub fn root(&self) -> PathBuf {
         if self.prefix.is_empty() {

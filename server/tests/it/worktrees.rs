@@ -334,17 +334,22 @@ async fn a_restart_finds_the_worktrees_again_and_one_deleted_by_hand_is_said_not
     let model = FakeModel::start(vec![shell("c1", "pwd > where.txt"), text(&["ok"])]).await;
     let data = tempfile::tempdir().unwrap();
     let (_dir, folder) = repository();
-    let (kept, kept_path, gone, gone_path, gone_branch) = {
+    let (kept, kept_path, gone, gone_path, gone_branch, unreadable) = {
         let hub = hub(&model, &data);
         let kept = isolated(&hub, &folder, "kept").await;
         let gone = isolated(&hub, &folder, "gone").await;
+        let unreadable = isolated(&hub, &folder, "unreadable").await["id"].as_str().unwrap().to_string();
         hub.hub.store().unwrap().flush().await.unwrap();
         let path = |made: &Value| PathBuf::from(made["worktree"]["path"].as_str().unwrap());
         let branch = gone["worktree"]["branch"].as_str().unwrap().to_string();
         let id = |made: &Value| made["id"].as_str().unwrap().to_string();
-        (id(&kept), path(&kept), id(&gone), path(&gone), branch)
+        (id(&kept), path(&kept), id(&gone), path(&gone), branch, unreadable)
     };
     std::fs::remove_dir_all(&gone_path).unwrap();
+    // A record this hub cannot read (a newer hub's, a damaged row).
+    let db = rusqlite::Connection::open(data.path().join("agent-hub.db")).unwrap();
+    db.execute("UPDATE sessions SET worktree = '{\"path\": 7}' WHERE id = ?1", [&unreadable]).unwrap();
+    drop(db);
 
     let hub = hub(&model, &data);
     let projects = hub.get("/api/projects").await.json();
@@ -368,6 +373,10 @@ async fn a_restart_finds_the_worktrees_again_and_one_deleted_by_hand_is_said_not
     let body = json!({"folderPath": folder, "sessionId": gone, "message": "hello"});
     let refused = hub.post("/api/chat/prompt", body.to_string()).await;
     assert_eq!((refused.status, refused.error_code()), (StatusCode::CONFLICT, "worktree_missing".into()));
+    // Fails closed: never a session working in the folder itself.
+    let body = json!({"folderPath": folder, "sessionId": unreadable, "message": "hello"});
+    let refused = hub.post("/api/chat/prompt", body.to_string()).await;
+    assert_eq!((refused.status, refused.error_code()), (StatusCode::CONFLICT, "worktree_missing".into()));
     let deleted = delete(&hub, &gone).await;
     assert_eq!(deleted.json(), json!({"worktreeRemoved": true}));
     assert_eq!(git(&folder, &["branch", "--list", &gone_branch]), "");
@@ -386,11 +395,13 @@ async fn the_folders_rules_apply_in_the_worktree_and_its_gemini_is_protected() {
     let data = tempfile::tempdir().unwrap();
     let hub = hub(&model, &data);
     // The folder locks YOLO off: so does its isolated session.
+    // Locked in the folder only (not committed): the worktree, made from HEAD, has no settings.
     let (_dir, locked) = repository();
     write_settings(&locked, r#"{"security": {"disableYoloMode": true}}"#);
-    git(&locked, &["add", "-A"]);
-    git(&locked, &["commit", "-q", "-m", "settings"]);
     let id = isolated(&hub, &locked, "rules").await["id"].as_str().unwrap().to_string();
+    let worktree = hub.get(&format!("/api/sessions/{id}/worktree")).await.json();
+    let worktree_path = PathBuf::from(worktree["worktree"]["path"].as_str().unwrap());
+    assert!(!worktree_path.join(".gemini").exists(), "the worktree has no settings of its own");
     let config = hub.get(&format!("{}&sessionId={id}", config_path(&locked))).await.json();
     assert_eq!((config["yoloLocked"].as_bool(), config["yoloMode"].as_bool()), (Some(true), Some(false)), "{config}");
     let body = json!({"folderPath": locked, "sessionId": id, "yoloMode": true});
