@@ -47,6 +47,9 @@ async function openFolder(page, hub, folder) {
 
 async function prompt(page, message) {
   await page.fill('#prompt-input', message);
+  // Enter sends only once the page can (its session loaded): under load, a key
+  // pressed before that was lost and the test waited 30 s for a card.
+  await expect(async () => assert.equal(await page.getByRole('button', { name: 'Send', exact: true }).isDisabled(), false));
   await page.press('#prompt-input', 'Enter');
 }
 
