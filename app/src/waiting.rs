@@ -75,6 +75,7 @@ mod tests {
             agent: None,
             waiting_since: None,
             deadline_at: None,
+            branch: None,
         }
     }
 

@@ -259,6 +259,14 @@ pub struct SessionSummary {
     /// since the Unix epoch (an addition; none without a timeout).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_at: Option<u64>,
+    /// An isolated session's worktree (issue 29). Not read by the page (its
+    /// first load stays small: it reads `branch`, and the worktree's status
+    /// from `GET /api/sessions/{id}/worktree`).
+
+    /// An isolated session's branch (issue 29); `GET /api/sessions/{id}/worktree`
+    /// has the rest. (Kept to one string: the page's first load reads this type.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -283,6 +291,86 @@ pub struct CreateSessionRequest {
     /// The agent's id (`GET /api/agents`); default: the folder's last choice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// A git worktree of its own (issue 29): the folder must be in a git
+    /// repository with a commit.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub isolated: bool,
+}
+
+/// `POST /api/sessions`'s answer: the session's summary and, for an isolated
+/// one, its worktree (issue 29). Written by the hub only: the page reads the
+/// answer as a [`SessionSummary`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CreatedSession {
+    #[serde(flatten)]
+    pub summary: SessionSummary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<WorktreeInfo>,
+}
+
+/// `GET /api/folders/git?folderPath=`: whether a new session in the folder
+/// may be isolated (a git repository with a commit).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FolderGit {
+    pub isolatable: bool,
+}
+
+/// An isolated session's worktree (issue 29).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorktreeInfo {
+    /// The worktree's directory, under the hub's data dir.
+    pub path: String,
+    /// `agent-hub/<slug>`.
+    pub branch: String,
+    /// The commit it started from.
+    pub base: String,
+    /// Its directory is gone (deleted outside the hub).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub missing: bool,
+}
+
+/// A file of an isolated session's change against its base.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorktreeFile {
+    pub path: String,
+    /// `added`, `modified` or `deleted`.
+    pub status: String,
+}
+
+/// `GET /api/sessions/{id}/worktree`: the session's worktree and its change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorktreeStatus {
+    pub worktree: WorktreeInfo,
+    pub files: Vec<WorktreeFile>,
+}
+
+/// `POST /api/sessions/{id}/worktree/commit`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorktreeCommitRequest {
+    pub message: String,
+}
+
+/// What Apply, Commit or Discard did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorktreeDone {
+    /// Apply: the files brought into the folder.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub applied: Vec<String>,
+    /// Commit: the new commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+}
+
+/// `DELETE /api/sessions/{id}` of an isolated session (200, not 204).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionDeleted {
+    /// The session's branch, kept because it has commits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch_kept: Option<String>,
+    pub worktree_removed: bool,
 }
 
 /// `PATCH /api/sessions/{id}`: the session's new title.

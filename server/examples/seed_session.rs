@@ -76,6 +76,7 @@ async fn main() {
         agent: None,
         created_at_ms: 1,
         updated_at_ms: 2,
+        worktree: None,
     });
     store.flush().await.expect("the session is saved");
     println!("{{\"sessionId\":\"{id}\",\"events\":{seq},\"turns\":{turn},\"lastAnswer\":\"{last_answer}\"}}");

@@ -30,6 +30,7 @@ mod rules;
 mod sessions;
 mod trust;
 mod waits;
+mod worktrees;
 
 pub use error::{HubError, HubResult};
 pub use waits::checked_timeout;
@@ -58,6 +59,9 @@ pub struct HubOptions {
     /// Where the folders' checkpoints are kept (`<data dir>/checkpoints`);
     /// `None`: turns are not recorded and cannot be rewound.
     pub checkpoints: Option<std::path::PathBuf>,
+    /// Where isolated sessions' worktrees are made (`<data dir>/worktrees`);
+    /// `None`: no session can be isolated.
+    pub worktrees: Option<std::path::PathBuf>,
 }
 
 /// Enough for every session a person has open at once; an idle one beyond
@@ -77,6 +81,7 @@ impl Default for HubOptions {
             policy_dirs: PolicyDirs { user: None, admin: None, admin_checked: true },
             folder_trust: true,
             checkpoints: None,
+            worktrees: None,
         }
     }
 }
@@ -103,6 +108,8 @@ pub struct Hub {
     timeouts: waits::Timeouts,
     /// Each folder's checkpoints.
     checkpoints: Option<Arc<crate::checkpoints::Checkpoints>>,
+    /// Isolated sessions' worktrees.
+    worktrees: Option<Arc<crate::worktrees::Worktrees>>,
 }
 
 impl Hub {
@@ -155,6 +162,7 @@ impl Hub {
                     .checkpoints
                     .clone()
                     .map(|root| Arc::new(crate::checkpoints::Checkpoints::new(root))),
+                worktrees: options.worktrees.clone().map(|root| Arc::new(crate::worktrees::Worktrees::new(root))),
             }
         });
         hub.restore()?;
@@ -186,7 +194,16 @@ impl Hub {
                 created_at_ms: row.created_at_ms,
                 updated_at_ms: row.updated_at_ms,
                 waiting_since_ms: None,
+                worktree: row.worktree.clone(),
             };
+            if let Some(worktree) = session.worktree.as_ref().filter(|worktree| !worktree.exists()) {
+                // Said (the session's summary shows it missing), not fatal.
+                tracing::warn!(
+                    session = %row.id,
+                    path = %worktree.path.display(),
+                    "the isolated session's worktree is gone (deleted outside the hub)"
+                );
+            }
             self.registry().restore(session);
             if let Some(watcher) = self.watcher.as_ref().filter(|_| row.folder.is_dir()) {
                 watcher.watch(&row.folder);
@@ -216,6 +233,7 @@ impl Hub {
                 agent: Some(session.agent.clone()),
                 created_at_ms: session.created_at_ms,
                 updated_at_ms: session.updated_at_ms,
+                worktree: session.worktree.clone(),
             });
         }
     }
@@ -282,13 +300,17 @@ impl Hub {
 
     /// [`Hub::runtime`], saying why a session that exists could not be read.
     pub fn try_runtime(&self, id: &str) -> Result<Option<Arc<SessionRuntime>>, StoreError> {
-        let Some(folder) = self.registry().get(id).map(|session| session.folder.clone()) else { return Ok(None) };
+        let Some((folder, root)) = self.registry().get(id).map(|session| (session.folder.clone(), session.root()))
+        else {
+            return Ok(None);
+        };
         let resident = self.runtimes().get(id).cloned();
         let runtime = match resident {
             Some(runtime) => runtime,
             None => {
                 // Not kept when it fails: the next use tries again.
-                let loaded = Arc::new(SessionRuntime::load(id.to_string(), folder.clone(), self.store.clone())?);
+                let loaded =
+                    Arc::new(SessionRuntime::load(id.to_string(), folder.clone(), self.store.clone())?.rooted(root));
                 // Kept only while the session still exists, checked under the
                 // registry's lock, which a delete holds while it removes both:
                 // a runtime read just before a delete must not outlive it.
@@ -422,7 +444,7 @@ impl Hub {
         agent: Option<&str>,
         act: impl FnOnce(&mut Session) -> HubResult<T>,
     ) -> HubResult<T> {
-        self.with_session_tries(folder_path, session_id, agent, act, 1)
+        self.with_session_tries(folder_path, session_id, agent, None, act, 1)
     }
 
     /// [`Hub::with_session`]; `retries`: how often it starts over when the
@@ -432,6 +454,7 @@ impl Hub {
         folder_path: &str,
         session_id: Option<&str>,
         agent: Option<&str>,
+        worktree: Option<crate::worktrees::Worktree>,
         act: impl FnOnce(&mut Session) -> HubResult<T>,
         retries: u8,
     ) -> HubResult<T> {
@@ -450,7 +473,7 @@ impl Hub {
             let mut registry = self.registry();
             if retries > 0 && registry.exists(&folder, session_id) != exists {
                 drop(registry);
-                return self.with_session_tries(folder_path, session_id, agent, act, retries - 1);
+                return self.with_session_tries(folder_path, session_id, agent, worktree, act, retries - 1);
             }
             let (session, created) =
                 registry.open(&folder, session_id, now_ms(), &new_agent, || self.folder_settings(&folder))?;
@@ -461,10 +484,15 @@ impl Hub {
                     self.agent_ref(&session.agent).name
                 )));
             }
+            if worktree.is_some() && !created {
+                return Err(HubError::Invalid(format!("Session '{}' exists already.", session.id)));
+            }
             if created {
+                session.worktree = worktree;
                 self.persist(session);
                 // Nothing of it is stored yet: no need to read it back.
-                let runtime = SessionRuntime::fresh(session.id.clone(), folder.clone(), self.store.clone());
+                let runtime = SessionRuntime::fresh(session.id.clone(), folder.clone(), self.store.clone())
+                    .rooted(session.root());
                 self.runtimes().insert(session.id.clone(), Arc::new(runtime));
             }
             (act(session), created)

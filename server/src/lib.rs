@@ -22,6 +22,7 @@ pub mod site;
 pub mod store;
 pub mod tools;
 pub mod watcher;
+pub mod worktrees;
 
 use std::sync::Arc;
 

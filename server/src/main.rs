@@ -117,6 +117,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             admin_checked: true,
         },
         checkpoints: Some(data_dir.join("checkpoints")),
+        worktrees: Some(data_dir.join("worktrees")),
         ..HubOptions::default()
     })
     .map_err(|err| format!("the stored sessions could not be read, so the hub does not start: {err}"))?;

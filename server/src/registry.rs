@@ -72,9 +72,19 @@ pub struct Session {
     pub updated_at_ms: u64,
     /// While it waits on the user: since when (its machine's, as last shown).
     pub waiting_since_ms: Option<u64>,
+    /// An isolated session's git worktree (issue 29).
+    pub worktree: Option<crate::worktrees::Worktree>,
 }
 
 impl Session {
+    /// Where the session works: its worktree's part for the folder when it
+    /// is isolated, else the folder. The agent's cwd, the file tools'
+    /// confinement, an ACP session's `cwd`, the changes and checkpoints go
+    /// by this; rules, trust and YOLO go by the folder.
+    pub fn root(&self) -> PathBuf {
+        self.worktree.as_ref().map_or_else(|| self.folder.clone(), crate::worktrees::Worktree::root)
+    }
+
     /// Shows the status its machine gives (without touching `updated_at_ms`).
     pub fn show(&mut self, status: crate::session::Status) {
         self.status = status.status;
@@ -113,6 +123,7 @@ impl Session {
             waiting_since: self.waiting_since_ms,
             // The hub puts in when the folder's timeout answers it.
             deadline_at: None,
+            branch: self.worktree.as_ref().map(|worktree| worktree.branch.clone()),
         }
     }
 }
@@ -231,6 +242,7 @@ impl Registry {
             created_at_ms: now_ms,
             updated_at_ms: now_ms,
             waiting_since_ms: None,
+            worktree: None,
         });
         if session.folder != folder {
             return Err(RegistryError::SessionOfOtherFolder { id: session.id.clone(), folder: session.folder.clone() });
@@ -423,6 +435,7 @@ mod tests {
             created_at_ms: 0,
             updated_at_ms: 0,
             waiting_since_ms: None,
+            worktree: None,
         }
     }
 

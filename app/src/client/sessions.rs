@@ -2,20 +2,25 @@
 //! with `/api/projects` ([`super::projects`]).
 
 use super::{send_for_status, send_json, HubError};
-use protocol::api::{CreateSessionRequest, RenameSessionRequest, SessionSummary};
+use protocol::api::{
+    CreateSessionRequest, FolderGit, RenameSessionRequest, SessionSummary, WorktreeCommitRequest, WorktreeDone,
+    WorktreeStatus,
+};
 
 fn session_url(id: &str) -> String {
     format!("/api/sessions/{}", urlencoding::encode(id))
 }
 
 /// A new session in the folder, untitled until its first prompt unless `title`
-/// names it, working with `agent` (else the folder's last choice).
+/// names it, working with `agent` (else the folder's last choice);
+/// `isolated`: in a git worktree of its own.
 pub async fn create(
     folder_path: &str,
     title: Option<String>,
     agent: Option<String>,
+    isolated: bool,
 ) -> Result<SessionSummary, HubError> {
-    let body = CreateSessionRequest { folder_path: folder_path.to_string(), title, agent };
+    let body = CreateSessionRequest { folder_path: folder_path.to_string(), title, agent, isolated };
     send_json("POST", "/api/sessions", Some(&body)).await
 }
 
@@ -28,6 +33,21 @@ pub async fn rename(id: &str, title: &str) -> Result<SessionSummary, HubError> {
 pub async fn delete(id: &str, force: bool) -> Result<(), HubError> {
     let url = if force { format!("{}?force=true", session_url(id)) } else { session_url(id) };
     send_for_status("DELETE", &url).await
+}
+
+/// Whether a new session in the folder may be isolated (a git repository with a commit).
+pub async fn folder_git(folder_path: &str) -> Result<FolderGit, HubError> {
+    super::get_json(&format!("/api/folders/git?folderPath={}", urlencoding::encode(folder_path))).await
+}
+
+/// An isolated session's worktree and its files against its base.
+pub async fn worktree(id: &str) -> Result<WorktreeStatus, HubError> {
+    super::get_json(&format!("{}/worktree", session_url(id))).await
+}
+
+/// `apply`, `commit` (with `message`) or `discard` the session's worktree.
+pub async fn worktree_act(id: &str, what: &str, message: String) -> Result<WorktreeDone, HubError> {
+    send_json("POST", &format!("{}/worktree/{what}", session_url(id)), Some(&WorktreeCommitRequest { message })).await
 }
 
 #[cfg(test)]

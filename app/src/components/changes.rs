@@ -13,6 +13,7 @@ use crate::components::panel::Panel;
 use crate::client;
 use crate::components::alert::Alert;
 use crate::components::diff_view::diff_view;
+use crate::components::worktree::WorktreeActions;
 use crate::parts::deferred;
 use crate::state::HubState;
 use protocol::changes::{ChangeKind, ChangesResponse, GitChanges, GitStatus, Omitted};
@@ -132,6 +133,19 @@ pub fn ChangesPanel(session_id: String, on_close: Callback<()>) -> impl IntoView
             })
         })
     });
+    // An isolated session's branch: its worktree's actions show above the changes.
+    let branch = Memo::new(move |_| {
+        state.and_then(|state| {
+            let id = session.get_value();
+            state.projects.with(|projects| {
+                projects
+                    .iter()
+                    .flat_map(|project| project.sessions.iter())
+                    .find(|summary| summary.id == id)
+                    .and_then(|summary| summary.branch.clone())
+            })
+        })
+    });
     let changes = LocalResource::new(move || {
         if let Some(activity) = activity {
             activity.0.track();
@@ -164,6 +178,14 @@ pub fn ChangesPanel(session_id: String, on_close: Callback<()>) -> impl IntoView
     };
     view! {
         <Panel id="changes-panel" testid="changes-panel" name="changes" title=|| "Changes" tools on_close=Some(on_close)>
+            {move || {
+                branch
+                    .get()
+                    .map(|branch| {
+                        let on_done = Callback::new(move |()| changes.refetch());
+                        view! { <WorktreeActions session_id=session.get_value() branch on_done /> }
+                    })
+            }}
             {move || {
                 body()
                     .unwrap_or_else(|| {

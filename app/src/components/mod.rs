@@ -30,3 +30,4 @@ pub mod tool_call;
 pub mod trust_banner;
 pub mod updates;
 pub mod waiting_calls;
+pub mod worktree;

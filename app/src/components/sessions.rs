@@ -56,8 +56,9 @@ pub fn relative_time(at_ms: u64, now: u64) -> String {
 /// What the user asked of the list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
-    /// A new session with this agent (else the folder's last choice).
-    Create(Option<String>),
+    /// A new session with this agent (else the folder's last choice);
+    /// `true`: isolated, in a git worktree of its own.
+    Create(Option<String>, bool),
     Rename {
         id: String,
         title: String,
@@ -78,9 +79,9 @@ enum Done {
 
 async fn apply(folder_path: String, change: Change) -> Result<Done, (Change, HubError)> {
     let result = match &change {
-        Change::Create(agent) => {
-            client::sessions::create(&folder_path, None, agent.clone()).await.map(|session| Done::Created(session.id))
-        }
+        Change::Create(agent, isolated) => client::sessions::create(&folder_path, None, agent.clone(), *isolated)
+            .await
+            .map(|session| Done::Created(session.id)),
         Change::Rename { id, title } => client::sessions::rename(id, title).await.map(|_| Done::Renamed),
         Change::Delete { id, force } => client::sessions::delete(id, *force).await.map(|()| Done::Deleted(id.clone())),
     };
@@ -148,6 +149,12 @@ pub fn SessionList(
         }
     });
 
+    // "Isolated" is offered in a git repository with a commit.
+    let isolated = RwSignal::new(false);
+    let isolatable = LocalResource::new(move || {
+        let folder = folder.get_value();
+        async move { client::sessions::folder_git(&folder).await }
+    });
     let editing = RwSignal::new(None::<String>);
     let confirming = RwSignal::new(None::<Confirm>);
     let error = RwSignal::new(None::<HubError>);
@@ -207,13 +214,24 @@ pub fn SessionList(
                     aria-keyshortcuts=NEW_SESSION_KEYS
                     title=format!("New session ({NEW_SESSION_KEYS})")
                     disabled=move || pending.get()
-                    on:click=move |_| on_change.run(Change::Create(agent.get_untracked()))
+                    on:click=move |_| on_change.run(Change::Create(agent.get_untracked(), isolated.get_untracked()))
                     class="rounded-md border border-slate-300 px-2 py-0.5 text-xs font-medium text-slate-700 hover:bg-slate-100 disabled:opacity-50 dark:border-slate-700 dark:text-slate-300 dark:hover:bg-slate-800"
                 >
                     "New session"
                 </button>
             </div>
             <AgentPicker folder_path chosen=agent />
+            <Show when=move || isolatable.get().is_some_and(|answer| answer.is_ok_and(|git| git.isolatable))>
+                <label class="flex items-center gap-2 text-xs text-slate-700 dark:text-slate-300">
+                    <input
+                        type="checkbox"
+                        data-testid="new-session-isolated"
+                        prop:checked=isolated
+                        on:change=move |_| isolated.update(|on| *on = !*on)
+                    />
+                    "Isolated: a git worktree and branch of its own"
+                </label>
+            </Show>
             {move || {
                 error
                     .get()
@@ -274,6 +292,7 @@ fn SessionRow(
     let untitled = session.title.is_none();
     let status = session.status;
     let agent_name = session.agent.as_ref().map(|agent| agent.name.clone());
+    let branch = session.branch.clone();
     let summary = move || {
         view! {
             <button
@@ -291,6 +310,7 @@ fn SessionRow(
                 <span class="flex flex-wrap items-center gap-x-2 gap-y-1 text-xs text-slate-600 dark:text-slate-400">
                     <StatusBadge status />
                     {agent_name.clone().map(|name| view! { <span data-testid="session-agent-name">{name}</span> })}
+                    {branch.clone().map(|branch| view! { <span data-testid="session-branch" class="font-mono">{branch}</span> })}
                     <span title=full_time.get_value()>{move || relative_time(updated_at, clock.get())}</span>
                     {(waiting > 0)
                         .then(|| {
@@ -515,6 +535,7 @@ mod tests {
             agent: None,
             waiting_since: None,
             deadline_at: None,
+            branch: None,
         };
         assert_eq!(session_label(&session), UNTITLED);
         session.title = Some("Fix it".into());

@@ -64,7 +64,7 @@ fn new_session(state: HubState, location: Location) -> bool {
     let shown = state.config.try_with_untracked(|config| config.as_ref().map(|c| c.session_id.clone())).flatten();
     leptos::task::spawn_local(async move {
         let agent = state.new_session_agent.try_get_untracked().flatten();
-        let created = crate::client::sessions::create(&folder, None, agent).await;
+        let created = crate::client::sessions::create(&folder, None, agent, false).await;
         CREATING.with(|creating| creating.set(false));
         match created {
             Ok(session) => {

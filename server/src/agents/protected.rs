@@ -60,15 +60,24 @@ fn hub_dirs() -> &'static [PathBuf] {
 /// word known only when it runs (`$VAR`, a glob) makes the command ask by the
 /// rules already (see `policy::CommandPart::opaque`).
 pub fn touches_settings(folder: &Path, name: &str, args: &Value) -> bool {
+    touches_settings_within(folder, None, name, args)
+}
+
+/// [`touches_settings`] for a session that works in `worktree` (an isolated
+/// session's, under the hub's data dir): its own worktree is not the hub's
+/// directories (its `.gemini`, `.git` and the agents' settings in it still are
+/// protected, and so is everything else of the data dir).
+pub fn touches_settings_within(folder: &Path, worktree: Option<&Path>, name: &str, args: &Value) -> bool {
+    let hub = |path: &Path| under_hub_dirs(path, worktree);
     match name {
-        "run_shell_command" => {
-            args.get("command").and_then(Value::as_str).is_some_and(|command| command_touches(folder, command, 0))
-        }
-        "write_file" | "replace" => {
-            ["file_path", "path", "absolute_path"].iter().filter_map(|key| args.get(*key).and_then(Value::as_str)).any(
-                |path| under_settings(folder, path) || under_home_settings(path) || under_hub_dirs(&folder.join(path)),
-            )
-        }
+        "run_shell_command" => args
+            .get("command")
+            .and_then(Value::as_str)
+            .is_some_and(|command| command_touches(folder, worktree, command, 0)),
+        "write_file" | "replace" => ["file_path", "path", "absolute_path"]
+            .iter()
+            .filter_map(|key| args.get(*key).and_then(Value::as_str))
+            .any(|path| under_settings(folder, path) || under_home_settings(path) || hub(&folder.join(path))),
         _ => false,
     }
 }
@@ -76,21 +85,21 @@ pub fn touches_settings(folder: &Path, name: &str, args: &Value) -> bool {
 /// `bash -c "bash -c '…'"` is followed this deep; deeper, the command asks.
 const MAX_NESTING: usize = 4;
 
-fn command_touches(folder: &Path, command: &str, depth: usize) -> bool {
+fn command_touches(folder: &Path, worktree: Option<&Path>, command: &str, depth: usize) -> bool {
     if depth > MAX_NESTING {
         return true;
     }
     let Ok(parts) = crate::policy::command_parts(command) else { return true };
     parts.iter().any(|part| {
-        part.values.iter().any(|value| value_touches(folder, value))
-            || matches!(&part.inner, Some(crate::policy::InnerScript::Script(script)) if command_touches(folder, script, depth + 1))
+        part.values.iter().any(|value| value_touches(folder, worktree, value))
+            || matches!(&part.inner, Some(crate::policy::InnerScript::Script(script)) if command_touches(folder, worktree, script, depth + 1))
     })
 }
 
 /// A word's value that names a protected directory as a path component
 /// (`.gemini/x`, `--dir=a/.claude`, `~/.codex`), `CODEX_HOME`, or a path that
 /// resolves into one of them or into the hub's own directories.
-fn value_touches(folder: &Path, value: &str) -> bool {
+fn value_touches(folder: &Path, worktree: Option<&Path>, value: &str) -> bool {
     // By name, wherever it stands: whatever `cd`, `pushd`, `env -C` or a link
     // made in the same command did to the base, a protected directory is named.
     let named = value.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | '_' | '-'))).any(|component| {
@@ -106,7 +115,9 @@ fn value_touches(folder: &Path, value: &str) -> bool {
     pieces.filter(|piece| !piece.is_empty()).any(|piece| {
         let expanded = expand_tilde(piece);
         let path = folder.join(&expanded);
-        under_settings(folder, &expanded) || under_home_settings(&path.to_string_lossy()) || under_hub_dirs(&path)
+        under_settings(folder, &expanded)
+            || under_home_settings(&path.to_string_lossy())
+            || under_hub_dirs(&path, worktree)
     })
 }
 
@@ -119,8 +130,13 @@ fn expand_tilde(word: &str) -> String {
     format!("{}{after_user}", home.to_string_lossy())
 }
 
-fn under_hub_dirs(path: &Path) -> bool {
+/// Whether `path` leads into the hub's own directories, the session's own
+/// `worktree` (when it has one) aside.
+fn under_hub_dirs(path: &Path, worktree: Option<&Path>) -> bool {
     let resolved = resolve(path);
+    if worktree.is_some_and(|worktree| resolved.starts_with(worktree)) {
+        return false;
+    }
     hub_dirs().iter().any(|dir| resolved.starts_with(dir))
 }
 
@@ -223,6 +239,34 @@ mod tests {
         assert!(touches_settings(&folder, "run_shell_command", &json!({"command": "cp x .gemini/policies/"})));
         assert!(!touches_settings(&folder, "run_shell_command", &json!({"command": "ls"})));
         assert!(!touches_settings(&folder, "read_file", &json!({"file_path": ".gemini/settings.json"})));
+    }
+
+    #[test]
+    fn an_isolated_sessions_own_worktree_is_not_the_hubs_data_but_the_rest_of_it_is() {
+        // A worktree under the hub's data dir (the default: XDG_DATA_HOME itself).
+        let data = hub_dirs()[0].clone();
+        let worktree = data.join("worktrees/0123abcd/fix-01234567");
+        let within = |path: &str| {
+            touches_settings_within(
+                &worktree,
+                Some(&worktree),
+                "write_file",
+                &json!({"file_path": path, "content": ""}),
+            )
+        };
+        let shell = |command: &str| {
+            touches_settings_within(&worktree, Some(&worktree), "run_shell_command", &json!({"command": command}))
+        };
+        assert!(
+            touches_settings(&worktree, "write_file", &json!({"file_path": "notes.txt"})),
+            "without its worktree named, the data dir asks"
+        );
+        assert!(!within("notes.txt") && !within("src/lib.rs"));
+        assert!(!shell("sed -i s/a/b/ notes.txt && echo x > out/y.txt"));
+        assert!(within(".gemini/settings.json") && within(".git/config") && within(".claude/settings.json"));
+        assert!(within("../other-session/notes.txt"), "another session's worktree");
+        assert!(within(data.join("agent-hub.db").to_str().unwrap()), "the database");
+        assert!(shell(&format!("rm {}", data.join("agent-hub.db").display())));
     }
 
     #[test]

@@ -317,7 +317,11 @@ impl AgentState {
 
 pub struct SessionRuntime {
     pub id: String,
+    /// The folder: its rules, trust and YOLO apply to the session.
     pub folder: PathBuf,
+    /// Where the session works (see `crate::registry::Session::root`): the
+    /// folder, or an isolated session's worktree.
+    pub root: PathBuf,
     pub log: Arc<EventLog>,
     state: Mutex<SessionState>,
     pub(super) store: Option<Arc<Store>>,
@@ -373,6 +377,7 @@ impl SessionRuntime {
         Self {
             log: Arc::new(EventLog::restored(events, sink)),
             id,
+            root: folder.clone(),
             folder,
             state: Mutex::new(state),
             store,
@@ -382,6 +387,26 @@ impl SessionRuntime {
             unreadable: None,
             checkpoint: Mutex::new(checkpoint::TurnCheckpoint::None),
         }
+    }
+
+    /// The runtime working in `root` (an isolated session's worktree).
+    pub fn rooted(mut self, root: PathBuf) -> Self {
+        self.root = root;
+        self
+    }
+
+    /// Whether a call may change the folder's or the working root's
+    /// `.gemini` (and the other protected paths): see `super::protected`.
+    pub fn touches_settings(&self, name: &str, args: &serde_json::Value) -> bool {
+        use super::protected::{touches_settings, touches_settings_within};
+        if self.root == self.folder {
+            return touches_settings(&self.folder, name, args);
+        }
+        // An isolated session's worktree is under the hub's data dir, which is
+        // protected: its own worktree is not; the folder's settings are.
+        let worktree = Some(self.root.as_path());
+        touches_settings_within(&self.root, worktree, name, args)
+            || touches_settings_within(&self.folder, worktree, name, args)
     }
 
     pub fn agent_modes(&self) -> Option<protocol::api::AgentModes> {

@@ -68,7 +68,7 @@ impl SessionRuntime {
             return false;
         }
         *self.turn_checkpoint() = TurnCheckpoint::Recording(stop.clone());
-        let (folder, id, given) = (self.folder.clone(), self.id.clone(), stop.clone());
+        let (folder, id, given) = (self.root.clone(), self.id.clone(), stop.clone());
         let made = tokio::task::spawn_blocking(move || checkpoints.before_turn_until(&folder, &id, start, given)).await;
         // Recorded, its "after" is written when the turn ends, stopped or not.
         *self.turn_checkpoint() = match &made {
@@ -100,7 +100,7 @@ impl SessionRuntime {
         let taken = std::mem::take(&mut *self.turn_checkpoint());
         let TurnCheckpoint::Open(n) = taken else { return };
         let Some(checkpoints) = hub.checkpoints() else { return };
-        let (folder, id) = (self.folder.clone(), self.id.clone());
+        let (folder, id) = (self.root.clone(), self.id.clone());
         let made = tokio::task::spawn_blocking(move || checkpoints.after_turn(&folder, &id, n)).await;
         match made {
             Ok(Ok(_)) => {}

@@ -192,27 +192,12 @@ impl Repo {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let mut command = Command::new("git");
-        command.env_clear();
-        if let Some(path) = std::env::var_os("PATH") {
-            command.env("PATH", path);
-        }
+        let mut command = clean_command(&self.git_dir);
         command
-            .env("HOME", &self.git_dir)
-            .env("LC_ALL", "C")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("GIT_OPTIONAL_LOCKS", "0")
             .env("GIT_DIR", &self.git_dir)
             .env("GIT_INDEX_FILE", self.index())
             .env("GIT_WORK_TREE", &self.work_tree)
-            .env("GIT_AUTHOR_NAME", IDENTITY)
-            .env("GIT_AUTHOR_EMAIL", EMAIL)
-            .env("GIT_COMMITTER_NAME", IDENTITY)
-            .env("GIT_COMMITTER_EMAIL", EMAIL)
-            .current_dir(&self.work_tree)
-            .stdin(Stdio::null());
+            .current_dir(&self.work_tree);
         for setting in SETTINGS {
             command.arg("-c").arg(setting);
         }
@@ -254,41 +239,7 @@ impl Repo {
         S: AsRef<OsStr>,
     {
         let name = describe(args.clone());
-        let mut child = self
-            .command(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|err| CheckpointError::Git(format!("git could not be run: {err}")))?;
-        let watchdog = Watchdog::start(&child, self.deadline, self.stop.clone());
-        let mut stdin = child.stdin.take().expect("piped");
-        let writer = std::thread::spawn(move || stdin.write_all(&input));
-        let mut stderr = child.stderr.take().expect("piped");
-        let reader = std::thread::spawn(move || {
-            let mut text = Vec::new();
-            let _ = stderr.read_to_end(&mut text);
-            text
-        });
-        let mut out = Vec::new();
-        child
-            .stdout
-            .take()
-            .expect("piped")
-            .read_to_end(&mut out)
-            .map_err(|err| CheckpointError::Git(err.to_string()))?;
-        let stderr = reader.join().unwrap_or_default();
-        let fired = watchdog.disarm();
-        let status = child.wait().map_err(|err| CheckpointError::Git(err.to_string()))?;
-        let _ = writer.join();
-        // Killed (it had not ended by itself): its deadline, or a stop.
-        if fired && !status.success() {
-            return Err(self.interrupted(&name));
-        }
-        if !status.success() {
-            return Err(failed(&name, &stderr));
-        }
-        Ok(out)
+        run_child(self.command(args), &name, self.deadline, self.stop.clone(), input)
     }
 
     /// Why a command of this repository killed by its watchdog failed.
@@ -312,7 +263,73 @@ impl Repo {
     }
 }
 
-fn describe<I, S>(args: I) -> String
+/// `git` with nothing of the hub's environment, no system or user config, no
+/// terminal prompt and one identity: what every git the hub runs starts from
+/// (`crate::worktrees` adds its own settings for the user's repository).
+pub fn clean_command(home: &Path) -> Command {
+    let mut command = Command::new("git");
+    command.env_clear();
+    if let Some(path) = std::env::var_os("PATH") {
+        command.env("PATH", path);
+    }
+    command
+        .env("HOME", home)
+        .env("LC_ALL", "C")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("GIT_AUTHOR_NAME", IDENTITY)
+        .env("GIT_AUTHOR_EMAIL", EMAIL)
+        .env("GIT_COMMITTER_NAME", IDENTITY)
+        .env("GIT_COMMITTER_EMAIL", EMAIL)
+        .stdin(Stdio::null());
+    command
+}
+
+/// Runs `command` (named `name` in errors) with `input` on its stdin (written
+/// from a thread of its own: git may answer before it has read all of it),
+/// killed at its deadline; its output, or why it failed.
+pub fn run_child(
+    mut command: Command,
+    name: &str,
+    deadline: std::time::Duration,
+    stop: Arc<AtomicBool>,
+    input: Vec<u8>,
+) -> Result<Vec<u8>, CheckpointError> {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|err| CheckpointError::Git(format!("git could not be run: {err}")))?;
+    let watchdog = Watchdog::start(&child, deadline, stop.clone());
+    let mut stdin = child.stdin.take().expect("piped");
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let mut stderr = child.stderr.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = stderr.read_to_end(&mut text);
+        text
+    });
+    let mut out = Vec::new();
+    let read = child.stdout.take().expect("piped").read_to_end(&mut out);
+    let stderr = reader.join().unwrap_or_default();
+    let fired = watchdog.disarm();
+    let status = child.wait().map_err(|err| CheckpointError::Git(err.to_string()))?;
+    let _ = writer.join();
+    // Killed (it had not ended by itself): its deadline, or a stop.
+    if fired && !status.success() {
+        return Err(interrupted(name, deadline, &stop));
+    }
+    read.map_err(|err| CheckpointError::Git(err.to_string()))?;
+    if !status.success() {
+        return Err(failed(name, &stderr));
+    }
+    Ok(out)
+}
+
+pub fn describe<I, S>(args: I) -> String
 where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
@@ -340,7 +357,7 @@ fn timed_out(name: &str, deadline: std::time::Duration) -> CheckpointError {
     CheckpointError::Git(format!("`git {name}` did not end within {} s and was stopped", deadline.as_secs()))
 }
 
-fn failed(name: &str, stderr: &[u8]) -> CheckpointError {
+pub fn failed(name: &str, stderr: &[u8]) -> CheckpointError {
     let text = String::from_utf8_lossy(stderr);
     let text: String = text.trim().chars().take(600).collect();
     CheckpointError::Git(format!("`git {name}` failed: {text}"))

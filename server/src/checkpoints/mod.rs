@@ -10,7 +10,7 @@
 //! `refs/hub/<session>/<n>/after` (when the turn ends; its message lists the
 //! files changed). The refs are all there is to read back after a restart.
 
-mod git;
+pub(crate) mod git;
 mod restore;
 mod snapshot;
 

@@ -167,6 +167,7 @@ impl From<crate::hub::HubError> for ApiError {
             E::FolderTrustOff => (StatusCode::CONFLICT, "folder_trust_off"),
             E::StoreFailed(_) => (StatusCode::SERVICE_UNAVAILABLE, crate::agents::STORE_FAILED),
             E::Checkpoint(err) => return err.into(),
+            E::Worktree(err) => return err.into(),
             E::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
         Self::new(status, code, err.to_string())
@@ -181,6 +182,28 @@ impl From<crate::checkpoints::CheckpointError> for ApiError {
             E::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             E::Conflict(_) => (StatusCode::CONFLICT, "rewind_conflict"),
             E::Git(_) | E::Restore(_) | E::Stopped => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        };
+        let mut answer = Self::new(status, code, err.to_string());
+        if let E::Conflict(paths) = err {
+            answer.extra = Some(serde_json::Map::from_iter([("conflicts".to_string(), json!(paths))]));
+        }
+        answer
+    }
+}
+
+/// Isolated sessions' refusals: an Apply over the folder's own changes names them (`conflicts`).
+impl From<crate::worktrees::WorktreeError> for ApiError {
+    fn from(err: crate::worktrees::WorktreeError) -> Self {
+        use crate::worktrees::WorktreeError as E;
+        let (status, code) = match &err {
+            E::NotARepository => (StatusCode::BAD_REQUEST, "not_a_git_repository"),
+            E::NoCommit => (StatusCode::BAD_REQUEST, "no_git_commit"),
+            E::Off => (StatusCode::BAD_REQUEST, "worktrees_off"),
+            E::NotIsolated(_) => (StatusCode::BAD_REQUEST, "not_isolated"),
+            E::Invalid(_) => (StatusCode::BAD_REQUEST, "bad_request"),
+            E::Missing(_) => (StatusCode::CONFLICT, "worktree_missing"),
+            E::Conflict(_) => (StatusCode::CONFLICT, "worktree_conflict"),
+            E::Git(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
         let mut answer = Self::new(status, code, err.to_string());
         if let E::Conflict(paths) = err {

@@ -16,23 +16,23 @@ impl Hub {
             .ok_or_else(|| HubError::NotFound("This hub keeps no checkpoints (it runs without a data dir).".into()))
     }
 
-    fn folder_of_session(&self, session_id: &str) -> HubResult<std::path::PathBuf> {
+    fn root_of_session(&self, session_id: &str) -> HubResult<std::path::PathBuf> {
         self.registry()
             .get(session_id)
-            .map(|session| session.folder.clone())
+            .map(crate::registry::Session::root)
             .ok_or_else(|| AgentError::NoSession(session_id.to_string()).into())
     }
 
     /// The session's checkpoints, oldest first (blocking: git runs).
     pub fn checkpoints_of(&self, session_id: &str) -> HubResult<Vec<Checkpoint>> {
-        let folder = self.folder_of_session(session_id)?;
+        let folder = self.root_of_session(session_id)?;
         let Some(checkpoints) = &self.checkpoints else { return Ok(Vec::new()) };
         Ok(checkpoints.list(&folder, session_id)?)
     }
 
     /// What checkpoint `n`'s turn changed (blocking).
     pub fn checkpoint_diff(&self, session_id: &str, n: u64) -> HubResult<CheckpointDiff> {
-        let folder = self.folder_of_session(session_id)?;
+        let folder = self.root_of_session(session_id)?;
         Ok(self.checkpoints_or_off()?.diff(&folder, session_id, n)?)
     }
 
@@ -63,7 +63,7 @@ impl Hub {
         // folder is put back. Runtimes not resident are idle.
         let others: Vec<_> = self.runtimes().values().filter(|other| other.id != session_id).cloned().collect();
         for other in others {
-            let nested = other.folder.starts_with(&runtime.folder) || runtime.folder.starts_with(&other.folder);
+            let nested = other.root.starts_with(&runtime.root) || runtime.root.starts_with(&other.root);
             if nested && other.state().machine.phase().under_way() {
                 return Err(AgentError::busy(
                     "A turn of another session in this folder is under way: rewind once it has ended (or stop it).",
@@ -89,7 +89,7 @@ impl Hub {
                 rule: None,
             });
         }
-        let result = checkpoints.rewind_over(&runtime.folder, session_id, n, force.then_some(seen));
+        let result = checkpoints.rewind_over(&runtime.root, session_id, n, force.then_some(seen));
         if let Some(store) = &self.store {
             let outcome = match &result {
                 Ok(_) => Outcome::Ran,

@@ -42,6 +42,9 @@ pub enum HubError {
     /// A checkpoint that is not there, a rewind that would overwrite others' changes.
     #[error(transparent)]
     Checkpoint(#[from] crate::checkpoints::CheckpointError),
+    /// An isolated session's worktree: not a git folder, a conflict on Apply…
+    #[error(transparent)]
+    Worktree(#[from] crate::worktrees::WorktreeError),
     #[error("{0}")]
     Internal(String),
 }

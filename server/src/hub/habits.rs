@@ -84,7 +84,7 @@ impl Hub {
         rules.push(rule);
         let with_rule = self.policies().for_folder(&runtime.folder, rules, self.trusted(&runtime.folder));
         // A file the hub protects (the folder's `.gemini/`) keeps its card whatever the rules say.
-        let protected = crate::agents::protected::touches_settings(&runtime.folder, name, args);
+        let protected = runtime.touches_settings(name, args);
         RulesSay { allowed_now: false, allowed_with_rule: !protected && allows(with_rule.evaluate(&call, mode)) }
     }
 }

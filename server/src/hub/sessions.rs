@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use protocol::api::{ChatConfig, SessionStatus, SessionSummary};
+use protocol::api::{ChatConfig, CreatedSession, SessionDeleted, SessionStatus, SessionSummary};
 use protocol::events::{AgentEvent, ResultStatus};
 
 use super::{now_ms, Hub, HubError, HubResult};
@@ -56,31 +56,62 @@ impl Hub {
             created_at_ms: now,
             updated_at_ms: now,
             waiting_since_ms: None,
+            worktree: None,
         };
         Ok(self.config_of(&session))
     }
 
     /// `POST /api/sessions`: a new session in the folder, its settings read as
     /// for any new session, working with `agent` (else the folder's last
-    /// choice). A bad title, folder or agent changes nothing.
+    /// choice); `isolated`: in a git worktree of its own (blocking: git runs).
+    /// A bad title, folder or agent, or a folder without a git commit for an
+    /// isolated one, changes nothing.
     pub fn create_session(
         &self,
         folder_path: &str,
         title: Option<&str>,
         agent: Option<&str>,
-    ) -> HubResult<SessionSummary> {
+        isolated: bool,
+    ) -> HubResult<CreatedSession> {
         let title = title.map(checked_title).transpose()?;
         let mut id = random_session_id()?;
         while self.registry().get(&id).is_some() {
             id = random_session_id()?;
         }
-        self.with_session(folder_path, Some(&id), agent, |session| {
-            if title.is_some() {
-                session.title = title;
-                self.persist(session);
+        let worktree = match isolated {
+            false => None,
+            true => {
+                let folder = canonical_folder(folder_path)?;
+                // The agent is checked before anything is made in the repository.
+                let choice = self.registry().last_agent_in(&folder).map(str::to_string);
+                self.agents.for_new_session(agent, choice.as_deref())?;
+                let worktrees = self.worktrees_or_off()?;
+                Some(worktrees.create(&folder, &id, title.as_deref())?)
             }
-            Ok(self.summary_of(session))
-        })
+        };
+        let made = worktree.clone();
+        let result = self.with_session_tries(
+            folder_path,
+            Some(&id),
+            agent,
+            worktree,
+            |session| {
+                if title.is_some() {
+                    session.title = title;
+                    self.persist(session);
+                }
+                let worktree = session.worktree.as_ref().map(crate::worktrees::Worktree::info);
+                Ok(CreatedSession { summary: self.summary_of(session), worktree })
+            },
+            1,
+        );
+        if let (Err(_), Some(made), Some(worktrees)) = (&result, made, &self.worktrees) {
+            // Nothing is left of a session that was not made.
+            if let Err(err) = worktrees.remove(&made) {
+                tracing::warn!(path = %made.path.display(), "a worktree made for a refused session stays: {err}");
+            }
+        }
+        result
     }
 
     /// `PATCH /api/sessions/{id}`: the user's title for the session.
@@ -117,7 +148,11 @@ impl Hub {
     /// stay), and its checkpoints' refs with it. A running turn or a waiting card refuses it (409 `session_busy`)
     /// unless `force`, which stops the turn as Stop does first. An ACP agent's
     /// process ends with its whole group.
-    pub async fn delete_session(self: &Arc<Self>, runtime: Arc<SessionRuntime>, force: bool) -> HubResult<()> {
+    pub async fn delete_session(
+        self: &Arc<Self>,
+        runtime: Arc<SessionRuntime>,
+        force: bool,
+    ) -> HubResult<Option<SessionDeleted>> {
         let why = runtime.state().machine.occupied();
         if let Some(why) = why {
             if !force {
@@ -125,10 +160,22 @@ impl Hub {
             }
             self.stop_for_delete(&runtime).await;
         }
+        let worktree = self.session(&runtime.id).and_then(|session| session.worktree);
+        // The worktree goes first: should it fail, the session stays (and names
+        // it), to be deleted again, never a worktree and branch nothing knows
+        // of; with `force` the session goes anyway, and the answer says so.
+        let deleted = match (worktree, self.worktrees.clone()) {
+            (Some(worktree), Some(worktrees)) => match self.remove_worktree(&runtime.id, worktree, worktrees).await {
+                Ok(deleted) => Some(deleted),
+                Err(err) if !force => return Err(err),
+                Err(_) => Some(SessionDeleted { branch_kept: None, worktree_removed: false }),
+            },
+            _ => None,
+        };
         self.forget(&runtime, force)?;
         if let Some(checkpoints) = self.checkpoints.clone() {
             // Its checkpoints go too: a default session made anew starts without them.
-            let (folder, id) = (runtime.folder.clone(), runtime.id.clone());
+            let (folder, id) = (runtime.root.clone(), runtime.id.clone());
             match tokio::task::spawn_blocking(move || checkpoints.forget(&folder, &id)).await {
                 Ok(Ok(())) => {}
                 Ok(Err(err)) => tracing::warn!(session = %runtime.id, "its checkpoints were not removed: {err}"),
@@ -136,12 +183,31 @@ impl Hub {
             }
         }
         self.projects_changed();
-        let Some(store) = &self.store else { return Ok(()) };
+        let Some(store) = &self.store else { return Ok(deleted) };
         store.flush_session(&runtime.id).await.map_err(|err| {
             HubError::StoreFailed(format!(
                 "The session is gone from the hub, but the database could not record it ({err}): it may come back after a restart."
             ))
-        })
+        })?;
+        Ok(deleted)
+    }
+
+    /// A deleted session's worktree goes, and its branch unless it has
+    /// commits; a failure is the deletion's (the session stays).
+    async fn remove_worktree(
+        &self,
+        id: &str,
+        worktree: crate::worktrees::Worktree,
+        worktrees: Arc<crate::worktrees::Worktrees>,
+    ) -> HubResult<SessionDeleted> {
+        match tokio::task::spawn_blocking(move || worktrees.remove(&worktree)).await {
+            Ok(Ok(removed)) => Ok(SessionDeleted { branch_kept: removed.branch_kept, worktree_removed: true }),
+            Ok(Err(err)) => {
+                tracing::warn!(session = id, "its worktree was not removed, so the session stays: {err}");
+                Err(err.into())
+            }
+            Err(err) => Err(HubError::Internal(format!("the worktree's removal failed: {err}"))),
+        }
     }
 
     /// Stops the session's turn as Stop does (cards answered as stopped, in

@@ -49,6 +49,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/006_folder_trust.sql"),
     include_str!("../../migrations/007_folder_settings.sql"),
     include_str!("../../migrations/008_devices.sql"),
+    include_str!("../../migrations/009_session_worktrees.sql"),
 ];
 
 /// What went wrong with the database, said so that the user can act on it.
@@ -79,6 +80,8 @@ pub struct SessionRow {
     pub agent: Option<String>,
     pub created_at_ms: u64,
     pub updated_at_ms: u64,
+    /// An isolated session's worktree (issue 29).
+    pub worktree: Option<crate::worktrees::Worktree>,
 }
 
 /// The status a session's state gives the pages, saved with it.
@@ -243,7 +246,7 @@ impl Store {
     pub fn sessions(&self) -> Result<Vec<SessionRow>, StoreError> {
         self.read(|db| {
             let mut statement = db.prepare(
-                "SELECT id, folder, status, yolo_override, pending_count, created_at_ms, updated_at_ms, title, agent
+                "SELECT id, folder, status, yolo_override, pending_count, created_at_ms, updated_at_ms, title, agent, worktree
                  FROM sessions ORDER BY created_at_ms, rowid",
             )?;
             let rows = statement.query_map([], |row| {
@@ -258,6 +261,13 @@ impl Store {
                     updated_at_ms: row.get::<_, i64>(6)? as u64,
                     title: row.get(7)?,
                     agent: row.get(8)?,
+                    // Fails closed: an unreadable record is a worktree that is not there.
+                    worktree: row.get::<_, Option<String>>(9)?.map(|json| {
+                        serde_json::from_str(&json).unwrap_or_else(|err| {
+                            tracing::error!(record = %json, "a session's worktree is not readable: {err}");
+                            crate::worktrees::Worktree::unreadable(&json)
+                        })
+                    }),
                 })
             })?;
             rows.collect()

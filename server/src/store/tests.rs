@@ -26,6 +26,7 @@ fn row(id: &str, status: SessionStatus) -> SessionRow {
         agent: Some("gemini".into()),
         created_at_ms: 1,
         updated_at_ms: 5,
+        worktree: None,
     }
 }
 

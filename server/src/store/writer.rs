@@ -297,11 +297,11 @@ fn write_batch(db: &mut Connection, batch: &[Command]) -> rusqlite::Result<()> {
         let mut event =
             tx.prepare_cached("INSERT OR REPLACE INTO events (session_id, seq, body) VALUES (?1, ?2, ?3)")?;
         let mut session = tx.prepare_cached(
-            "INSERT INTO sessions (id, folder, status, yolo_override, pending_count, created_at_ms, updated_at_ms, title, agent)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+            "INSERT INTO sessions (id, folder, status, yolo_override, pending_count, created_at_ms, updated_at_ms, title, agent, worktree)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
              ON CONFLICT(id) DO UPDATE SET yolo_override = excluded.yolo_override,
                updated_at_ms = MAX(updated_at_ms, excluded.updated_at_ms),
-               title = excluded.title, agent = excluded.agent",
+               title = excluded.title, agent = excluded.agent, worktree = excluded.worktree",
         )?;
         let mut agent = tx.prepare_cached(
             "INSERT INTO agent_state (session_id, state) VALUES (?1, ?2)
@@ -336,6 +336,7 @@ fn write_batch(db: &mut Connection, batch: &[Command]) -> rusqlite::Result<()> {
                         row.updated_at_ms as i64,
                         row.title,
                         row.agent,
+                        row.worktree.as_ref().and_then(|worktree| serde_json::to_string(worktree).ok()),
                     ])?;
                 }
                 Command::DeleteSession(id) => {

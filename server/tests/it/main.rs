@@ -36,3 +36,4 @@ mod shutdown;
 mod stop;
 mod storage_faults;
 mod trust;
+mod worktrees;

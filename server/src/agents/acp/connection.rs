@@ -129,7 +129,7 @@ async fn run(
     commands: mpsc::UnboundedReceiver<Command>,
 ) -> Option<Failure> {
     let line = shell_words::join(&launch.command);
-    let mut child = match spawn(launch, &runtime.folder) {
+    let mut child = match spawn(launch, &runtime.root) {
         Ok(child) => child,
         Err(err) => {
             return Some(Failure::Unavailable(format!(
@@ -150,7 +150,7 @@ async fn run(
     let driver = Driver {
         hub: hub.clone(),
         runtime: runtime.clone(),
-        mapper: Mapper::new(runtime.folder.clone()),
+        mapper: Mapper::new(runtime.root.clone()),
         asking: None,
         queued: VecDeque::new(),
         cleared: HashSet::new(),

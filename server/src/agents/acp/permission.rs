@@ -12,7 +12,6 @@ use super::mapping;
 use super::rule_call::{rule_call, RuleCall};
 use crate::agents::gate::{self, Facts};
 use crate::agents::port::HubPort;
-use crate::agents::protected::touches_settings;
 use crate::agents::SessionRuntime;
 use crate::approval::{Decision, Initial};
 use crate::policy::{Mode, ToolCall, Verdict};
@@ -75,7 +74,7 @@ pub(super) fn judge(
         let state = runtime.state();
         (state.agent.allowed_tools.contains(&call.name), state.agent.turn_tools.contains(&call.name))
     };
-    let protected = touches_settings(&runtime.folder, &call.name, &call.args);
+    let protected = runtime.touches_settings(&call.name, &call.args);
     let start = gate::start(Facts {
         refused: false,
         read_only: false,

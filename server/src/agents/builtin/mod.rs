@@ -110,7 +110,7 @@ fn system_prompt(runtime: &SessionRuntime) -> Value {
          change files and run commands there; paths are relative to that folder. The user approves \
          each change or command, and may answer a tool call with feedback instead of running it: \
          follow that feedback.",
-        runtime.folder.display()
+        runtime.root.display()
     )})
 }
 
@@ -231,7 +231,7 @@ fn run_turn(
         hub: hub.clone(),
         runtime: runtime.clone(),
         model,
-        workspace: Workspace::new(runtime.folder.clone(), hub.shell_timeout()),
+        workspace: Workspace::new(runtime.root.clone(), hub.shell_timeout()),
         stop,
     };
     super::spawn_turn(hub, runtime, number, turn.run());
@@ -309,7 +309,7 @@ pub(crate) fn judge_now(
         read_only: call.tool.is_some_and(|tool| tool.kind() == ToolKind::Read),
         granted: grants.session.contains(&call.name),
         turn_granted: grants.turn.contains(&call.name),
-        protected: super::protected::touches_settings(&runtime.folder, &call.name, &call.args),
+        protected: runtime.touches_settings(&call.name, &call.args),
         yolo,
         verdict: &verdict,
     })
@@ -531,7 +531,7 @@ impl Turn {
         let mut announced = Vec::new();
         let mut decided = Vec::new();
         for (request, (checked, verdict, yolo)) in requests.into_iter().zip(checked) {
-            let protected = super::protected::touches_settings(&self.runtime.folder, &request.name, &checked.args);
+            let protected = self.runtime.touches_settings(&request.name, &checked.args);
             let (tool_id, model_id) = ids.assign(&request.id);
             if request.name == question::TOOL_NAME {
                 let (mut call, new_call, announce) = self.plan_question(request, tool_id.clone());

@@ -16,7 +16,7 @@ pub async fn changes(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> Api
     // Events no longer in memory are read back from the database: off the async workers.
     let reader = runtime.clone();
     let events = super::blocking(move || Ok::<_, ApiError>(reader.log.all())).await?;
-    crate::changes::collect(runtime.folder.clone(), events)
+    crate::changes::collect(runtime.root.clone(), events)
         .await
         .map(Json)
         .map_err(|err| ApiError::internal(err.to_string()))

@@ -33,7 +33,12 @@ pub async fn prompt(State(hub): State<Arc<Hub>>, ApiJson(request): ApiJson<Promp
     let (folder, session, agent) = (request.folder_path.clone(), request.session_id.clone(), request.agent.clone());
     let runtime = super::blocking(move || {
         let config = opening.open_session_with(&folder, session.as_deref(), agent.as_deref())?;
-        opening.runtime(&config.session_id).ok_or_else(|| ApiError::internal("The session vanished."))
+        let runtime = opening.runtime(&config.session_id).ok_or_else(|| ApiError::internal("The session vanished."))?;
+        // An isolated session whose worktree was deleted by hand takes no turn.
+        if !runtime.root.is_dir() {
+            return Err(ApiError::from(crate::worktrees::WorktreeError::Missing(runtime.root.clone())));
+        }
+        Ok(runtime)
     })
     .await?;
     // A prompt that answers a waiting card ("yes") does not name the session.

@@ -11,6 +11,7 @@ mod fs;
 mod push;
 mod rules;
 mod sessions;
+mod worktrees;
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -51,6 +52,11 @@ pub fn router() -> Router<Arc<Hub>> {
         .route("/sessions/{id}/checkpoints", get(checkpoints::list))
         .route("/sessions/{id}/checkpoints/{cp}/diff", get(checkpoints::diff))
         .route("/sessions/{id}/rewind", post(checkpoints::rewind))
+        .route("/sessions/{id}/worktree", get(worktrees::status))
+        .route("/sessions/{id}/worktree/apply", post(worktrees::apply))
+        .route("/sessions/{id}/worktree/commit", post(worktrees::commit))
+        .route("/sessions/{id}/worktree/discard", post(worktrees::discard))
+        .route("/folders/git", get(worktrees::folder_git))
         .route("/updates", get(updates))
         .route("/rules", get(rules::list))
         .route("/rules/export", get(rules::export))

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use axum::Json;
-use protocol::api::{CreateSessionRequest, RenameSessionRequest, SessionSummary};
+use protocol::api::{CreateSessionRequest, CreatedSession, RenameSessionRequest, SessionSummary};
 use serde::Deserialize;
 
 use crate::http::error::{ApiJson, ApiQuery, ApiResult};
@@ -15,8 +16,12 @@ use crate::hub::Hub;
 pub async fn create(
     State(hub): State<Arc<Hub>>,
     ApiJson(request): ApiJson<CreateSessionRequest>,
-) -> ApiResult<(StatusCode, Json<SessionSummary>)> {
-    let summary = hub.create_session(&request.folder_path, request.title.as_deref(), request.agent.as_deref())?;
+) -> ApiResult<(StatusCode, Json<CreatedSession>)> {
+    // An isolated session's worktree is made by git: off the async workers.
+    let summary = super::blocking(move || {
+        hub.create_session(&request.folder_path, request.title.as_deref(), request.agent.as_deref(), request.isolated)
+    })
+    .await?;
     Ok((StatusCode::CREATED, Json(summary)))
 }
 
@@ -35,13 +40,16 @@ pub struct DeleteQuery {
     force: bool,
 }
 
-/// 204 once the session is gone from the hub and from the database.
+/// 204 once the session is gone from the hub and from the database; an
+/// isolated session's answer is 200 with what became of its worktree and branch.
 pub async fn delete(
     State(hub): State<Arc<Hub>>,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<DeleteQuery>,
-) -> ApiResult<StatusCode> {
+) -> ApiResult<Response> {
     let runtime = super::chat::runtime_off_thread(&hub, &id).await?;
-    hub.delete_session(runtime, query.force).await?;
-    Ok(StatusCode::NO_CONTENT)
+    Ok(match hub.delete_session(runtime, query.force).await? {
+        Some(deleted) => (StatusCode::OK, Json(deleted)).into_response(),
+        None => StatusCode::NO_CONTENT.into_response(),
+    })
 }

@@ -38,7 +38,7 @@ impl Driver {
             state.agent.acp.agent_name = name;
             state.agent.acp.session_id.clone()
         };
-        let folder = self.runtime.folder.clone();
+        let folder = self.runtime.root.clone();
         let mut session = None;
         if let Some(id) = stored.filter(|_| init.agent_capabilities.load_session) {
             let load = LoadSessionRequest::new(SessionId::new(id.clone()), folder.clone());
