@@ -29,6 +29,7 @@ mod habits;
 mod rules;
 mod sessions;
 mod trust;
+mod user_actions;
 mod waits;
 mod worktrees;
 

@@ -2,12 +2,12 @@
 //! rewinding the folder (refused while a turn is under way, recorded in the
 //! audit trail). The recording itself is `crate::checkpoints`.
 
-use protocol::audit::{AuditDecision, Decider, Outcome};
 use protocol::checkpoints::{Checkpoint, CheckpointDiff, RewindResponse};
 
+use super::user_actions::UserAction;
 use super::{Hub, HubError, HubResult};
 use crate::agents::AgentError;
-use crate::store::{DecisionRecord, OutcomeRecord};
+use crate::checkpoints::CheckpointError;
 
 impl Hub {
     fn checkpoints_or_off(&self) -> HubResult<&std::sync::Arc<crate::checkpoints::Checkpoints>> {
@@ -43,69 +43,29 @@ impl Hub {
     pub fn rewind(&self, session_id: &str, n: u64, force: bool, seen: Option<&[String]>) -> HubResult<RewindResponse> {
         let checkpoints = self.checkpoints_or_off()?.clone();
         let runtime = self
-            .try_runtime(session_id)
-            .map_err(|err| HubError::StoreFailed(err.to_string()))?
-            .ok_or_else(|| AgentError::NoSession(session_id.to_string()))?;
-        {
-            let state = runtime.state();
-            if state.machine.is_deleted() {
-                return Err(AgentError::Deleted(session_id.to_string()).into());
-            }
-            if state.machine.phase().under_way() {
-                return Err(AgentError::busy(
-                    "A turn is under way in this session: rewind once it has ended (or stop it).",
-                )
-                .into());
-            }
-        }
+            .idle_session(session_id, "A turn is under way in this session: rewind once it has ended (or stop it).")?;
         // Nor while a turn of another session of the same folder (or one
-        // inside it, or around it) runs: its tools would write while the
-        // folder is put back. Runtimes not resident are idle.
-        let others: Vec<_> = self.runtimes().values().filter(|other| other.id != session_id).cloned().collect();
-        for other in others {
-            let nested = other.root.starts_with(&runtime.root) || runtime.root.starts_with(&other.root);
-            if nested && other.state().machine.phase().under_way() {
-                return Err(AgentError::busy(
-                    "A turn of another session in this folder is under way: rewind once it has ended (or stop it).",
-                )
-                .into());
-            }
-        }
-        // A turn that starts meanwhile records the folder only once the rewind
-        // is done (the folder's lock), and runs nothing before.
-        // The decision is recorded before the folder changes, its outcome after.
-        let tool_id = format!("rewind-{session_id}-{n}-{}", crate::clock::now_ms());
+        // inside it, or around it) runs. A turn that starts meanwhile records
+        // the folder only once the rewind is done (the folder's lock), and
+        // runs nothing before.
+        self.no_other_turn_around(
+            session_id,
+            &runtime.root,
+            "A turn of another session in this folder is under way: rewind once it has ended (or stop it).",
+        )?;
         let forced = if force { ", forced" } else { "" };
-        if let Some(store) = &self.store {
-            store.record_decision(DecisionRecord {
-                at_ms: crate::clock::now_ms(),
-                folder: runtime.folder.display().to_string(),
-                session_id: session_id.to_string(),
-                tool_id: tool_id.clone(),
-                tool_name: "rewind".into(),
-                summary: format!("to before checkpoint {n}{forced}"),
-                decision: AuditDecision::Approved,
-                decided_by: Decider::User,
-                rule: None,
-            });
-        }
-        let result = checkpoints.rewind_over(&runtime.root, session_id, n, force.then_some(seen));
-        if let Some(store) = &self.store {
-            let outcome = match &result {
-                Ok(_) => Outcome::Ran,
-                // Refused before anything changed.
-                Err(
-                    crate::checkpoints::CheckpointError::Conflict(_) | crate::checkpoints::CheckpointError::NotFound(_),
-                ) => Outcome::Skipped,
-                Err(_) => Outcome::Failed,
-            };
-            store.record_outcome(OutcomeRecord {
-                at_ms: crate::clock::now_ms(),
-                session_id: session_id.to_string(),
-                tool_id,
-                outcome,
-            });
-        }
+        let action = UserAction {
+            session_id,
+            folder: &runtime.folder,
+            tool_name: "rewind",
+            summary: format!("to before checkpoint {n}{forced}"),
+        };
+        let result = self.audited_action(
+            action,
+            || checkpoints.rewind_over(&runtime.root, session_id, n, force.then_some(seen)),
+            // Refused before anything changed.
+            |err| matches!(err, CheckpointError::Conflict(_) | CheckpointError::NotFound(_)),
+        );
         let done = result?;
         if !done.kept.is_empty() {
             tracing::info!(

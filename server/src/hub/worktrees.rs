@@ -3,11 +3,10 @@
 //! Discard (see `crate::worktrees`). Git runs in the caller's blocking task.
 
 use protocol::api::{WorktreeDone, WorktreeStatus};
-use protocol::audit::{AuditDecision, Decider, Outcome};
 
+use super::user_actions::UserAction;
 use super::{Hub, HubError, HubResult};
 use crate::agents::AgentError;
-use crate::store::{DecisionRecord, OutcomeRecord};
 use crate::worktrees::{Worktree, WorktreeError, Worktrees};
 
 impl Hub {
@@ -29,18 +28,7 @@ impl Hub {
 
     /// Refused while a turn of the session is under way: its agent writes there.
     fn idle_for_worktree(&self, session_id: &str) -> HubResult<()> {
-        let runtime = self
-            .try_runtime(session_id)
-            .map_err(|err| HubError::StoreFailed(err.to_string()))?
-            .ok_or_else(|| AgentError::NoSession(session_id.to_string()))?;
-        let state = runtime.state();
-        if state.machine.is_deleted() {
-            return Err(AgentError::Deleted(session_id.to_string()).into());
-        }
-        if state.machine.phase().under_way() {
-            return Err(AgentError::busy("A turn is under way in this session: wait for its end (or stop it).").into());
-        }
-        Ok(())
+        self.idle_session(session_id, "A turn is under way in this session: wait for its end (or stop it).").map(drop)
     }
 
     /// Runs `act` (Apply, Commit, Discard: the user's) with its decision in
@@ -53,38 +41,17 @@ impl Hub {
         what: &str,
         act: impl FnOnce() -> Result<T, WorktreeError>,
     ) -> HubResult<T> {
-        let tool_id = format!("worktree-{what}-{session_id}-{}", crate::clock::now_ms());
-        let folder = self.session(session_id).map(|session| session.folder.display().to_string()).unwrap_or_default();
-        if let Some(store) = &self.store {
-            store.record_decision(DecisionRecord {
-                at_ms: crate::clock::now_ms(),
-                folder,
-                session_id: session_id.to_string(),
-                tool_id: tool_id.clone(),
-                tool_name: format!("worktree_{what}"),
-                summary: format!("{} ({})", worktree.branch, worktree.path.display()),
-                decision: AuditDecision::Approved,
-                decided_by: Decider::User,
-                rule: None,
-            });
-        }
-        let result = act();
-        if let Some(store) = &self.store {
-            let outcome = match &result {
-                Ok(_) => Outcome::Ran,
-                Err(WorktreeError::Conflict(_) | WorktreeError::Invalid(_) | WorktreeError::Missing(_)) => {
-                    Outcome::Skipped
-                }
-                Err(_) => Outcome::Failed,
-            };
-            store.record_outcome(OutcomeRecord {
-                at_ms: crate::clock::now_ms(),
-                session_id: session_id.to_string(),
-                tool_id,
-                outcome,
-            });
-        }
-        Ok(result?)
+        let folder = self.session(session_id).map(|session| session.folder).unwrap_or_default();
+        let action = UserAction {
+            session_id,
+            folder: &folder,
+            tool_name: &format!("worktree_{what}"),
+            summary: format!("{} ({})", worktree.branch, worktree.path.display()),
+        };
+        let refused = |err: &WorktreeError| {
+            matches!(err, WorktreeError::Conflict(_) | WorktreeError::Invalid(_) | WorktreeError::Missing(_))
+        };
+        Ok(self.audited_action(action, act, refused)?)
     }
 
     /// `GET /api/sessions/{id}/worktree` (blocking).
@@ -104,16 +71,11 @@ impl Hub {
     pub fn apply_worktree(&self, session_id: &str) -> HubResult<WorktreeDone> {
         let worktree = self.worktree_of(session_id)?;
         self.idle_for_worktree(session_id)?;
-        let others: Vec<_> = self.runtimes().values().filter(|other| other.id != session_id).cloned().collect();
-        for other in others {
-            let nested = other.root.starts_with(&worktree.top) || worktree.top.starts_with(&other.root);
-            if nested && other.state().machine.phase().under_way() {
-                return Err(AgentError::busy(
-                    "A turn of another session in this folder is under way: apply once it has ended (or stop it).",
-                )
-                .into());
-            }
-        }
+        self.no_other_turn_around(
+            session_id,
+            &worktree.top,
+            "A turn of another session in this folder is under way: apply once it has ended (or stop it).",
+        )?;
         let worktrees = self.worktrees_or_off()?;
         let applied = self.audited(session_id, &worktree, "apply", || worktrees.apply(&worktree))?;
         tracing::info!(session = session_id, files = applied.len(), "a worktree was applied to its folder");
