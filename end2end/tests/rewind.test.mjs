@@ -9,7 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { expect } from './expect.mjs';
-import { makeFolder } from '../hub.mjs';
+import { makeFolder, snapshot } from '../hub.mjs';
 import { openChat, sendPrompt } from '../chat-page.mjs';
 import { hubWithModel } from '../setup.mjs';
 import { call, text } from '../fake-model.mjs';
@@ -57,6 +57,7 @@ test('a turn that changed files is rewound from its prompt, conflicts listed fir
   await panel.getByTestId('rewind-confirm').click();
   await panel.getByTestId('rewind-conflicts').waitFor();
   assert.deepEqual(await panel.getByTestId('rewind-conflict').allInnerTexts(), ['notes.txt']);
+  await snapshot(page, 'rewind-conflicts');
   assert.equal(readFileSync(join(folder, 'notes.txt'), 'utf8'), 'mine\n');
   assert.ok(existsSync(join(folder, 'new.txt')));
   assert.deepEqual(await violations(page, '[data-testid="rewind-panel"]'), [], 'the panel with its conflicts');

@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { expect } from './expect.mjs';
-import { makeFolder } from '../hub.mjs';
+import { makeFolder, snapshot } from '../hub.mjs';
 import { openChat, sendPrompt } from '../chat-page.mjs';
 import { hubWithModel } from '../setup.mjs';
 import { call, text } from '../fake-model.mjs';
@@ -95,6 +95,7 @@ test('two isolated sessions change one file; one is applied, the other reports i
   const refused = firstTree.getByTestId('worktree-refused');
   await refused.waitFor();
   assert.match(await refused.innerText(), /the folder changed these files too: notes\.txt/);
+  await snapshot(page, 'worktree-conflict');
   assert.deepEqual(await violations(page, '[data-testid="worktree"]'), [], 'the worktree actions with a refusal');
   assert.deepEqual(await violations(page, '[data-testid="session-list"]'), [], 'the session list with Isolated');
   assert.equal(notes(), 'one\nSECOND\nthree\n', 'nothing changed');
