@@ -16,6 +16,7 @@ use crate::components::diff_view::diff_view;
 use crate::components::worktree::WorktreeActions;
 use crate::parts::deferred;
 use crate::state::HubState;
+use protocol::api::SessionSummary;
 use protocol::changes::{ChangeKind, ChangesResponse, GitChanges, GitStatus, Omitted};
 use protocol::events::{AgentEvent, FileDiff, SeqEvent};
 
@@ -122,30 +123,11 @@ pub fn ChangesPanel(session_id: String, on_close: Callback<()>) -> impl IntoView
     // This session's own line in the folder list: a turn that started, paused or
     // ended elsewhere changes it (other sessions' changes do not refetch).
     let summary = Memo::new(move |_| {
-        state.and_then(|state| {
-            let id = session.get_value();
-            state.projects.with(|projects| {
-                projects
-                    .iter()
-                    .flat_map(|project| project.sessions.iter())
-                    .find(|summary| summary.id == id)
-                    .map(|summary| (summary.status, summary.updated_at, summary.pending_count))
-            })
-        })
+        own_summary(state, &session.get_value(), |summary| (summary.status, summary.updated_at, summary.pending_count))
     });
     // An isolated session's branch: its worktree's actions show above the changes.
-    let branch = Memo::new(move |_| {
-        state.and_then(|state| {
-            let id = session.get_value();
-            state.projects.with(|projects| {
-                projects
-                    .iter()
-                    .flat_map(|project| project.sessions.iter())
-                    .find(|summary| summary.id == id)
-                    .and_then(|summary| summary.branch.clone())
-            })
-        })
-    });
+    let branch =
+        Memo::new(move |_| own_summary(state, &session.get_value(), |summary| summary.branch.clone()).flatten());
     let changes = LocalResource::new(move || {
         if let Some(activity) = activity {
             activity.0.track();
@@ -305,4 +287,13 @@ fn FileRow(row: Row, expanded: RwSignal<HashSet<String>>) -> impl IntoView {
             </div>
         </li>
     }
+}
+
+/// What `read` takes from session `id`'s line in the folder list, if it is there.
+fn own_summary<T>(state: Option<HubState>, id: &str, read: impl Fn(&SessionSummary) -> T) -> Option<T> {
+    state.and_then(|state| {
+        state.projects.with(|projects| {
+            projects.iter().flat_map(|project| project.sessions.iter()).find(|summary| summary.id == id).map(read)
+        })
+    })
 }

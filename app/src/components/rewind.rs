@@ -12,7 +12,9 @@ use crate::client::checkpoints::RewindError;
 use crate::components::alert::Alert;
 use crate::parts::{deferred, wasm_split, PartMissing};
 use crate::state::HubState;
-use protocol::checkpoints::{CheckpointDiff, CheckpointKind, FileChange, RewindRequest, RewindResponse};
+use protocol::checkpoints::{
+    CheckpointDiff, CheckpointFile, CheckpointKind, FileChange, RewindRequest, RewindResponse,
+};
 
 /// A prompt whose turn changed files, and its checkpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -219,31 +221,14 @@ fn change_label(change: FileChange) -> &'static str {
     change.label()
 }
 
-fn files_and_patch(diff: CheckpointDiff) -> impl IntoView {
-    let truncated = diff.truncated;
-    let later = (!diff.later.is_empty()).then(|| {
-        view! {
-            <p class="text-xs">"Later turns changed these too; they go back as well:"</p>
-            <ul data-testid="rewind-later-files" class="flex flex-col gap-0.5 font-mono text-xs">
-                {diff.later.into_iter().map(|file| {
-                    let (path, change) = (file.path.clone(), change_label(file.change));
-                    view! {
-                        <li data-testid="rewind-later-file" data-path=file.path data-change=change>
-                            <span class="text-slate-500 dark:text-slate-400">{change}</span>
-                            " "
-                            {path}
-                        </li>
-                    }
-                }).collect_view()}
-            </ul>
-        }
-    });
+/// Files as `<ul data-testid=list>` of `<li data-testid=item>`: what changed, and where.
+fn file_list(files: Vec<CheckpointFile>, list: &'static str, item: &'static str) -> impl IntoView {
     view! {
-        <ul data-testid="rewind-files" class="flex flex-col gap-0.5 font-mono text-xs">
-            {diff.files.into_iter().map(|file| {
+        <ul data-testid=list class="flex flex-col gap-0.5 font-mono text-xs">
+            {files.into_iter().map(|file| {
                 let (path, change) = (file.path.clone(), change_label(file.change));
                 view! {
-                    <li data-testid="rewind-file" data-path=file.path data-change=change>
+                    <li data-testid=item data-path=file.path data-change=change>
                         <span class="text-slate-500 dark:text-slate-400">{change}</span>
                         " "
                         {path}
@@ -251,6 +236,19 @@ fn files_and_patch(diff: CheckpointDiff) -> impl IntoView {
                 }
             }).collect_view()}
         </ul>
+    }
+}
+
+fn files_and_patch(diff: CheckpointDiff) -> impl IntoView {
+    let truncated = diff.truncated;
+    let later = (!diff.later.is_empty()).then(|| {
+        view! {
+            <p class="text-xs">"Later turns changed these too; they go back as well:"</p>
+            {file_list(diff.later, "rewind-later-files", "rewind-later-file")}
+        }
+    });
+    view! {
+        {file_list(diff.files, "rewind-files", "rewind-file")}
         {later}
         <pre data-testid="rewind-diff" class="max-h-80 overflow-auto rounded-md bg-slate-100 p-2 text-xs dark:bg-slate-900">{diff.patch}</pre>
         {truncated.then(|| view! { <p class="text-xs text-slate-500 dark:text-slate-400">"The diff is cut at 4 MiB."</p> })}
