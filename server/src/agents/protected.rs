@@ -133,11 +133,19 @@ fn expand_tilde(word: &str) -> String {
 /// Whether `path` leads into the hub's own directories, the session's own
 /// `worktree` (when it has one) aside.
 fn under_hub_dirs(path: &Path, worktree: Option<&Path>) -> bool {
+    under_dirs(path, worktree, hub_dirs())
+}
+
+/// [`under_hub_dirs`] with the hub's directories (canonical) given.
+fn under_dirs(path: &Path, worktree: Option<&Path>, dirs: &[PathBuf]) -> bool {
     let resolved = resolve(path);
+    // Compared as resolved too: a data dir reached through a link (a linked
+    // home) would otherwise never match, and every write there would ask.
+    let worktree = worktree.map(|worktree| worktree.canonicalize().unwrap_or_else(|_| worktree.to_path_buf()));
     if worktree.is_some_and(|worktree| resolved.starts_with(worktree)) {
         return false;
     }
-    hub_dirs().iter().any(|dir| resolved.starts_with(dir))
+    dirs.iter().any(|dir| resolved.starts_with(dir))
 }
 
 /// Where a path leads: `..` and links resolved component by component as the
@@ -267,6 +275,22 @@ mod tests {
         assert!(within("../other-session/notes.txt"), "another session's worktree");
         assert!(within(data.join("agent-hub.db").to_str().unwrap()), "the database");
         assert!(shell(&format!("rm {}", data.join("agent-hub.db").display())));
+    }
+
+    #[test]
+    fn a_worktree_named_through_a_link_to_the_data_dir_is_still_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().canonicalize().unwrap().join("data");
+        let worktree_there = data.join("worktrees/0123abcd/fix-01234567");
+        std::fs::create_dir_all(&worktree_there).unwrap();
+        // A linked home: the hub knows its data dir by the link's name.
+        let linked = dir.path().join("linked-data");
+        std::os::unix::fs::symlink(&data, &linked).unwrap();
+        let worktree = linked.join("worktrees/0123abcd/fix-01234567");
+        let dirs = [data.clone()];
+        assert!(!under_dirs(&worktree.join("notes.txt"), Some(&worktree), &dirs), "its own worktree");
+        assert!(under_dirs(&data.join("agent-hub.db"), Some(&worktree), &dirs), "the rest of the data dir");
+        assert!(under_dirs(&linked.join("worktrees/other/x.txt"), Some(&worktree), &dirs), "another worktree");
     }
 
     #[test]
