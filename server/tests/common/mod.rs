@@ -191,6 +191,19 @@ pub fn model_options(fake: &fake_model::FakeModel) -> HubOptions {
     }
 }
 
+/// Hub options for the scripted ACP agent (`tests/fixtures/scripted-acp-agent.mjs`,
+/// answering plainly and logging what it receives to `received.jsonl` in its
+/// cwd), with its database in `data`.
+pub fn scripted_acp_options(data: &std::path::Path) -> HubOptions {
+    const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/scripted-acp-agent.mjs");
+    let command = format!("node '{SCRIPT}' plain received.jsonl");
+    HubOptions {
+        acp: Some(std::sync::Arc::new(agent_hub::agents::acp::AcpAgent::new(&command).unwrap())),
+        store: Some(agent_hub::store::Store::open(data).unwrap()),
+        ..HubOptions::default()
+    }
+}
+
 /// Whether a process runs (a zombie waiting to be reaped does not count).
 pub fn process_alive(pid: &str) -> bool {
     std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))

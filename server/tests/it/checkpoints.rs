@@ -254,14 +254,10 @@ async fn an_acp_agents_own_writes_are_recorded_and_rewound() {
     // The scripted agent appends every message it receives to a log in the
     // folder: its prompt's line is a write of the agent's own, made after
     // the hub recorded the folder and before the turn ends.
-    const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/scripted-acp-agent.mjs");
     let data = tempfile::tempdir().unwrap();
-    let command = format!("node '{SCRIPT}' plain received.jsonl");
     let hub = TestHub::with_options(HubOptions {
-        acp: Some(std::sync::Arc::new(agent_hub::agents::acp::AcpAgent::new(&command).unwrap())),
-        store: Some(agent_hub::store::Store::open(data.path()).unwrap()),
         checkpoints: Some(data.path().join("checkpoints")),
-        ..HubOptions::default()
+        ..scripted_acp_options(data.path())
     });
     let (_dir, folder) = project(None);
     let events = hub.prompt(&folder, "hello").await.lines();
@@ -496,14 +492,10 @@ async fn stop_gives_up_a_checkpoint_under_way_and_the_model_is_never_asked() {
 
 #[tokio::test]
 async fn stop_gives_up_a_checkpoint_under_way_and_the_acp_agent_never_gets_the_prompt() {
-    const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/scripted-acp-agent.mjs");
     let data = tempfile::tempdir().unwrap();
-    let command = format!("node '{SCRIPT}' plain received.jsonl");
     let hub = std::sync::Arc::new(TestHub::with_options(HubOptions {
-        acp: Some(std::sync::Arc::new(agent_hub::agents::acp::AcpAgent::new(&command).unwrap())),
-        store: Some(agent_hub::store::Store::open(data.path()).unwrap()),
         checkpoints: Some(data.path().join("checkpoints")),
-        ..HubOptions::default()
+        ..scripted_acp_options(data.path())
     }));
     let (_dir, folder) = project(None);
     // Stopped at once (the agent still starting), then twice in a row while recording.

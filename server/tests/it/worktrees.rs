@@ -419,15 +419,11 @@ async fn the_folders_rules_apply_in_the_worktree_and_its_gemini_is_protected() {
 
 #[tokio::test]
 async fn an_acp_agent_works_in_the_worktree() {
-    const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/scripted-acp-agent.mjs");
     let data = tempfile::tempdir().unwrap();
-    // A relative log: written in the agent's cwd.
-    let command = format!("node '{SCRIPT}' plain received.jsonl");
+    // Its log is relative: written in the agent's cwd.
     let hub = TestHub::with_options(HubOptions {
-        acp: Some(std::sync::Arc::new(agent_hub::agents::acp::AcpAgent::new(&command).unwrap())),
-        store: Some(agent_hub::store::Store::open(data.path()).unwrap()),
         worktrees: Some(data.path().join("worktrees")),
-        ..HubOptions::default()
+        ..scripted_acp_options(data.path())
     });
     let (_dir, folder) = repository();
     let made = isolated(&hub, &folder, "acp").await;
