@@ -53,15 +53,10 @@ impl Worktree {
     /// `worktree_missing`), never none (the session working in the folder).
     pub fn unreadable(raw: &str) -> Self {
         let gone = PathBuf::from("/nonexistent/agent-hub/unreadable-worktree");
-        let path = serde_json::from_str::<serde_json::Value>(raw)
-            .ok()
-            .and_then(|value| value.get("path")?.as_str().map(PathBuf::from))
-            .filter(|path| path.is_absolute())
-            .unwrap_or_else(|| gone.clone());
-        let branch = serde_json::from_str::<serde_json::Value>(raw)
-            .ok()
-            .and_then(|value| value.get("branch")?.as_str().map(str::to_string))
-            .unwrap_or_default();
+        let record = serde_json::from_str::<serde_json::Value>(raw).unwrap_or_default();
+        let text = |key: &str| record.get(key).and_then(serde_json::Value::as_str).map(str::to_string);
+        let path = text("path").map(PathBuf::from).filter(|path| path.is_absolute()).unwrap_or_else(|| gone.clone());
+        let branch = text("branch").unwrap_or_default();
         Self { path, branch, base: String::new(), prefix: String::new(), top: gone.clone(), git_dir: gone }
     }
 
