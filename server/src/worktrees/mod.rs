@@ -285,10 +285,14 @@ impl Worktrees {
         let _ = std::fs::remove_file(&index);
         let env = [("GIT_INDEX_FILE", index.as_path())];
         // Started from a copy of the worktree's own index, git's stat cache: only
-        // files changed since are hashed again. Without one, from `HEAD`.
-        let started = match std::fs::copy(worktree.git_dir.join("index"), &index) {
-            Ok(_) => Ok(Vec::new()),
-            Err(_) => git.run_env(["read-tree", "HEAD"], &env),
+        // files changed since are hashed again. Without one (nor a part of
+        // one), from `HEAD`.
+        let started = match copy_index(&worktree.git_dir.join("index"), &index) {
+            Ok(()) => Ok(Vec::new()),
+            Err(_) => {
+                let _ = std::fs::remove_file(&index);
+                git.run_env(["read-tree", "HEAD"], &env)
+            }
         };
         let made = started
             .and_then(|_| git.run_env(["add", "-A", "--", "."], &env))
@@ -471,6 +475,22 @@ impl Worktrees {
 fn folder_key(top: &Path) -> String {
     let digest = Sha256::digest(top.as_os_str().as_encoded_bytes());
     digest.iter().take(8).map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// A copy of an index that git reads as the index itself: with its mtime.
+/// Git trusts an entry's cached stat only for a file older than the index
+/// file; one as new is "racily clean" and hashed again. A copy with a later
+/// mtime makes those look older, and a same-size edit within the clock tick
+/// of the original's write is missed. The mtime is read from the open file
+/// the bytes come from: git replaces an index by renaming a new one over it,
+/// so a write meanwhile cannot pair these bytes with another index's mtime.
+/// (A filesystem with coarser timestamps rounds it down: more is hashed.)
+fn copy_index(from: &Path, to: &Path) -> std::io::Result<()> {
+    let mut original = std::fs::File::open(from)?;
+    let written = original.metadata()?.modified()?;
+    let mut copy = std::fs::File::create(to)?;
+    std::io::copy(&mut original, &mut copy)?;
+    copy.set_modified(written)
 }
 
 fn make_private(dir: &Path) -> Result<(), WorktreeError> {

@@ -202,6 +202,44 @@ fn a_folder_below_the_repositorys_top_works_in_its_place_in_the_worktree() {
     assert_eq!(read(&setup.folder, "notes.txt"), "one\ntwo\nthree\n");
 }
 
+/// Sets a file's modification time (its content untouched).
+fn set_mtime(path: &Path, at: std::time::SystemTime) {
+    std::fs::File::options().write(true).open(path).unwrap().set_modified(at).unwrap();
+}
+
+#[test]
+fn a_same_size_edit_at_the_instant_the_worktrees_index_was_written_is_seen() {
+    // The flake of the test above made certain. Git trusts an entry's cached
+    // stat only when the file is older than the index file itself; a file as
+    // new is "racily clean" and hashed again. Here the file, its entry and the
+    // worktree's index share one instant and the edit keeps the size and that
+    // mtime: only that check can see it, and only if the temporary index has
+    // the worktree index's mtime.
+    let setup = setup();
+    // ctime cannot be set from user space and every write here sets it anew;
+    // in the flake it matched because all of it fell within one clock tick.
+    // Not compared, so that the mtime check is what is tested.
+    git(&setup.folder, &["config", "core.trustctime", "false"]);
+    let made = setup.worktrees.create(&setup.folder, "ffff6666", None).unwrap();
+    let notes = made.root().join("notes.txt");
+    let instant = std::time::UNIX_EPOCH + std::time::Duration::new(1_700_000_000, 123_456_789);
+    set_mtime(&notes, instant);
+    // The entry caches that instant (same content: only its stat changes) ...
+    git(&made.path, &["update-index", "-q", "--refresh"]);
+    // ... and the index is written at it.
+    set_mtime(&made.git_dir.join("index"), instant);
+    std::fs::write(&notes, "one\nTWO\nthree\n").unwrap();
+    set_mtime(&notes, instant);
+    let entry = git(&made.path, &["ls-files", "--debug", "notes.txt"]);
+    assert!(entry.contains("mtime: 1700000000:123456789") && entry.contains("size: 14\t"), "stat as cached: {entry}");
+    assert_eq!(git(&made.path, &["diff-files", "--name-only"]), "notes.txt", "the worktree's own index sees it");
+
+    let files = setup.worktrees.files(&made).unwrap();
+    assert_eq!(files, [WorktreeFile { path: "notes.txt".into(), status: "modified".into() }]);
+    assert_eq!(setup.worktrees.apply(&made).unwrap(), ["notes.txt"]);
+    assert_eq!(read(&setup.folder, "notes.txt"), "one\nTWO\nthree\n");
+}
+
 #[test]
 fn a_hostile_repositorys_hooks_filters_and_external_diff_never_run() {
     let setup = setup();
