@@ -138,6 +138,19 @@ pub async fn set_yolo(folder_path: &str, session_id: &str, yolo_mode: bool) -> R
         session_id: Some(session_id.to_string()),
         yolo_mode: Some(yolo_mode),
         approval_timeout_secs: None,
+        network: None,
+    };
+    send_json("POST", "/api/chat/config", Some(&body)).await
+}
+
+/// Lets the folder's commands reach the network, or not.
+pub async fn set_network(folder_path: &str, session_id: &str, network: bool) -> Result<ChatConfig, HubError> {
+    let body = SetConfigRequest {
+        folder_path: folder_path.to_string(),
+        session_id: Some(session_id.to_string()),
+        yolo_mode: None,
+        approval_timeout_secs: None,
+        network: Some(network),
     };
     send_json("POST", "/api/chat/config", Some(&body)).await
 }

@@ -72,6 +72,36 @@ pub struct ChatConfig {
     /// waits forever).
     #[serde(default)]
     pub approval_timeout_secs: Option<u64>,
+    /// Whether the folder's commands may reach the network (an addition;
+    /// off by default: a command runs in a network namespace of its own).
+    /// Neither YOLO nor a rule turns it on.
+    #[serde(default)]
+    pub network: bool,
+    /// Whether commands and agents run in the kernel sandbox, and why not
+    /// (an addition; absent from a hub older than the sandbox).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxStatus>,
+}
+
+/// Whether the hub's commands and agents run in its sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxStatus {
+    pub state: SandboxState,
+    /// Why it is not on, in words for the header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxState {
+    /// Every command and agent runs in bubblewrap.
+    On,
+    /// The sandbox cannot work on this machine: YOLO stays off.
+    Unavailable,
+    /// Started with `--no-sandbox`.
+    Disabled,
 }
 
 /// The longest approval timeout a folder may set: a day.
@@ -85,6 +115,10 @@ pub struct TrustNeeded {
     pub allows: Vec<String>,
     /// Its settings would turn YOLO on.
     pub yolo: bool,
+    /// What the folder's own agent config would run once trusted (hooks, MCP
+    /// servers, discovery commands), a line each; hidden from agents until then.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_config: Vec<String>,
 }
 
 /// `POST /api/folders/trust`, `DELETE /api/folders/trust`: the folder's trust as it now is.
@@ -216,6 +250,9 @@ pub struct SetConfigRequest {
     /// waits forever, 1 to [`MAX_APPROVAL_TIMEOUT_SECS`] seconds.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
     pub approval_timeout_secs: Option<Option<u64>>,
+    /// The folder's network for commands (an addition): absent leaves it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<bool>,
 }
 
 /// A field that is absent (`None`), `null` (`Some(None)`) or a value.

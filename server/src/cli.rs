@@ -110,6 +110,11 @@ pub struct Cli {
     #[arg(long = "no-folder-trust", env = "HUB_NO_FOLDER_TRUST")]
     pub no_folder_trust: bool,
 
+    /// Run commands and agents without the kernel sandbox (bubblewrap): they
+    /// reach whatever you can, the network included. The header says so.
+    #[arg(long = "no-sandbox", env = "HUB_NO_SANDBOX")]
+    pub no_sandbox: bool,
+
     /// A second listener for paired devices (a phone), HTTPS only, e.g.
     /// `0.0.0.0:7746`. The launch token never opens it (docs/remote.md).
     #[arg(long, env = "HUB_REMOTE", value_name = "ADDR:PORT")]

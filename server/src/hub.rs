@@ -27,6 +27,7 @@ mod checkpoints;
 mod error;
 mod habits;
 mod rules;
+mod sandbox;
 mod sessions;
 mod trust;
 mod user_actions;
@@ -63,6 +64,9 @@ pub struct HubOptions {
     /// Where isolated sessions' worktrees are made (`<data dir>/worktrees`);
     /// `None`: no session can be isolated.
     pub worktrees: Option<std::path::PathBuf>,
+    /// The sandbox every command and agent runs in; `None`: bwrap as probed
+    /// on this machine, with the store's dir masked.
+    pub sandbox: Option<Arc<crate::sandbox::Sandbox>>,
 }
 
 /// Enough for every session a person has open at once; an idle one beyond
@@ -83,6 +87,7 @@ impl Default for HubOptions {
             folder_trust: true,
             checkpoints: None,
             worktrees: None,
+            sandbox: None,
         }
     }
 }
@@ -111,6 +116,10 @@ pub struct Hub {
     checkpoints: Option<Arc<crate::checkpoints::Checkpoints>>,
     /// Isolated sessions' worktrees.
     worktrees: Option<Arc<crate::worktrees::Worktrees>>,
+    /// What every command and agent runs in.
+    sandbox: Arc<crate::sandbox::Sandbox>,
+    /// Each folder's network for commands.
+    networks: sandbox::Networks,
 }
 
 impl Hub {
@@ -164,6 +173,12 @@ impl Hub {
                     .clone()
                     .map(|root| Arc::new(crate::checkpoints::Checkpoints::new(root))),
                 worktrees: options.worktrees.clone().map(|root| Arc::new(crate::worktrees::Worktrees::new(root))),
+                sandbox: options.sandbox.clone().unwrap_or_else(|| {
+                    let data_dir =
+                        options.store.as_ref().and_then(|store| store.path().parent().map(Path::to_path_buf));
+                    crate::sandbox::Sandbox::detected(data_dir)
+                }),
+                networks: sandbox::Networks::load(options.store.as_deref()),
             }
         });
         hub.restore()?;
@@ -268,9 +283,10 @@ impl Hub {
         self.agents.for_new_session(None, choice.as_deref()).unwrap_or_else(|_| self.agents.default_id().into())
     }
 
-    /// Whether YOLO is on for the session (an unknown session: off).
+    /// Whether YOLO is on for the session (an unknown session: off; off
+    /// whatever was chosen while the sandbox cannot work).
     pub fn yolo(&self, session_id: &str) -> bool {
-        self.session(session_id).is_some_and(|session| session.yolo.enabled)
+        self.yolo_allowed().is_ok() && self.session(session_id).is_some_and(|session| session.yolo.enabled)
     }
 
     pub fn policies(&self) -> &PolicyFiles {
@@ -425,6 +441,9 @@ impl Hub {
     }
 
     pub fn set_yolo(&self, folder_path: &str, session_id: Option<&str>, enabled: bool) -> HubResult<ChatConfig> {
+        if enabled {
+            self.yolo_allowed()?;
+        }
         let config = self.with_session(folder_path, session_id, None, |session| {
             session.yolo.set_by_user(enabled).map_err(|YoloLocked| HubError::YoloLocked)?;
             session.updated_at_ms = now_ms();
@@ -521,14 +540,23 @@ impl Hub {
         // An ACP agent applies its edits itself; one no longer listed takes none.
         let builtin = self.agents.get(&session.agent).is_some_and(|entry| entry.is_builtin());
         let trusted = self.trusted(&session.folder);
+        let base = session.config();
+        let (yolo_mode, note) = match self.yolo_allowed() {
+            Err(refused) if base.yolo_mode => (false, Some(refused.to_string())),
+            _ => (base.yolo_mode, base.note.clone()),
+        };
         ChatConfig {
+            yolo_mode,
+            note,
+            network: self.network(&session.folder),
+            sandbox: Some(self.sandbox.status()),
             accepts_modified_content: builtin,
             agent_modes,
             agent: Some(self.agent_ref(&session.agent)),
             trusted,
             trust_needed: (!trusted).then(|| self.trust_needed(&session.folder)).flatten(),
             approval_timeout_secs: self.approval_timeout(&session.folder),
-            ..session.config()
+            ..base
         }
     }
 
@@ -650,6 +678,10 @@ impl HubPort for Hub {
 
     fn checkpoints(&self) -> Option<Arc<crate::checkpoints::Checkpoints>> {
         self.checkpoints.clone()
+    }
+
+    fn sandbox_terms(&self, session_id: &str) -> crate::agents::port::SandboxTerms {
+        Hub::sandbox_terms(self, session_id)
     }
 }
 

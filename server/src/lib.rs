@@ -15,6 +15,7 @@ pub mod hub;
 pub mod policy;
 pub mod registry;
 pub mod remote;
+pub mod sandbox;
 pub mod session;
 pub mod settings;
 pub mod shutdown;

@@ -106,7 +106,12 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
     }
     tracing::info!(default = agents.default_id(), "new sessions get this agent unless they pick another");
+    let sandbox = Arc::new(agent_hub::sandbox::Sandbox::new(agent_hub::sandbox::SandboxConfig::for_hub(
+        cli.no_sandbox,
+        Some(data_dir.clone()),
+    )));
     let hub = Hub::try_new(HubOptions {
+        sandbox: Some(sandbox.clone()),
         store: Some(store.clone()),
         agents: Some(agents),
         max_resident: cli.max_resident,
@@ -163,6 +168,17 @@ async fn run(cli: Cli) -> Result<(), String> {
     shutdown::on_signals(hub.clone(), signals, progress.clone(), shutdown::GRACE);
     let url = launch_url(addr, &token);
     println!("Agent Hub listening on {url}");
+    match sandbox.mode() {
+        agent_hub::sandbox::Mode::Enforced { bwrap } => {
+            println!("Sandbox: on (bubblewrap, {}): commands and agents run inside it", bwrap.display())
+        }
+        agent_hub::sandbox::Mode::Disabled => {
+            println!("Sandbox: OFF (--no-sandbox): commands and agents reach whatever you can")
+        }
+        agent_hub::sandbox::Mode::Unavailable { reason } => println!(
+            "Sandbox: UNAVAILABLE ({reason}); YOLO stays off. Install bubblewrap, or start with --no-sandbox to run without it"
+        ),
+    }
     if let Some(remote) = &remote {
         println!(
             "Remote listener for paired devices on {} (certificate SHA-256 {})",

@@ -107,6 +107,9 @@ impl Session {
             trusted: true,
             trust_needed: None,
             approval_timeout_secs: None,
+            // The hub says the folder's network and the sandbox.
+            network: false,
+            sandbox: None,
         }
     }
 

@@ -43,6 +43,7 @@ pub async fn set_timeout(folder_path: &str, session_id: &str, secs: Option<u64>)
         session_id: Some(session_id.to_string()),
         yolo_mode: None,
         approval_timeout_secs: Some(secs),
+        network: None,
     };
     send_json("POST", "/api/chat/config", Some(&body)).await
 }
@@ -82,6 +83,7 @@ mod tests {
             session_id: None,
             yolo_mode: None,
             approval_timeout_secs: Some(None),
+            network: None,
         };
         assert_eq!(
             serde_json::to_value(body).unwrap(),

@@ -34,7 +34,11 @@ pub trait HubPort: Send + Sync + 'static {
     fn checkpoints(&self) -> Option<Arc<crate::checkpoints::Checkpoints>> {
         None
     }
+    /// What the session's next process starts under (asked when it starts).
+    fn sandbox_terms(&self, session_id: &str) -> SandboxTerms;
 }
+
+pub use crate::sandbox::Terms as SandboxTerms;
 
 /// A shared port is a port: `&Arc<dyn HubPort>` serves where `&dyn HubPort` is asked.
 impl<T: HubPort + ?Sized> HubPort for Arc<T> {
@@ -72,5 +76,9 @@ impl<T: HubPort + ?Sized> HubPort for Arc<T> {
 
     fn checkpoints(&self) -> Option<Arc<crate::checkpoints::Checkpoints>> {
         (**self).checkpoints()
+    }
+
+    fn sandbox_terms(&self, session_id: &str) -> SandboxTerms {
+        (**self).sandbox_terms(session_id)
     }
 }

@@ -47,6 +47,13 @@ async fn a_turn_grant_ends_with_its_turn_and_not_with_a_pause() {
         fn shutdown_token(&self) -> tokio_util::sync::CancellationToken {
             tokio_util::sync::CancellationToken::new()
         }
+        fn sandbox_terms(&self, _: &str) -> crate::agents::port::SandboxTerms {
+            crate::agents::port::SandboxTerms {
+                sandbox: crate::sandbox::Sandbox::detected(None),
+                network: false,
+                hide_agent_config: true,
+            }
+        }
     }
     for (end, kept) in [
         (TurnEnd::waiting(vec!["a".into()]), true),

@@ -36,6 +36,9 @@ pub enum HubError {
     YoloLocked,
     #[error("Folder trust is off (--no-folder-trust): every folder's own files apply.")]
     FolderTrustOff,
+    /// YOLO is refused while commands would run without the sandbox.
+    #[error("YOLO stays off: commands and agents cannot be sandboxed here ({0}). Install bubblewrap, or start the hub with --no-sandbox to run without it.")]
+    SandboxUnavailable(String),
     /// The hub's database did not take the change (or the hub runs without one).
     #[error("{0}")]
     StoreFailed(String),

@@ -77,7 +77,8 @@ impl Hub {
         let held = self.policies().for_folder(folder, Vec::new(), false);
         let allows: Vec<String> =
             held.held_back().iter().filter(|rule| rule.decision == PolicyDecision::Allow).map(describe).collect();
-        (yolo || !allows.is_empty()).then_some(TrustNeeded { allows, yolo })
+        let agent_config = crate::sandbox::agent_config::what_would_run(folder);
+        (yolo || !allows.is_empty() || !agent_config.is_empty()).then_some(TrustNeeded { allows, yolo, agent_config })
     }
 
     /// `POST /api/folders/trust` (`trusted`) and `DELETE /api/folders/trust`:

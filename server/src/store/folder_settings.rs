@@ -1,5 +1,5 @@
 //! What the hub keeps per folder beside its rules and trust: the approval
-//! timeout. A change goes through the writer in a transaction of its own and
+//! timeout, and whether its commands may reach the network. A change goes through the writer in a transaction of its own and
 //! is answered after its commit, as a rule change is.
 
 use std::path::{Path, PathBuf};
@@ -32,6 +32,33 @@ impl Store {
         self.send(Command::Rule(RuleChange::ApprovalTimeout(folder.to_path_buf(), secs, at_ms, reply)));
         answer.await.unwrap_or(Err(StoreError::Closed))
     }
+}
+
+impl Store {
+    /// The folders whose commands may reach the network (canonical folders).
+    pub fn network_folders(&self) -> Result<Vec<PathBuf>, StoreError> {
+        self.read(|db| {
+            let mut statement = db.prepare_cached("SELECT folder FROM folder_settings WHERE network != 0")?;
+            let rows = statement.query_map([], |row| Ok(PathBuf::from(row.get::<_, String>(0)?)))?;
+            rows.collect()
+        })
+    }
+
+    /// Turns the folder's network for commands on or off; answered once committed.
+    pub async fn set_network(&self, folder: &Path, enabled: bool) -> Result<(), StoreError> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.send(Command::Rule(RuleChange::Network(folder.to_path_buf(), enabled, reply)));
+        answer.await.unwrap_or(Err(StoreError::Closed))
+    }
+}
+
+pub(super) fn set_network(db: &mut Connection, folder: &Path, enabled: bool) -> rusqlite::Result<()> {
+    db.execute(
+        "INSERT INTO folder_settings (folder, network) VALUES (?1, ?2)
+         ON CONFLICT(folder) DO UPDATE SET network = excluded.network",
+        params![folder.to_string_lossy(), enabled as i64],
+    )?;
+    Ok(())
 }
 
 pub(super) fn set_approval_timeout(

@@ -50,6 +50,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/007_folder_settings.sql"),
     include_str!("../../migrations/008_devices.sql"),
     include_str!("../../migrations/009_session_worktrees.sql"),
+    include_str!("../../migrations/010_folder_network.sql"),
 ];
 
 /// What went wrong with the database, said so that the user can act on it.

@@ -48,6 +48,7 @@ pub(super) enum RuleChange {
     Trust(super::TrustedFolder, Reply<super::TrustedFolder>),
     Untrust(std::path::PathBuf, Reply<bool>),
     ApprovalTimeout(std::path::PathBuf, Option<u64>, u64, Reply<()>),
+    Network(std::path::PathBuf, bool, Reply<()>),
     Device(super::devices::DeviceChange),
     /// A paired device's Web Push subscription (`push.rs`).
     Push(super::push::PushChange),
@@ -112,6 +113,10 @@ impl RuleChange {
             }
             RuleChange::ApprovalTimeout(folder, secs, at_ms, reply) => {
                 let stored = super::folder_settings::set_approval_timeout(db, &folder, secs, at_ms);
+                let _ = reply.send(stored.map_err(failed));
+            }
+            RuleChange::Network(folder, enabled, reply) => {
+                let stored = super::folder_settings::set_network(db, &folder, enabled);
                 let _ = reply.send(stored.map_err(failed));
             }
             RuleChange::Device(change) => change.apply(db, failed),

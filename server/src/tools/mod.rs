@@ -16,7 +16,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use protocol::events::{FileDiff, ToolKind};
-use rustix::fd::AsFd;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -188,14 +187,16 @@ impl Workspace {
 
     /// Runs a call. `modified_content` (an edit tool only) is written in place
     /// of the proposal, and what was written comes back with the output.
+    /// A command runs in the sandbox on the `terms` asked when it starts.
     pub async fn run(
         &self,
         tool: Tool,
         args: &Value,
         modified_content: Option<String>,
+        terms: &crate::sandbox::Terms,
     ) -> Result<(String, Option<FileDiff>), ToolFailure> {
         if tool == Tool::RunShellCommand {
-            let output = shell::run(self.folder()?.as_fd(), parse(args)?, self.shell_timeout).await?;
+            let output = shell::run(self.folder()?, parse(args)?, self.shell_timeout, terms).await?;
             return Ok((cap_output(output), None));
         }
         let folder = self.folder()?.clone();
@@ -276,6 +277,14 @@ mod tests {
 
     /// Failed on the code that opened the folder by its path at each call:
     /// after the swap, the tools read, wrote and ran in the symlink's target.
+    fn terms() -> crate::sandbox::Terms {
+        crate::sandbox::Terms {
+            sandbox: crate::sandbox::Sandbox::detected(None),
+            network: false,
+            hide_agent_config: false,
+        }
+    }
+
     #[tokio::test]
     async fn a_folder_renamed_and_replaced_by_a_link_keeps_the_tools_in_it() {
         let parent = tempfile::tempdir().unwrap();
@@ -291,20 +300,21 @@ mod tests {
         // A later turn's workspace too.
         let mut notes = "inside\n";
         for workspace in [workspace, Workspace::new(root.clone(), Duration::from_secs(10))] {
-            let read = workspace.run(Tool::ReadFile, &json!({"file_path": "notes.txt"}), None).await;
+            let read = workspace.run(Tool::ReadFile, &json!({"file_path": "notes.txt"}), None, &terms()).await;
             assert_eq!(read.unwrap().0, notes);
             notes = "written\n";
             let write = json!({"file_path": "notes.txt", "content": "written\n"});
             workspace.precheck(Tool::WriteFile, &write).unwrap();
-            workspace.run(Tool::WriteFile, &write, None).await.unwrap();
+            workspace.run(Tool::WriteFile, &write, None, &terms()).await.unwrap();
             let absolute = json!({"file_path": root.join("new.txt"), "content": "new\n"});
-            workspace.run(Tool::WriteFile, &absolute, None).await.unwrap();
-            let listed = workspace.run(Tool::Glob, &json!({"pattern": "*.txt"}), None).await.unwrap().0;
+            workspace.run(Tool::WriteFile, &absolute, None, &terms()).await.unwrap();
+            let listed = workspace.run(Tool::Glob, &json!({"pattern": "*.txt"}), None, &terms()).await.unwrap().0;
             assert_eq!(listed, "new.txt\nnotes.txt");
-            let found = workspace.run(Tool::SearchFileContent, &json!({"pattern": "new"}), None).await.unwrap().0;
+            let found =
+                workspace.run(Tool::SearchFileContent, &json!({"pattern": "new"}), None, &terms()).await.unwrap().0;
             assert_eq!(found, "new.txt:1: new");
             let shell = json!({"command": "echo ran > ran.out; pwd -P"});
-            let ran = workspace.run(Tool::RunShellCommand, &shell, None).await.unwrap().0;
+            let ran = workspace.run(Tool::RunShellCommand, &shell, None, &terms()).await.unwrap().0;
             assert!(ran.starts_with(&format!("{}\n", moved.display())), "{ran}");
         }
         assert_eq!(std::fs::read_to_string(moved.join("notes.txt")).unwrap(), "written\n");

@@ -4,16 +4,17 @@
 //! So nothing a command starts keeps running unseen, at a price: `server &` in a
 //! command is stopped when the call ends.
 
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::process::Stdio;
 use std::time::Duration;
 
 use serde::Deserialize;
 use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::Command;
 
 use super::process::{command_env, terminate_group, GroupGuard};
+use super::Folder;
 use super::{ToolFailure, ToolResult, MAX_OUTPUT};
+use crate::sandbox::{Prepared, Reach, Request, Terms};
 
 /// How long output is still read once bash has exited: what is already in the
 /// pipes is taken in, but a background child holding them open does not hold
@@ -51,24 +52,32 @@ async fn drain(mut stream: impl AsyncRead + Unpin, into: &mut Captured) {
 }
 
 /// Runs the command in `folder`, the directory itself rather than its path (a
-/// folder renamed and replaced by a symlink does not move the command).
-pub async fn run(folder: BorrowedFd<'_>, args: ShellArgs, timeout: Duration) -> ToolResult {
+/// folder renamed and replaced by a symlink does not move the command), inside
+/// the sandbox `terms` give (bound by the held directory too).
+pub async fn run(folder: &Folder, args: ShellArgs, timeout: Duration, terms: &Terms) -> ToolResult {
     if args.command.trim().is_empty() {
         return Err(ToolFailure::new("invalid_arguments", "The command is empty."));
     }
-    let mut command = Command::new("bash");
-    command
-        .arg("-c")
-        .arg(&args.command)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+    let dir = folder.as_fd().as_raw_fd();
+    // Where the held directory is now (the path it was opened at may since
+    // name something else): the sandbox binds it there.
+    let here =
+        std::fs::read_link(format!("/proc/self/fd/{dir}")).ok().filter(|path| path.is_absolute() && path.is_dir());
+    let request = Request {
+        root: here.as_deref().unwrap_or(folder.root()),
+        root_fd: Some(dir),
+        reach: Reach::Command,
+        network: terms.network,
+        hide_agent_config: false,
+        env: &[],
+    };
+    let Prepared { mut command, placeholders, sandboxed } =
+        terms.sandbox.command(&request, &"bash".into(), &["-c".into(), args.command.clone().into()]);
+    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     command_env(&mut command);
-    let dir = folder.as_raw_fd();
     // SAFETY: fchdir is async-signal-safe. `dir` stays open in the hub until
     // the spawn returns (borrowed for this call); the child's copy is closed at
-    // exec (CLOEXEC). On Linux it is an O_PATH fd, which fchdir takes.
+    // exec (CLOEXEC), or by bwrap once bound. On Linux it is an O_PATH fd, which fchdir takes.
     unsafe {
         command.pre_exec(move || Ok(rustix::process::fchdir(BorrowedFd::borrow_raw(dir))?));
     }
@@ -113,6 +122,13 @@ pub async fn run(folder: BorrowedFd<'_>, args: ShellArgs, timeout: Duration) -> 
         text.push_str("[processes the command left running were stopped when it ended]\n");
     }
     let code = status.code().map_or_else(|| "killed by a signal".to_string(), |code| code.to_string());
+    // The stand-ins for missing protected paths go once nothing of the call runs.
+    drop(placeholders);
+    if sandboxed {
+        if let Some(what) = crate::sandbox::refusal_in(&text) {
+            text.push_str(&format!("[sandbox: the kernel refused {what}]\n"));
+        }
+    }
     text.push_str(&format!("Exit code: {code}"));
     Ok(text)
 }
@@ -140,14 +156,18 @@ pub(crate) fn kill_group(pgid: u32) {
 
 #[cfg(test)]
 mod tests {
-    use std::os::fd::AsFd;
     use std::path::Path;
 
     use super::*;
 
     /// The directory a command runs in, opened as the workspace holds it.
-    fn at(path: &Path) -> std::fs::File {
-        std::fs::File::open(path).unwrap()
+    fn at(path: &Path) -> std::sync::Arc<Folder> {
+        Folder::held(&path.canonicalize().unwrap()).unwrap()
+    }
+
+    /// The sandbox as this machine has it, network off.
+    fn terms() -> Terms {
+        Terms { sandbox: crate::sandbox::Sandbox::detected(None), network: false, hide_agent_config: false }
     }
 
     fn args(command: &str) -> ShellArgs {
@@ -158,7 +178,7 @@ mod tests {
     async fn runs_in_the_folder_and_reports_exit_code_and_stderr() {
         let dir = tempfile::tempdir().unwrap();
         let out =
-            run(at(dir.path()).as_fd(), args("pwd; echo oops >&2; exit 3"), Duration::from_secs(10)).await.unwrap();
+            run(&at(dir.path()), args("pwd; echo oops >&2; exit 3"), Duration::from_secs(10), &terms()).await.unwrap();
         let root = dir.path().canonicalize().unwrap();
         assert!(out.starts_with(&format!("{}\n", root.display())), "{out}");
         assert!(out.contains("stderr:\noops\n") && out.ends_with("Exit code: 3"), "{out}");
@@ -168,9 +188,10 @@ mod tests {
     #[tokio::test]
     async fn huge_output_is_capped_with_the_total_said() {
         let dir = tempfile::tempdir().unwrap();
-        let out = run(at(dir.path()).as_fd(), args("head -c 3000000 /dev/zero | tr '\\0' x"), Duration::from_secs(20))
-            .await
-            .unwrap();
+        let out =
+            run(&at(dir.path()), args("head -c 3000000 /dev/zero | tr '\\0' x"), Duration::from_secs(20), &terms())
+                .await
+                .unwrap();
         assert!(out.len() < MAX_OUTPUT + 200, "{}", out.len());
         assert!(out.contains("of 3000000 bytes]"), "{}", &out[out.len() - 120..]);
     }
@@ -180,7 +201,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let marker = dir.path().join("survived");
         let command = format!("(sleep 2; touch {}) & sleep 30", marker.display());
-        let err = run(at(dir.path()).as_fd(), args(&command), Duration::from_millis(300)).await.unwrap_err();
+        let err = run(&at(dir.path()), args(&command), Duration::from_millis(300), &terms()).await.unwrap_err();
         assert_eq!(err.kind, "timeout");
         tokio::time::sleep(Duration::from_millis(2500)).await;
         assert!(!marker.exists(), "a background child outlived the timeout");
@@ -251,9 +272,9 @@ mod tests {
     async fn stop_kills_the_whole_process_group() {
         let dir = tempfile::tempdir().unwrap();
         let command = "sleep 600.101 & sleep 600.102; echo done";
-        let cwd = at(dir.path());
+        let (cwd, terms) = (at(dir.path()), terms());
         let pgid = tokio::select! {
-            result = run(cwd.as_fd(), args(command), Duration::from_secs(120)) => panic!("finished: {result:?}"),
+            result = run(&cwd, args(command), Duration::from_secs(120), &terms) => panic!("finished: {result:?}"),
             pgid = started(&["sleep", "600.102"]) => pgid,
         };
         // The call's future is dropped here, as Stop drops the turn.
@@ -267,9 +288,9 @@ mod tests {
     async fn stop_kills_a_group_that_ignores_sigterm() {
         let dir = tempfile::tempdir().unwrap();
         let command = "trap '' TERM; sleep 600.103; echo done";
-        let cwd = at(dir.path());
+        let (cwd, terms) = (at(dir.path()), terms());
         let pgid = tokio::select! {
-            result = run(cwd.as_fd(), args(command), Duration::from_secs(120)) => panic!("finished: {result:?}"),
+            result = run(&cwd, args(command), Duration::from_secs(120), &terms) => panic!("finished: {result:?}"),
             pgid = started(&["sleep", "600.103"]) => pgid,
         };
         let took = within(Duration::from_secs(5), || live_in_group(pgid).is_empty());
@@ -284,7 +305,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().to_path_buf();
         let mut call = Box::pin(async move {
-            run(at(&root).as_fd(), args("sleep 600.104; echo done"), Duration::from_secs(120)).await
+            run(&at(&root), args("sleep 600.104; echo done"), Duration::from_secs(120), &terms()).await
         });
         let pgid = runtime.block_on(async {
             tokio::select! {
@@ -307,13 +328,17 @@ mod tests {
             [("sleep 600.105 & echo hi", "600.105"), ("sleep 600.106 >/dev/null 2>&1 & echo hi", "600.106")]
         {
             let start = std::time::Instant::now();
-            let out = run(at(dir.path()).as_fd(), args(command), Duration::from_secs(10)).await;
+            let out = run(&at(dir.path()), args(command), Duration::from_secs(10), &terms()).await;
             let took = start.elapsed();
             println!("{command}: returned after {took:?}");
             let out = out.unwrap();
             assert!(out.starts_with("hi\n") && out.ends_with("Exit code: 0"), "{out}");
             assert!(took < Duration::from_secs(2), "{command}: took {took:?}");
-            assert!(out.contains("[processes the command left running were stopped when it ended]\n"), "{out}");
+            // Unsandboxed, the hub finds them in the call's group and says so; in the
+            // sandbox they are in its PID namespace, which the kernel ends with bash.
+            if !terms().sandbox.enforced() {
+                assert!(out.contains("[processes the command left running were stopped when it ended]\n"), "{out}");
+            }
             let gone = within(Duration::from_secs(3), || groups_running(&["sleep", marker]).is_empty());
             assert!(gone.is_some(), "{command}: the background sleep outlived the call");
         }
@@ -332,7 +357,7 @@ mod tests {
             crate::tools::pass_to_commands(&names).unwrap();
         }
         let dir = tempfile::tempdir().unwrap();
-        println!("{}", run(at(dir.path()).as_fd(), args("env"), Duration::from_secs(10)).await.unwrap());
+        println!("{}", run(&at(dir.path()), args("env"), Duration::from_secs(10), &terms()).await.unwrap());
     }
 
     /// `env` as a command sees, run in a child test process whose environment
@@ -399,7 +424,7 @@ mod tests {
     async fn empty_command_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(
-            run(at(dir.path()).as_fd(), args("  "), Duration::from_secs(1)).await.unwrap_err().kind,
+            run(&at(dir.path()), args("  "), Duration::from_secs(1), &terms()).await.unwrap_err().kind,
             "invalid_arguments"
         );
     }

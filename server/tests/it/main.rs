@@ -31,6 +31,7 @@ mod residency;
 mod restart;
 mod review_and_questions;
 mod rules_api;
+mod sandbox;
 mod sessions_api;
 mod shutdown;
 mod stop;

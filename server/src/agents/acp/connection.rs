@@ -129,8 +129,8 @@ async fn run(
     commands: mpsc::UnboundedReceiver<Command>,
 ) -> Option<Failure> {
     let line = shell_words::join(&launch.command);
-    let mut child = match spawn(launch, &runtime.root) {
-        Ok(child) => child,
+    let (mut child, _placeholders) = match spawn(launch, &runtime.root, &hub.sandbox_terms(&runtime.id)) {
+        Ok(started) => started,
         Err(err) => {
             return Some(Failure::Unavailable(format!(
                 "Could not start the agent `{line}`: {err}. Install it, or change its command in the agents file or --acp-command."

@@ -4,11 +4,14 @@
 //! also killed when the hub dies), its last stderr lines kept to explain a crash.
 
 use std::collections::VecDeque;
+use std::ffi::OsString;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
 
 use tokio::io::{AsyncBufReadExt, BufReader};
+
+use crate::sandbox::{Placeholders, Prepared, Reach, Request, Terms};
 
 /// How much of the agent's stderr is kept to explain a crash.
 const STDERR_LINES: usize = 12;
@@ -27,27 +30,38 @@ pub struct Launch {
     pub env: Vec<(String, String)>,
 }
 
-pub(super) fn spawn(launch: &Launch, folder: &Path) -> std::io::Result<tokio::process::Child> {
+/// Starts the agent in the sandbox `terms` give (network on: it talks to its
+/// model); the stand-ins it needs must live as long as the process.
+pub(super) fn spawn(
+    launch: &Launch,
+    folder: &Path,
+    terms: &Terms,
+) -> std::io::Result<(tokio::process::Child, Placeholders)> {
     let Some((program, args)) = launch.command.split_first() else {
         return Err(std::io::Error::other("the agent's command is empty"));
     };
-    let mut process = tokio::process::Command::new(program);
-    process
-        .args(args)
-        .current_dir(folder)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+    let mut env: Vec<(OsString, OsString)> =
+        launch.env.iter().map(|(name, value)| (OsString::from(name), OsString::from(value))).collect();
+    for name in &launch.passed_env {
+        if let Some(value) = std::env::var_os(name) {
+            env.push((name.into(), value));
+        }
+    }
+    let request = Request {
+        root: folder,
+        root_fd: None,
+        reach: Reach::Agent,
+        network: true,
+        hide_agent_config: terms.hide_agent_config,
+        env: &env,
+    };
+    let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+    let Prepared { command: mut process, placeholders, .. } = terms.sandbox.command(&request, &program.into(), &args);
+    process.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     // No kill_on_drop: it would SIGKILL the agent alone at once; `ProcessGroup`
     // ends the whole group and gives the agent a grace to save its session.
     crate::tools::process::scrub_env(&mut process);
-    for name in &launch.passed_env {
-        if let Some(value) = std::env::var_os(name) {
-            process.env(name, value);
-        }
-    }
-    process.envs(launch.env.iter().map(|(name, value)| (name, value)));
+    process.envs(env);
     #[cfg(target_os = "linux")]
     // SAFETY: prctl is async-signal-safe; it only asks the kernel to kill the
     // agent if the hub dies first (even by SIGKILL). It reaches the direct
@@ -62,7 +76,8 @@ pub(super) fn spawn(launch: &Launch, folder: &Path) -> std::io::Result<tokio::pr
             Ok(())
         });
     }
-    on_keeper(move || super::groups::spawn_registered(|| process.spawn()))
+    let child = on_keeper(move || super::groups::spawn_registered(|| process.spawn()))?;
+    Ok((child, placeholders))
 }
 
 type Job = Box<dyn FnOnce() + Send>;

@@ -675,7 +675,8 @@ impl Turn {
             let result = match call {
                 Some(PlannedCall { failure: Some(failure), .. }) => Err(failure),
                 Some(PlannedCall { tool: Some(tool), args, .. }) => {
-                    self.workspace.run(tool, &args, modified_content).await
+                    let terms = self.hub.sandbox_terms(&self.runtime.id);
+                    self.workspace.run(tool, &args, modified_content, &terms).await
                 }
                 _ => return Err(TurnError::Lost(tool_id)),
             };

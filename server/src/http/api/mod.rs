@@ -116,7 +116,14 @@ async fn set_config(
     State(hub): State<Arc<Hub>>,
     ApiJson(body): ApiJson<SetConfigRequest>,
 ) -> ApiResult<Json<ChatConfig>> {
-    let SetConfigRequest { folder_path, session_id, yolo_mode, approval_timeout_secs } = body;
+    let SetConfigRequest { folder_path, session_id, yolo_mode, approval_timeout_secs, network } = body;
+    if let Some(enabled) = network {
+        // The network alone, or with the rest: set first, checked like the rest.
+        let config = hub.set_network(&folder_path, session_id.as_deref(), enabled).await?;
+        if yolo_mode.is_none() && approval_timeout_secs.is_none() {
+            return Ok(Json(config));
+        }
+    }
     let Some(timeout) = approval_timeout_secs else {
         let Some(enabled) = yolo_mode else {
             // The contract's 422 for a body without `yoloMode`, now that either may come.

@@ -1,0 +1,298 @@
+//! The sandbox's IO: what exists on the host for one request, the stand-ins
+//! that keep a missing protected path from being made, and the probe.
+
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use super::plan::{
+    Facts, Kind, Layout, Reach, AGENT_CONFIG_IN_ROOT, AGENT_STATE, AGENT_STATE_VARIABLES, CACHES, PROTECTED_IN_GIT_DIR,
+    PROTECTED_IN_ROOT,
+};
+use super::Request;
+
+fn kind_of(path: &Path) -> Option<Kind> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some(if meta.is_dir() { Kind::Dir } else { Kind::File })
+}
+
+/// A path as it exists, links resolved (a link to a credential store masks
+/// the store).
+fn existing(path: &Path) -> Option<(PathBuf, Kind)> {
+    let kind = kind_of(path)?;
+    Some((path.canonicalize().ok()?, kind))
+}
+
+impl Facts {
+    pub(super) fn gather(request: &Request<'_>, layout: &Layout) -> Self {
+        let root = request.root;
+        let mut facts = Facts::default();
+        let standing = placeholders();
+        for (name, kind) in PROTECTED_IN_ROOT {
+            facts.protect(&root.join(name), *kind, &standing);
+        }
+        if let Some(git) = GitDirs::of(root) {
+            for dir in [&git.dir, &git.common] {
+                if !dir.starts_with(root) && !facts.writable.contains(dir) {
+                    facts.writable.push(dir.clone());
+                }
+            }
+            for name in PROTECTED_IN_GIT_DIR {
+                let path = git.common.join(name);
+                match kind_of(&path) {
+                    Some(_) if path.starts_with(root) => facts.protect(&path, Kind::File, &standing),
+                    Some(_) => facts.read_only.push(path),
+                    // A missing hooks dir would take a hook; config and attributes files too.
+                    None if *name == "hooks" => facts.protect(&path, Kind::Dir, &standing),
+                    None => {}
+                }
+            }
+            let own = git.dir.join("config.worktree");
+            if git.dir != git.common && own.exists() {
+                facts.read_only.push(own);
+            }
+        }
+        drop(standing);
+        facts.masks = layout.masks().iter().filter_map(|mask| existing(mask)).collect();
+        let home = layout.home.as_deref();
+        let env_value = |name: &str| -> Option<OsString> {
+            request
+                .env
+                .iter()
+                .find(|(key, _)| key == name)
+                .map(|(_, value)| value.clone())
+                .or_else(|| std::env::var_os(name))
+                .filter(|value| !value.is_empty())
+        };
+        let cargo_home = env_value("CARGO_HOME").map(PathBuf::from);
+        let caches = home
+            .into_iter()
+            .flat_map(|home| CACHES.iter().map(move |cache| home.join(cache)))
+            .chain(cargo_home.iter().flat_map(|cargo| [cargo.join("registry"), cargo.join("git")]));
+        for cache in caches {
+            facts.write_where_made(&cache);
+        }
+        if request.reach == Reach::Agent {
+            let agent_home = env_value("HOME").map(PathBuf::from).or_else(|| home.map(Path::to_path_buf));
+            for state in agent_home.iter().flat_map(|home| AGENT_STATE.iter().map(move |state| home.join(state))) {
+                match state.extension() {
+                    // A file (`~/.claude.json`): bound where it is.
+                    Some(ext) if ext == OsStr::new("json") => {
+                        if let Some((path, Kind::File)) = existing(&state) {
+                            facts.writable.push(path);
+                        }
+                    }
+                    _ => facts.write_made(&state),
+                }
+            }
+            for name in AGENT_STATE_VARIABLES {
+                if let Some(dir) = env_value(name).map(PathBuf::from).filter(|dir| dir.is_absolute()) {
+                    facts.write_made(&dir);
+                }
+            }
+            for (name, _) in AGENT_CONFIG_IN_ROOT {
+                if let Some(kind) = kind_of(&root.join(name)) {
+                    facts.agent_config.push((root.join(name), kind));
+                }
+            }
+        }
+        // Nothing the agent may write is a mask or the hub's own: a state dir
+        // named into the data dir stays masked.
+        let masks: Vec<PathBuf> = facts.masks.iter().map(|(mask, _)| mask.clone()).collect();
+        facts.writable.retain(|path| !masks.iter().any(|mask| path.starts_with(mask) || mask.starts_with(path)));
+        facts.resolver = resolver();
+        facts
+    }
+
+    /// A protected path: bound read-only where it exists, else covered by a
+    /// stand-in (which another sandbox's stand-in also is).
+    fn protect(&mut self, path: &Path, kind: Kind, standing: &HashMap<PathBuf, usize>) {
+        let link = std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink());
+        match existing(path) {
+            Some(found) if !standing.contains_key(path) && !link => self.protected.push(found),
+            // A link: what it points to is protected (a dangling one fails the
+            // sandbox's start, closed, where its target cannot be made).
+            Some(found) if link => self.protected.push(found),
+            _ if path.parent().is_some_and(Path::is_dir) => self.missing_protected.push((path.to_path_buf(), kind)),
+            _ => {}
+        }
+    }
+
+    /// Writable where it exists, made first where its parent does (a cache a
+    /// tool would make on first use).
+    fn write_where_made(&mut self, dir: &Path) {
+        if !dir.exists() && dir.parent().is_some_and(Path::is_dir) {
+            let _ = std::fs::create_dir(dir);
+        }
+        if let Some((path, Kind::Dir)) = existing(dir) {
+            self.writable.push(path);
+        }
+    }
+
+    /// Writable, made (with its parents) where missing: an agent's own state.
+    fn write_made(&mut self, dir: &Path) {
+        let _ = std::fs::create_dir_all(dir);
+        if let Some((path, Kind::Dir)) = existing(dir) {
+            self.writable.push(path);
+        }
+    }
+}
+
+/// The resolver's files under `/run` (where `/etc/resolv.conf` often points),
+/// kept through the private `/run` so names resolve when the network is on.
+fn resolver() -> Vec<PathBuf> {
+    let mut kept = Vec::new();
+    if let Ok(target) = std::fs::canonicalize("/etc/resolv.conf") {
+        if let Some(dir) = target.parent().filter(|dir| dir.starts_with("/run") && *dir != Path::new("/run")) {
+            kept.push(dir.to_path_buf());
+        }
+    }
+    for dir in ["/run/systemd/resolve"] {
+        let dir = PathBuf::from(dir);
+        if dir.is_dir() && !kept.contains(&dir) {
+            kept.push(dir);
+        }
+    }
+    kept
+}
+
+/// The git dirs a root works in: its own `.git`, or the repository a worktree
+/// (a `.git` file) or a subfolder belongs to.
+struct GitDirs {
+    dir: PathBuf,
+    common: PathBuf,
+}
+
+impl GitDirs {
+    fn of(root: &Path) -> Option<Self> {
+        let (top, dot_git) = root.ancestors().map(|dir| (dir, dir.join(".git"))).find(|(_, git)| git.exists())?;
+        let dir = if dot_git.is_dir() {
+            dot_git
+        } else {
+            let text = read_small(&dot_git)?;
+            let named = text.strip_prefix("gitdir:")?.trim();
+            top.join(named)
+        };
+        let dir = dir.canonicalize().ok()?;
+        let common = match read_small(&dir.join("commondir")) {
+            Some(common) => dir.join(common.trim()).canonicalize().ok()?,
+            None => dir.clone(),
+        };
+        Some(Self { dir, common })
+    }
+}
+
+/// A small file the repository holds (`.git`, `commondir`): at most 4 KiB,
+/// never a FIFO that would hold the read.
+fn read_small(path: &Path) -> Option<String> {
+    super::agent_config::read_bounded(path, 4096)
+}
+
+/// Stand-ins bwrap made for missing protected paths, by how many running
+/// sandboxes cover each: removed when the last one ends (if still empty), so
+/// one sandbox's end never uncovers another's.
+fn placeholders() -> MutexGuard<'static, HashMap<PathBuf, usize>> {
+    static STANDING: std::sync::LazyLock<Mutex<HashMap<PathBuf, usize>>> = std::sync::LazyLock::new(Mutex::default);
+    STANDING.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// This sandbox's claim on its stand-ins; dropped once its process has ended.
+#[derive(Debug, Default)]
+pub struct Placeholders(Vec<PathBuf>);
+
+impl Placeholders {
+    pub(super) fn claim(missing: &[(PathBuf, Kind)]) -> Self {
+        let mut standing = placeholders();
+        for (path, _) in missing {
+            *standing.entry(path.clone()).or_default() += 1;
+        }
+        Self(missing.iter().map(|(path, _)| path.clone()).collect())
+    }
+}
+
+impl Drop for Placeholders {
+    fn drop(&mut self) {
+        let mut standing = placeholders();
+        for path in self.0.drain(..) {
+            let Some(count) = standing.get_mut(&path) else { continue };
+            *count -= 1;
+            if *count > 0 {
+                continue;
+            }
+            standing.remove(&path);
+            // Only an empty stand-in goes: whatever holds content is someone's.
+            match std::fs::symlink_metadata(&path) {
+                Ok(meta) if meta.is_dir() => {
+                    let _ = std::fs::remove_dir(&path);
+                }
+                Ok(meta) if meta.is_file() && meta.len() == 0 => {
+                    let _ = std::fs::remove_file(&path);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// `<data>/sandbox`, holding `empty.json` (`{}`), which stands in for a
+/// hidden agent config file.
+pub fn stock(data_dir: &Path) -> std::io::Result<PathBuf> {
+    let dir = data_dir.join("sandbox");
+    std::fs::create_dir_all(&dir)?;
+    let empty = dir.join("empty.json");
+    if std::fs::read(&empty).ok().as_deref() != Some(b"{}") {
+        std::fs::write(&empty, b"{}")?;
+    }
+    Ok(dir.canonicalize()?)
+}
+
+/// Finds bwrap and starts a sandbox with every namespace the plan uses: the
+/// path to bwrap, or why the sandbox cannot work here.
+pub fn probe(path: Option<&OsStr>) -> Result<PathBuf, String> {
+    if !cfg!(target_os = "linux") {
+        return Err(format!("the sandbox needs Linux (bubblewrap); this is {}", std::env::consts::OS));
+    }
+    let bwrap = path
+        .into_iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join("bwrap"))
+        .find(|candidate| candidate.is_file())
+        .ok_or_else(|| "bubblewrap (bwrap) is not installed: install the bubblewrap package".to_string())?;
+    let mut child = std::process::Command::new(&bwrap)
+        .args(["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc"])
+        .args(["--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"])
+        .args(["--", "true"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|err| format!("bwrap ({}) could not be started: {err}", bwrap.display()))?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if std::time::Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err("bwrap did not start a sandbox within 10 s".into());
+            }
+        }
+    };
+    if status.success() {
+        return Ok(bwrap);
+    }
+    let mut said = String::new();
+    if let Some(mut stderr) = child.stderr.take() {
+        let _ = (&mut stderr).take(2048).read_to_string(&mut said);
+    }
+    let said = said.trim();
+    Err(if said.contains("uid map") || said.contains("namespace") || said.contains("Operation not permitted") {
+        format!("bwrap cannot create namespaces here (user namespaces off, or a container that forbids them): {said}")
+    } else {
+        format!("bwrap failed its probe ({status}): {said}")
+    })
+}

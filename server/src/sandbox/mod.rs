@@ -1,0 +1,209 @@
+//! The kernel's boundary around everything the hub starts: the built-in agent's
+//! commands and every ACP agent (with what they start in turn) run inside
+//! bubblewrap. The rules decide when to ask; this decides what a process can
+//! reach, whatever its text says.
+//!
+//! - [`plan`]: what a process gets (mounts, namespaces), as bwrap's arguments:
+//!   plain Rust with no IO, from facts gathered by [`host`].
+//! - [`host`]: the facts (which paths exist, the git dirs of the root), the
+//!   placeholders that keep a missing protected path from being created, the
+//!   probe that says whether bwrap works here.
+
+pub mod agent_config;
+mod host;
+pub mod plan;
+
+use std::ffi::OsString;
+use std::os::fd::RawFd;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+pub use host::Placeholders;
+pub use plan::{Reach, CREDENTIAL_STORES, PROTECTED_IN_ROOT};
+
+/// Whether and why processes run sandboxed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mode {
+    /// Every process runs in bwrap (this one).
+    Enforced { bwrap: PathBuf },
+    /// The sandbox cannot work here: processes run without it, and YOLO stays off.
+    Unavailable { reason: String },
+    /// `--no-sandbox`: the user chose to run without it.
+    Disabled,
+}
+
+/// What the hub is started with for the sandbox.
+#[derive(Debug, Clone, Default)]
+pub struct SandboxConfig {
+    /// `--no-sandbox`.
+    pub disabled: bool,
+    /// The hub's data dir (masked: the database, keys, checkpoints, other
+    /// sessions' worktrees).
+    pub data_dir: Option<PathBuf>,
+    /// The hub's config dir (masked: the agents file names commands to run).
+    pub config_dir: Option<PathBuf>,
+    /// The user's home (credential stores and caches are found there).
+    pub home: Option<PathBuf>,
+    /// Where `bwrap` is looked for (`PATH` when `None`).
+    pub path: Option<OsString>,
+}
+
+impl SandboxConfig {
+    /// The hub's own dirs and the home of this process's environment.
+    pub fn for_hub(disabled: bool, data_dir: Option<PathBuf>) -> Self {
+        Self {
+            disabled,
+            data_dir,
+            config_dir: crate::user_dir("XDG_CONFIG_HOME", ".config"),
+            home: std::env::var_os("HOME").filter(|home| !home.is_empty()).map(PathBuf::from),
+            path: std::env::var_os("PATH"),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Sandbox {
+    mode: Mode,
+    /// What every sandboxed process loses or keeps, host-wide.
+    layout: plan::Layout,
+    /// Where the hub keeps what it binds in (an empty JSON file).
+    stock: Option<PathBuf>,
+}
+
+/// The sandbox a session's process starts in, and on what terms (asked of
+/// the hub when the process starts).
+#[derive(Debug, Clone)]
+pub struct Terms {
+    pub sandbox: Arc<Sandbox>,
+    /// The folder's network for commands (agents always have theirs).
+    pub network: bool,
+    /// The folder is not trusted: its agents' own config is hidden from them.
+    pub hide_agent_config: bool,
+}
+
+/// One process to start in the sandbox.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    /// The session's working root (the folder, or its worktree), canonical.
+    pub root: &'a Path,
+    /// The root held open (bound by this fd, so a path swapped for a link
+    /// after the check binds nothing else); `None` binds `root` by path.
+    pub root_fd: Option<RawFd>,
+    pub reach: Reach,
+    pub network: bool,
+    /// An untrusted folder: its agents' own config is hidden from the agent.
+    pub hide_agent_config: bool,
+    /// The environment the process gets (an agent's `HOME` and state dirs are
+    /// found from it).
+    pub env: &'a [(OsString, OsString)],
+}
+
+/// A command ready to spawn, and what must live as long as it runs.
+pub struct Prepared {
+    pub command: tokio::process::Command,
+    /// Removed once the process has ended (dropped after it is reaped).
+    pub placeholders: Placeholders,
+    /// Whether it runs sandboxed.
+    pub sandboxed: bool,
+}
+
+impl Sandbox {
+    /// Probes bwrap once (a real sandbox with every namespace this plan uses),
+    /// unless disabled.
+    pub fn new(config: SandboxConfig) -> Self {
+        let layout = plan::Layout::new(config.home.clone(), [config.data_dir.clone(), config.config_dir.clone()]);
+        let mode = if config.disabled {
+            Mode::Disabled
+        } else {
+            match host::probe(config.path.as_deref()) {
+                Ok(bwrap) => Mode::Enforced { bwrap },
+                Err(reason) => Mode::Unavailable { reason },
+            }
+        };
+        let stock = config.data_dir.as_deref().and_then(|dir| host::stock(dir).ok());
+        if let Mode::Unavailable { reason } = &mode {
+            tracing::warn!("commands and agents run WITHOUT a sandbox: {reason}");
+        }
+        Self { mode, layout, stock }
+    }
+
+    /// The probe's answer, once per process, for the hub's own dirs (tests
+    /// and embedders that give no sandbox get this one).
+    pub fn detected(data_dir: Option<PathBuf>) -> Arc<Self> {
+        static PROBED: OnceLock<Mode> = OnceLock::new();
+        let mode = PROBED
+            .get_or_init(|| match host::probe(std::env::var_os("PATH").as_deref()) {
+                Ok(bwrap) => Mode::Enforced { bwrap },
+                Err(reason) => Mode::Unavailable { reason },
+            })
+            .clone();
+        let config = SandboxConfig::for_hub(false, data_dir);
+        let layout = plan::Layout::new(config.home.clone(), [config.data_dir.clone(), config.config_dir.clone()]);
+        let stock = config.data_dir.as_deref().and_then(|dir| host::stock(dir).ok());
+        Arc::new(Self { mode, layout, stock })
+    }
+
+    pub fn mode(&self) -> &Mode {
+        &self.mode
+    }
+
+    pub fn enforced(&self) -> bool {
+        matches!(self.mode, Mode::Enforced { .. })
+    }
+
+    /// What the header says: on, off by choice, or unavailable and why.
+    pub fn status(&self) -> protocol::api::SandboxStatus {
+        use protocol::api::{SandboxState, SandboxStatus};
+        match &self.mode {
+            Mode::Enforced { .. } => SandboxStatus { state: SandboxState::On, reason: None },
+            Mode::Disabled => SandboxStatus {
+                state: SandboxState::Disabled,
+                reason: Some(
+                    "The hub was started with --no-sandbox: commands and agents reach whatever the user can.".into(),
+                ),
+            },
+            Mode::Unavailable { reason } => {
+                SandboxStatus { state: SandboxState::Unavailable, reason: Some(reason.clone()) }
+            }
+        }
+    }
+
+    /// `program args…`, inside the sandbox when it is enforced. The caller
+    /// sets the environment, stdio and process group on the command.
+    pub fn command(&self, request: &Request<'_>, program: &OsString, args: &[OsString]) -> Prepared {
+        let Mode::Enforced { bwrap } = &self.mode else {
+            let mut command = tokio::process::Command::new(program);
+            command.args(args).current_dir(request.root);
+            return Prepared { command, placeholders: Placeholders::default(), sandboxed: false };
+        };
+        let facts = plan::Facts::gather(request, &self.layout);
+        let placeholders = Placeholders::claim(&facts.missing_protected);
+        let arguments = plan::arguments(&facts, request, self.stock.as_deref());
+        let mut command = tokio::process::Command::new(bwrap);
+        command.args(arguments).arg("--").arg(program).args(args).current_dir(request.root);
+        if let Some(fd) = request.root_fd {
+            // SAFETY: fcntl is async-signal-safe. It clears close-on-exec on the
+            // child's own copy of the held root (fd flags are per process), so
+            // bwrap can bind it (`--bind-fd`); bwrap closes it before the command runs.
+            unsafe {
+                command.pre_exec(move || {
+                    rustix::io::fcntl_setfd(std::os::fd::BorrowedFd::borrow_raw(fd), rustix::io::FdFlags::empty())?;
+                    Ok(())
+                });
+            }
+        }
+        Prepared { command, placeholders, sandboxed: true }
+    }
+}
+
+/// Words a sandboxed call's output carries when the kernel refused it, so the
+/// card (and the model) can say what happened.
+pub fn refusal_in(output: &str) -> Option<&'static str> {
+    const SIGNS: [(&str, &str); 4] = [
+        ("Read-only file system", "a write outside what the sandbox lets it write"),
+        ("Network is unreachable", "a network connection (the folder's network is off)"),
+        ("Temporary failure in name resolution", "a network connection (the folder's network is off)"),
+        ("Could not resolve host", "a network connection (the folder's network is off)"),
+    ];
+    SIGNS.iter().find(|(sign, _)| output.contains(sign)).map(|(_, what)| *what)
+}
