@@ -168,15 +168,17 @@ async fn run(cli: Cli) -> Result<(), String> {
     shutdown::on_signals(hub.clone(), signals, progress.clone(), shutdown::GRACE);
     let url = launch_url(addr, &token);
     println!("Agent Hub listening on {url}");
+    // On stderr: the launch line stays the first thing on stdout, and a
+    // reader that stops after it cannot make a later line fail.
     match sandbox.mode() {
         agent_hub::sandbox::Mode::Enforced { bwrap } => {
-            println!("Sandbox: on (bubblewrap, {}): commands and agents run inside it", bwrap.display())
+            tracing::info!("sandbox: on (bubblewrap, {}): commands and agents run inside it", bwrap.display())
         }
         agent_hub::sandbox::Mode::Disabled => {
-            println!("Sandbox: OFF (--no-sandbox): commands and agents reach whatever you can")
+            tracing::warn!("sandbox: OFF (--no-sandbox): commands and agents reach whatever you can")
         }
-        agent_hub::sandbox::Mode::Unavailable { reason } => println!(
-            "Sandbox: UNAVAILABLE ({reason}); YOLO stays off. Install bubblewrap, or start with --no-sandbox to run without it"
+        agent_hub::sandbox::Mode::Unavailable { reason } => tracing::warn!(
+            "sandbox: UNAVAILABLE ({reason}); YOLO stays off. Install bubblewrap, or start with --no-sandbox to run without it"
         ),
     }
     if let Some(remote) = &remote {

@@ -237,6 +237,35 @@ impl Drop for Placeholders {
     }
 }
 
+/// The program's path as the sandbox will find it (the same `PATH`: the
+/// host is visible read-only), or `NotFound`.
+pub fn find_program(program: &OsString, env: &[(OsString, OsString)]) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |path: &Path| {
+        std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    };
+    let program_path = Path::new(program);
+    if program_path.components().count() > 1 {
+        return if runnable(program_path) {
+            Ok(program_path.to_path_buf())
+        } else {
+            Err(std::io::Error::new(std::io::ErrorKind::NotFound, format!("{} not found", program_path.display())))
+        };
+    }
+    let path = env
+        .iter()
+        .find(|(name, _)| name == "PATH")
+        .map(|(_, value)| value.clone())
+        .or_else(|| std::env::var_os("PATH"));
+    path.iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join(program))
+        .find(|candidate| runnable(candidate))
+        .ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::NotFound, format!("{} not found on PATH", program_path.display()))
+        })
+}
+
 /// `<data>/sandbox`, holding `empty.json` (`{}`), which stands in for a
 /// hidden agent config file.
 pub fn stock(data_dir: &Path) -> std::io::Result<PathBuf> {

@@ -121,9 +121,6 @@ impl Sandbox {
             }
         };
         let stock = config.data_dir.as_deref().and_then(|dir| host::stock(dir).ok());
-        if let Mode::Unavailable { reason } = &mode {
-            tracing::warn!("commands and agents run WITHOUT a sandbox: {reason}");
-        }
         Self { mode, layout, stock }
     }
 
@@ -168,31 +165,39 @@ impl Sandbox {
         }
     }
 
-    /// `program args…`, inside the sandbox when it is enforced. The caller
-    /// sets the environment, stdio and process group on the command.
-    pub fn command(&self, request: &Request<'_>, program: &OsString, args: &[OsString]) -> Prepared {
+    /// `program args…`, inside the sandbox when it is enforced, in a process
+    /// group of its own (its pid is the group's id). The caller sets the
+    /// environment and stdio. A program that cannot be found is said here
+    /// (inside the sandbox it would be bwrap's failure, not the program's).
+    pub fn command(&self, request: &Request<'_>, program: &OsString, args: &[OsString]) -> std::io::Result<Prepared> {
         let Mode::Enforced { bwrap } = &self.mode else {
             let mut command = tokio::process::Command::new(program);
-            command.args(args).current_dir(request.root);
-            return Prepared { command, placeholders: Placeholders::default(), sandboxed: false };
+            command.args(args).current_dir(request.root).process_group(0);
+            return Ok(Prepared { command, placeholders: Placeholders::default(), sandboxed: false });
         };
+        host::find_program(program, request.env)?;
         let facts = plan::Facts::gather(request, &self.layout);
         let placeholders = Placeholders::claim(&facts.missing_protected);
         let arguments = plan::arguments(&facts, request, self.stock.as_deref());
         let mut command = tokio::process::Command::new(bwrap);
         command.args(arguments).arg("--").arg(program).args(args).current_dir(request.root);
-        if let Some(fd) = request.root_fd {
-            // SAFETY: fcntl is async-signal-safe. It clears close-on-exec on the
-            // child's own copy of the held root (fd flags are per process), so
-            // bwrap can bind it (`--bind-fd`); bwrap closes it before the command runs.
-            unsafe {
-                command.pre_exec(move || {
+        let fd = request.root_fd;
+        // SAFETY: setsid and fcntl are async-signal-safe. A session of its own,
+        // with no terminal: nothing inside can push keystrokes into the hub's
+        // (TIOCSTI), and bwrap leads the group the hub ends. Clearing
+        // close-on-exec on the child's own copy of the held root (fd flags are
+        // per process) lets bwrap bind it (`--bind-fd`); bwrap closes it
+        // before the program runs.
+        unsafe {
+            command.pre_exec(move || {
+                rustix::process::setsid()?;
+                if let Some(fd) = fd {
                     rustix::io::fcntl_setfd(std::os::fd::BorrowedFd::borrow_raw(fd), rustix::io::FdFlags::empty())?;
-                    Ok(())
-                });
-            }
+                }
+                Ok(())
+            });
         }
-        Prepared { command, placeholders, sandboxed: true }
+        Ok(Prepared { command, placeholders, sandboxed: true })
     }
 }
 

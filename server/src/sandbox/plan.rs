@@ -185,8 +185,15 @@ fn cover(args: &mut Vec<OsString>, path: &Path, kind: Kind) {
 /// JSON file that stands in for a hidden agent config file.
 pub fn arguments(facts: &Facts, request: &Request<'_>, stock: Option<&Path>) -> Vec<OsString> {
     let mut args = Vec::new();
-    // A session of its own: a command cannot push keystrokes into the hub's terminal (TIOCSTI).
-    push(&mut args, &["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]);
+    // No `--new-session`: bwrap itself starts a session with no terminal (see
+    // `Sandbox::command`), so what runs inside stays in the group the hub ends.
+    push(&mut args, &["--unshare-pid", "--unshare-ipc", "--unshare-uts"]);
+    if request.reach == Reach::Command {
+        // A command's sandbox ends with its bash, all of it (`setsid`, daemons).
+        // An agent's outlives its main process for the grace the hub gives the
+        // group (a wrapper's end must not kill the agent before it saves).
+        push(&mut args, &["--die-with-parent"]);
+    }
     push(&mut args, &["--unshare-cgroup-try", "--cap-drop", "ALL"]);
     if !request.network {
         push(&mut args, &["--unshare-net"]);
@@ -200,8 +207,9 @@ pub fn arguments(facts: &Facts, request: &Request<'_>, stock: Option<&Path>) -> 
     }
     let root = request.root;
     let (around_root, other_masks): (Vec<_>, Vec<_>) = facts.masks.iter().partition(|(mask, _)| root.starts_with(mask));
-    for (mask, kind) in &around_root {
-        cover(&mut args, mask, *kind);
+    // Writable until the root's mount point is made in it; read-only below.
+    for (mask, _) in &around_root {
+        push_path(&mut args, "--tmpfs", &[mask]);
     }
     match request.root_fd {
         Some(fd) => {
@@ -230,6 +238,9 @@ pub fn arguments(facts: &Facts, request: &Request<'_>, stock: Option<&Path>) -> 
                 _ => cover(&mut args, path, *kind),
             }
         }
+    }
+    for (mask, _) in &around_root {
+        push_path(&mut args, "--remount-ro", &[mask]);
     }
     for (mask, kind) in &other_masks {
         cover(&mut args, mask, *kind);
@@ -281,11 +292,14 @@ mod tests {
         assert!(off.contains(&"--unshare-net".to_string()));
         assert!(!on.contains(&"--unshare-net".to_string()));
         for args in [&off, &on] {
-            for flag in ["--unshare-pid", "--die-with-parent", "--new-session"] {
+            for flag in ["--unshare-pid", "--die-with-parent"] {
                 assert!(args.contains(&flag.to_string()), "{flag} in {args:?}");
             }
             assert!(position(args, "--cap-drop", &["ALL"]).is_some());
         }
+        let agent = words(&arguments(&facts("/work/p"), &request(root, Reach::Agent, true, false), None));
+        assert!(!agent.contains(&"--die-with-parent".to_string()), "an agent keeps its grace when its wrapper ends");
+        assert!(agent.contains(&"--unshare-pid".to_string()) && !agent.contains(&"--unshare-net".to_string()));
     }
 
     #[test]
@@ -315,7 +329,8 @@ mod tests {
             words(&arguments(&facts("/data/hub/worktrees/x"), &request(root, Reach::Command, false, false), None));
         let data = position(&args, "--tmpfs", &["/data/hub"]).unwrap();
         let bound = position(&args, "--bind", &["/data/hub/worktrees/x", "/data/hub/worktrees/x"]).unwrap();
-        assert!(data < bound);
+        let sealed = position(&args, "--remount-ro", &["/data/hub"]).unwrap();
+        assert!(data < bound && bound < sealed, "the mount point is made before the mask is sealed");
         assert!(position(&args, "--tmpfs", &["/home/u/.ssh"]).unwrap() > bound);
     }
 

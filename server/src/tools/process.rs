@@ -179,12 +179,19 @@ pub fn kill_remaining_groups() -> usize {
 /// and stops as soon as it is gone: the SIGKILL reaches a recycled group only if
 /// the whole pid space wrapped within those 20 ms, which is accepted.
 pub(crate) fn terminate_group(pgid: u32) -> bool {
+    terminate_group_sparing(pgid, false)
+}
+
+/// [`terminate_group`]; with `spare_leader` the SIGTERM goes to every member
+/// but the group's leader: a sandbox's bwrap, whose end would end everything
+/// in it at once (SIGKILL), before an agent could use its grace to save.
+pub(crate) fn terminate_group_sparing(pgid: u32, spare_leader: bool) -> bool {
     // 0 would be our own group: never.
     let Some(group) = i32::try_from(pgid).ok().and_then(Pid::from_raw) else {
         return false;
     };
     // ESRCH: nothing left (EPERM cannot happen for a group we started).
-    if kill_process_group(group, Signal::TERM).is_err() {
+    if !signal_group(group, Signal::TERM, spare_leader) {
         return false;
     }
     ending().insert(pgid);
@@ -208,6 +215,34 @@ pub(crate) fn terminate_group(pgid: u32) -> bool {
         let _ = kill_process_group(group, Signal::KILL);
     }
     true
+}
+
+/// Signals the group; with `spare_leader`, its members but the leader (the
+/// leader too when it is all that is left). Whether anything was signalled.
+pub(crate) fn signal_group(group: Pid, signal: Signal, spare_leader: bool) -> bool {
+    if !spare_leader {
+        return kill_process_group(group, signal).is_ok();
+    }
+    let members: Vec<Pid> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| *pid != group.as_raw_nonzero().get())
+        .filter(|pid| group_of(*pid) == Some(group.as_raw_nonzero().get()))
+        .filter_map(Pid::from_raw)
+        .collect();
+    if members.is_empty() {
+        return kill_process_group(group, signal).is_ok();
+    }
+    members.into_iter().fold(false, |sent, member| rustix::process::kill_process(member, signal).is_ok() || sent)
+}
+
+/// A process's group, from `/proc/<pid>/stat`.
+fn group_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses.
+    stat.rsplit_once(')')?.1.split_whitespace().nth(2)?.parse().ok()
 }
 
 /// Owns a process group and ends it (`terminate_group`) when dropped: when its

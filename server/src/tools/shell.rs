@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use super::process::{command_env, terminate_group, GroupGuard};
+use super::process::{command_env, GroupGuard};
 use super::Folder;
 use super::{ToolFailure, ToolResult, MAX_OUTPUT};
 use crate::sandbox::{Prepared, Reach, Request, Terms};
@@ -71,9 +71,11 @@ pub async fn run(folder: &Folder, args: ShellArgs, timeout: Duration, terms: &Te
         hide_agent_config: false,
         env: &[],
     };
-    let Prepared { mut command, placeholders, sandboxed } =
-        terms.sandbox.command(&request, &"bash".into(), &["-c".into(), args.command.clone().into()]);
-    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+    let Prepared { mut command, placeholders, sandboxed } = terms
+        .sandbox
+        .command(&request, &"bash".into(), &["-c".into(), args.command.clone().into()])
+        .map_err(|err| ToolFailure::new("spawn_failed", format!("Could not start bash: {err}.")))?;
+    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     command_env(&mut command);
     // SAFETY: fchdir is async-signal-safe. `dir` stays open in the hub until
     // the spawn returns (borrowed for this call); the child's copy is closed at
@@ -146,12 +148,6 @@ fn push_stream(text: &mut String, label: &str, captured: &Captured) {
     if *total > kept.len() {
         text.push_str(&format!("[output truncated: showing {} of {total} bytes]\n", kept.len()));
     }
-}
-
-/// Ends a process group and everything in it: SIGTERM, then SIGKILL after
-/// `process::KILL_GRACE` (see `terminate_group`).
-pub(crate) fn kill_group(pgid: u32) {
-    terminate_group(pgid);
 }
 
 #[cfg(test)]

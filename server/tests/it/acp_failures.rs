@@ -20,6 +20,15 @@ fn hub_with_agent(command_line: &str) -> TestHub {
     })
 }
 
+/// A live process whose command line names `script`.
+fn running_script(script: &str) -> Option<String> {
+    std::fs::read_dir("/proc").unwrap().flatten().find_map(|entry| {
+        let pid = entry.file_name().to_str()?.parse::<u32>().ok()?.to_string();
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        (String::from_utf8_lossy(&cmdline).contains(script) && process_alive(&pid)).then_some(pid)
+    })
+}
+
 fn error_of(events: &[Value]) -> (&str, &str) {
     let error = events.iter().find(|e| e["type"] == "error").unwrap_or_else(|| panic!("no error in {events:?}"));
     (error["code"].as_str().unwrap(), error["message"].as_str().unwrap())
@@ -104,9 +113,10 @@ async fn an_agent_that_ignores_stop_is_ended_by_a_second_stop() {
     let detail = hub.get(&format!("/api/sessions/{session}")).await.json();
     assert_eq!(detail["status"], "error");
 
-    let pid = std::fs::read_to_string(folder.join("agent.pid")).unwrap();
+    // Found by its command line: the pid it wrote is its sandbox's PID namespace's.
+    assert!(folder.join("agent.pid").exists(), "the agent ran");
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
-    while process_alive(&pid) {
+    while let Some(pid) = running_script(script) {
         assert!(tokio::time::Instant::now() < deadline, "the agent process {pid} was not ended");
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }

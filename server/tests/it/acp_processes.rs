@@ -17,9 +17,11 @@ use serde_json::{json, Value};
 const TOKEN: &str = "processes-test-token";
 
 /// The wrapper keeps its stdin for the agent (a background job's stdin would
-/// be /dev/null) and waits for it, as a wrapper does.
-fn wrapped_agent() -> String {
-    format!("sh -c 'exec 3<&0; node {AGENT} <&3 3<&- & wait'")
+/// be /dev/null) and waits for it, as a wrapper does. The folder, an argument
+/// the agent ignores, marks this test's processes: in the sandbox the pids the
+/// agent sees are its PID namespace's, so the test finds its family by it.
+fn wrapped_agent(folder: &Path) -> String {
+    format!("sh -c 'exec 3<&0; node {AGENT} {} <&3 3<&- & wait'", folder.display())
 }
 
 const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/family-acp-agent.mjs");
@@ -38,8 +40,8 @@ impl Drop for Hub {
 }
 
 impl Hub {
-    fn start(data: &Path) -> Self {
-        Self::running(data, &wrapped_agent())
+    fn start(data: &Path, folder: &Path) -> Self {
+        Self::running(data, &wrapped_agent(folder))
     }
 
     fn running(data: &Path, acp_command: &str) -> Self {
@@ -111,16 +113,26 @@ impl Family {
     async fn of(folder: &Path) -> Self {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let text = std::fs::read_to_string(folder.join("agent.pids")).unwrap_or_default();
-            let pids: Vec<u32> = text.split_whitespace().filter_map(|pid| pid.parse().ok()).collect();
-            if let [wrapper, agent, helper] = pids[..] {
-                let group = pgid(agent).expect("the agent runs");
-                let family = Self { wrapper, agent, helper, group };
-                assert_eq!(pgid(helper), Some(group), "the helper is in the agent's group");
-                assert!(family.alive().len() >= 2, "the family runs: {:?}", family.alive());
-                return family;
+            // Written once the agent runs; its pids are not used (see `wrapped_agent`).
+            if folder.join("agent.pids").exists() {
+                let marked = marked_by(folder);
+                let agent = marked.iter().copied().find(|pid| cmdline(*pid).starts_with("node"));
+                // Without a wrapper, the agent's parent is the hub (or the sandbox): none to name.
+                let wrapper = marked.iter().copied().find(|pid| cmdline(*pid).starts_with("sh")).or(agent);
+                let helper = agent.and_then(|agent| {
+                    processes()
+                        .into_iter()
+                        .find(|pid| parent(*pid) == Some(agent) && cmdline(*pid).starts_with("sleep"))
+                });
+                if let (Some(wrapper), Some(agent), Some(helper)) = (wrapper, agent, helper) {
+                    let group = pgid(agent).expect("the agent runs");
+                    let family = Self { wrapper, agent, helper, group };
+                    assert_eq!(pgid(helper), Some(group), "the helper is in the agent's group");
+                    assert!(family.alive().len() >= 2, "the family runs: {:?}", family.alive());
+                    return family;
+                }
             }
-            assert!(Instant::now() < deadline, "the agent never wrote its pids");
+            assert!(Instant::now() < deadline, "the agent's family was not found");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
@@ -164,6 +176,28 @@ impl Drop for Family {
     }
 }
 
+fn processes() -> Vec<u32> {
+    let entries = std::fs::read_dir("/proc").unwrap().flatten();
+    entries.filter_map(|entry| entry.file_name().to_str()?.parse().ok()).collect()
+}
+
+/// A process's command line, its words joined by spaces.
+fn cmdline(pid: u32) -> String {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    String::from_utf8_lossy(&raw).replace('\0', " ")
+}
+
+/// The processes whose command line names the agent and this test's folder.
+fn marked_by(folder: &Path) -> Vec<u32> {
+    let (agent, folder) = (AGENT.to_string(), folder.display().to_string());
+    processes().into_iter().filter(|pid| cmdline(*pid).contains(&agent) && cmdline(*pid).contains(&folder)).collect()
+}
+
+fn parent(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// A process's group, from `/proc/<pid>/stat` (`None` once it is gone).
 fn pgid(pid: u32) -> Option<u32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -176,10 +210,10 @@ fn pgid(pid: u32) -> Option<u32> {
 async fn one_signal_ends_the_agents_tree(signal: libc::c_int) {
     let data = tempfile::tempdir().unwrap();
     let (_dir, folder) = project(None);
-    let mut hub = Hub::start(data.path());
+    let mut hub = Hub::start(data.path(), &folder);
     hub.prompt(&folder).await;
     let family = Family::of(&folder).await;
-    assert_eq!(family.group, family.wrapper, "the agent runs in its wrapper's group");
+    assert_eq!(Some(family.group), pgid(family.wrapper), "the agent runs in its wrapper's group");
     assert!(family.alive().len() >= 3, "wrapper, agent and helper run: {:?}", family.alive());
 
     hub.signal(signal);
@@ -203,7 +237,7 @@ async fn ctrl_c_ends_the_agents_whole_tree_after_its_grace() {
 async fn a_second_ctrl_c_that_exits_at_once_still_ends_the_agents_tree() {
     let data = tempfile::tempdir().unwrap();
     let (_dir, folder) = project(None);
-    let mut hub = Hub::start(data.path());
+    let mut hub = Hub::start(data.path(), &folder);
     hub.prompt(&folder).await;
     let family = Family::of(&folder).await;
     let _held = hub.hold_the_shutdown();
@@ -221,7 +255,7 @@ async fn a_second_ctrl_c_that_exits_at_once_still_ends_the_agents_tree() {
 async fn when_the_wrapper_dies_the_rest_of_the_agents_tree_is_ended() {
     let data = tempfile::tempdir().unwrap();
     let (_dir, folder) = project(None);
-    let mut hub = Hub::start(data.path());
+    let mut hub = Hub::start(data.path(), &folder);
     hub.prompt(&folder).await;
     let first = Family::of(&folder).await;
     std::fs::remove_file(folder.join("agent.pids")).unwrap();
@@ -245,10 +279,11 @@ async fn an_agent_started_without_a_wrapper_gets_its_grace_too() {
     // it ends (PDEATHSIG), so that thread must outlast the exit's grace.
     let data = tempfile::tempdir().unwrap();
     let (_dir, folder) = project(None);
-    let mut hub = Hub::running(data.path(), &format!("node {AGENT}"));
+    let mut hub = Hub::running(data.path(), &format!("node {AGENT} {}", folder.display()));
     hub.prompt(&folder).await;
     let family = Family::of(&folder).await;
-    assert_eq!(family.group, family.agent, "the agent leads its own group");
+    // The agent itself, or the sandbox it runs in.
+    assert_eq!(parent(family.group), Some(hub.child.id()), "the hub's own child leads the agent's group");
 
     hub.signal(libc::SIGTERM);
     assert!(hub.exit_within(Duration::from_secs(5)).await.expect("the hub exits").success());
@@ -262,7 +297,7 @@ async fn an_agent_started_without_a_wrapper_gets_its_grace_too() {
 async fn deleting_a_session_ends_its_agents_whole_tree() {
     let data = tempfile::tempdir().unwrap();
     let (_dir, folder) = project(None);
-    let hub = Hub::start(data.path());
+    let hub = Hub::start(data.path(), &folder);
     let events = hub.prompt(&folder).await;
     let session = events[0]["session_id"].as_str().expect("the init event names the session").to_string();
     let family = Family::of(&folder).await;

@@ -136,7 +136,8 @@ const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/script
 async fn an_acp_agents_approvals_count_and_its_fourth_card_gets_the_offer() {
     let (_dir, folder) = project(None);
     let data = tempfile::tempdir().unwrap();
-    let log = data.path().join("received.jsonl");
+    // In the folder: the agent's sandbox lets it write there and nowhere else.
+    let log = folder.join("received.jsonl");
     // Each prompt: a permission request for `echo hi` (call-1), then the end of the turn.
     let command = format!("node '{SCRIPT}' reject-ends '{}'", log.display());
     let hub = TestHub::with_options(HubOptions {

@@ -10,7 +10,7 @@
 //! from its spawn until its session lets go of it, and the exit ends what is
 //! known: [`end_all`].
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -23,12 +23,14 @@ pub const EXIT_GRACE: Duration = Duration::from_secs(2);
 const CHECK_EVERY: Duration = Duration::from_millis(10);
 
 struct Live {
-    groups: BTreeSet<u32>,
+    /// Each group, and whether its leader is a sandbox (spared the SIGTERM:
+    /// its end would end the agent at once, without its grace).
+    groups: BTreeMap<u32, bool>,
     /// The hub is exiting: no agent starts, and a group let go of stays here for [`end_all`].
     closed: bool,
 }
 
-static LIVE: Mutex<Live> = Mutex::new(Live { groups: BTreeSet::new(), closed: false });
+static LIVE: Mutex<Live> = Mutex::new(Live { groups: BTreeMap::new(), closed: false });
 
 fn live() -> MutexGuard<'static, Live> {
     LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -39,6 +41,7 @@ fn live() -> MutexGuard<'static, Live> {
 /// was just started; once the hub exits, nothing starts any more.
 pub(super) fn spawn_registered(
     spawn: impl FnOnce() -> std::io::Result<tokio::process::Child>,
+    sandboxed: bool,
 ) -> std::io::Result<tokio::process::Child> {
     let mut live = live();
     if live.closed {
@@ -46,7 +49,7 @@ pub(super) fn spawn_registered(
     }
     let child = spawn()?;
     if let Some(pgid) = child.id() {
-        live.groups.insert(pgid);
+        live.groups.insert(pgid, sandboxed);
     }
     Ok(child)
 }
@@ -58,9 +61,9 @@ pub(super) fn release(pgid: u32) {
     if live.closed {
         return;
     }
-    live.groups.remove(&pgid);
+    let sandboxed = live.groups.remove(&pgid).unwrap_or(false);
     drop(live);
-    crate::tools::shell::kill_group(pgid);
+    crate::tools::process::terminate_group_sparing(pgid, sandboxed);
 }
 
 /// The hub is exiting: no agent starts any more, and the groups its sessions
@@ -83,8 +86,9 @@ pub fn end_all(grace: Duration) -> usize {
     // 0 would be the hub's own group: never. ESRCH: that group is gone already.
     let mut left: Vec<Pid> = groups
         .into_iter()
-        .filter_map(|pgid| i32::try_from(pgid).ok().and_then(Pid::from_raw))
-        .filter(|group| kill_process_group(*group, first).is_ok())
+        .filter_map(|(pgid, sandboxed)| Some((i32::try_from(pgid).ok().and_then(Pid::from_raw)?, sandboxed)))
+        .filter(|(group, sandboxed)| crate::tools::process::signal_group(*group, first, *sandboxed))
+        .map(|(group, _)| group)
         .collect();
     let ended = left.len();
     if first == Signal::KILL {

@@ -56,8 +56,9 @@ pub(super) fn spawn(
         env: &env,
     };
     let args: Vec<OsString> = args.iter().map(OsString::from).collect();
-    let Prepared { command: mut process, placeholders, .. } = terms.sandbox.command(&request, &program.into(), &args);
-    process.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+    let Prepared { command: mut process, placeholders, sandboxed } =
+        terms.sandbox.command(&request, &program.into(), &args)?;
+    process.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     // No kill_on_drop: it would SIGKILL the agent alone at once; `ProcessGroup`
     // ends the whole group and gives the agent a grace to save its session.
     crate::tools::process::scrub_env(&mut process);
@@ -76,7 +77,7 @@ pub(super) fn spawn(
             Ok(())
         });
     }
-    let child = on_keeper(move || super::groups::spawn_registered(|| process.spawn()))?;
+    let child = on_keeper(move || super::groups::spawn_registered(|| process.spawn(), sandboxed))?;
     Ok((child, placeholders))
 }
 
