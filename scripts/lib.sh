@@ -339,6 +339,19 @@ ensure_chromium() {
   export CHROMIUM_PATH=/usr/bin/chromium
 }
 
+# bubblewrap: the sandbox every command and agent of the hub runs in
+# (docs/sandbox.md). Where it cannot be had the hub still runs, keeps YOLO off
+# and says why; --no-sandbox runs without it.
+ensure_bwrap() {
+  command -v bwrap >/dev/null && return
+  if [ "$(uname -s)" != Linux ] || ! command -v apt-get >/dev/null; then
+    step "no bubblewrap (bwrap): the hub will run without its sandbox and keep YOLO off (docs/sandbox.md)"
+    return
+  fi
+  step "installing bubblewrap (the hub's sandbox)"
+  apt_install bubblewrap
+}
+
 ensure_rust_components() {
   if command -v rustup >/dev/null && ! { cargo fmt --version && cargo clippy --version; } >/dev/null 2>&1; then
     step "adding rustfmt and clippy"

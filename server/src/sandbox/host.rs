@@ -200,23 +200,75 @@ fn placeholders() -> MutexGuard<'static, HashMap<PathBuf, usize>> {
 }
 
 /// This sandbox's claim on its stand-ins; dropped once its process has ended.
+/// The stand-ins standing are listed in a journal (`<data>/sandbox/stand-ins`)
+/// before bwrap makes them, so a hub killed with them in place removes them
+/// when it starts again ([`clear_journal`]).
 #[derive(Debug, Default)]
-pub struct Placeholders(Vec<PathBuf>);
+pub struct Placeholders {
+    paths: Vec<PathBuf>,
+    journal: Option<PathBuf>,
+}
 
 impl Placeholders {
-    pub(super) fn claim(missing: &[(PathBuf, Kind)]) -> Self {
+    pub(super) fn claim(missing: &[(PathBuf, Kind)], stock: Option<&Path>) -> Self {
         let mut standing = placeholders();
         for (path, _) in missing {
             *standing.entry(path.clone()).or_default() += 1;
         }
-        Self(missing.iter().map(|(path, _)| path.clone()).collect())
+        let journal = stock.map(|stock| stock.join("stand-ins"));
+        if !missing.is_empty() {
+            write_journal(journal.as_deref(), &standing);
+        }
+        Self { paths: missing.iter().map(|(path, _)| path.clone()).collect(), journal }
     }
+}
+
+fn write_journal(journal: Option<&Path>, standing: &HashMap<PathBuf, usize>) {
+    let Some(journal) = journal else { return };
+    let mut text = Vec::new();
+    for path in standing.keys() {
+        text.extend_from_slice(path.as_os_str().as_encoded_bytes());
+        text.push(b'\n');
+    }
+    if let Err(err) = std::fs::write(journal, text) {
+        tracing::warn!("the sandbox's stand-ins could not be listed in {}: {err}", journal.display());
+    }
+}
+
+/// Removes a stand-in if it is still one: an empty directory or file.
+fn remove_stand_in(path: &Path) {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => {
+            let _ = std::fs::remove_dir(path);
+        }
+        Ok(meta) if meta.is_file() && meta.len() == 0 => {
+            let _ = std::fs::remove_file(path);
+        }
+        _ => {}
+    }
+}
+
+/// At the hub's start: the stand-ins a killed hub left (still empty) go.
+pub fn clear_journal(stock: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let journal = stock.join("stand-ins");
+    let Ok(text) = std::fs::read(&journal) else { return };
+    for line in text.split(|byte| *byte == b'\n').filter(|line| !line.is_empty()) {
+        let path = Path::new(OsStr::from_bytes(line));
+        if path.is_absolute() {
+            remove_stand_in(path);
+        }
+    }
+    let _ = std::fs::remove_file(&journal);
 }
 
 impl Drop for Placeholders {
     fn drop(&mut self) {
+        if self.paths.is_empty() {
+            return;
+        }
         let mut standing = placeholders();
-        for path in self.0.drain(..) {
+        for path in self.paths.drain(..) {
             let Some(count) = standing.get_mut(&path) else { continue };
             *count -= 1;
             if *count > 0 {
@@ -224,16 +276,9 @@ impl Drop for Placeholders {
             }
             standing.remove(&path);
             // Only an empty stand-in goes: whatever holds content is someone's.
-            match std::fs::symlink_metadata(&path) {
-                Ok(meta) if meta.is_dir() => {
-                    let _ = std::fs::remove_dir(&path);
-                }
-                Ok(meta) if meta.is_file() && meta.len() == 0 => {
-                    let _ = std::fs::remove_file(&path);
-                }
-                _ => {}
-            }
+            remove_stand_in(&path);
         }
+        write_journal(self.journal.as_deref(), &standing);
     }
 }
 

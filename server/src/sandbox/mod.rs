@@ -111,7 +111,6 @@ impl Sandbox {
     /// Probes bwrap once (a real sandbox with every namespace this plan uses),
     /// unless disabled.
     pub fn new(config: SandboxConfig) -> Self {
-        let layout = plan::Layout::new(config.home.clone(), [config.data_dir.clone(), config.config_dir.clone()]);
         let mode = if config.disabled {
             Mode::Disabled
         } else {
@@ -120,8 +119,7 @@ impl Sandbox {
                 Err(reason) => Mode::Unavailable { reason },
             }
         };
-        let stock = config.data_dir.as_deref().and_then(|dir| host::stock(dir).ok());
-        Self { mode, layout, stock }
+        Self::with_mode(mode, config)
     }
 
     /// The probe's answer, once per process, for the hub's own dirs (tests
@@ -134,10 +132,17 @@ impl Sandbox {
                 Err(reason) => Mode::Unavailable { reason },
             })
             .clone();
-        let config = SandboxConfig::for_hub(false, data_dir);
+        Arc::new(Self::with_mode(mode, SandboxConfig::for_hub(false, data_dir)))
+    }
+
+    /// Stand-ins a killed hub left in folders are removed here, at its start.
+    fn with_mode(mode: Mode, config: SandboxConfig) -> Self {
         let layout = plan::Layout::new(config.home.clone(), [config.data_dir.clone(), config.config_dir.clone()]);
         let stock = config.data_dir.as_deref().and_then(|dir| host::stock(dir).ok());
-        Arc::new(Self { mode, layout, stock })
+        if let Some(stock) = &stock {
+            host::clear_journal(stock);
+        }
+        Self { mode, layout, stock }
     }
 
     pub fn mode(&self) -> &Mode {
@@ -177,7 +182,7 @@ impl Sandbox {
         };
         host::find_program(program, request.env)?;
         let facts = plan::Facts::gather(request, &self.layout);
-        let placeholders = Placeholders::claim(&facts.missing_protected);
+        let placeholders = Placeholders::claim(&facts.missing_protected, self.stock.as_deref());
         let arguments = plan::arguments(&facts, request, self.stock.as_deref());
         let mut command = tokio::process::Command::new(bwrap);
         command.args(arguments).arg("--").arg(program).args(args).current_dir(request.root);

@@ -115,8 +115,10 @@ pub async fn run(folder: &Folder, args: ShellArgs, timeout: Duration, terms: &Te
         ));
     };
     let status = status.map_err(|err| ToolFailure::new("io_error", err.to_string()))?;
-    // bash is reaped: whatever of the group is still there was left behind.
-    let left_behind = group.end();
+    // bash is reaped. Unsandboxed, what is still in the group was left behind. In the sandbox
+    // the kernel ends its PID namespace with bash (bwrap's own init may still
+    // be going when this looks), so there is nothing to tell apart.
+    let left_behind = group.end() && !sandboxed;
     let mut text = String::new();
     push_stream(&mut text, "", &out);
     push_stream(&mut text, "stderr:\n", &err);

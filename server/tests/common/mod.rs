@@ -204,6 +204,17 @@ pub fn scripted_acp_options(data: &std::path::Path) -> HubOptions {
     }
 }
 
+/// The host pid of the running `sleep <secs>` (a unique duration marks a
+/// test's command): a command's own `$$` is its sandbox's PID namespace's.
+pub fn sleeping(secs: &str) -> Option<u32> {
+    let wanted = format!("sleep\0{secs}\0");
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
+        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        (cmdline == wanted.as_bytes() && process_alive(&pid.to_string())).then_some(pid)
+    })
+}
+
 /// Whether a process runs (a zombie waiting to be reaped does not count).
 pub fn process_alive(pid: &str) -> bool {
     std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))

@@ -139,7 +139,16 @@ async fn the_folder_is_recorded_before_the_turns_first_call_runs() {
         data.path().display()
     );
     let model = FakeModel::start(vec![shell("c1", &command), text(&["ok"])]).await;
-    let hub = hub(&model, &data);
+    // The call reads the hub's data dir, which the sandbox masks: this hub runs without it.
+    let store = agent_hub::store::Store::open(data.path()).unwrap();
+    let unsandboxed =
+        agent_hub::sandbox::Sandbox::new(agent_hub::sandbox::SandboxConfig { disabled: true, ..Default::default() });
+    let hub = TestHub::with_options(HubOptions {
+        store: Some(store),
+        checkpoints: Some(data.path().join("checkpoints")),
+        sandbox: Some(std::sync::Arc::new(unsandboxed)),
+        ..model_options(&model)
+    });
     hub.set_yolo(&folder, true).await;
     let events = hub.prompt(&folder, "change a").await.lines();
     let session = session_of(&events);

@@ -47,7 +47,11 @@ async fn setup(script: &str) -> Option<(Setup, FakeModel)> {
         path: std::env::var_os("PATH"),
     });
     if !sandbox.enforced() {
-        eprintln!("skipped: no sandbox on this machine ({:?})", sandbox.mode());
+        // Where bwrap is installed the sandbox must work: a failing probe is a failure.
+        let installed =
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).any(|dir| dir.join("bwrap").is_file());
+        assert!(!installed, "bwrap is installed but the sandbox does not work: {:?}", sandbox.mode());
+        eprintln!("skipped: no bwrap on this machine ({:?})", sandbox.mode());
         return None;
     }
     std::fs::write(folder.join("s.sh"), script).unwrap();

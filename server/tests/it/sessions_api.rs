@@ -231,7 +231,7 @@ async fn a_waiting_card_holds_the_delete_until_forced_and_cannot_be_approved_aft
 #[tokio::test]
 async fn a_running_turn_is_stopped_by_a_forced_delete_and_its_command_killed() {
     let model = FakeModel::start(vec![
-        call("s", "run_shell_command", json!({"command": "echo $$ > pid; exec sleep 30"})),
+        call("s", "run_shell_command", json!({"command": "echo $$ > pid; exec sleep 30.74"})),
         text(&["never asked"]),
     ])
     .await;
@@ -247,8 +247,8 @@ async fn a_running_turn_is_stopped_by_a_forced_delete_and_its_command_killed() {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     let pid = loop {
         assert!(tokio::time::Instant::now() < deadline, "the command never started");
-        if let Some(pid) = std::fs::read_to_string(folder.join("pid")).ok().filter(|t| t.ends_with('\n')) {
-            break pid;
+        if let Some(pid) = folder.join("pid").exists().then(|| common::sleeping("30.74")).flatten() {
+            break pid.to_string();
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };

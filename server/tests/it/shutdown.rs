@@ -181,7 +181,7 @@ async fn sigterm_ends_the_hub_within_2_s_with_pages_open_and_a_turn_running() {
 
 #[tokio::test]
 async fn ctrl_c_kills_a_running_command_as_stop_does() {
-    let command = json!({"command": "echo $$ > pid; exec sleep 30"});
+    let command = json!({"command": "echo $$ > pid; exec sleep 30.72"});
     let model = FakeModel::start(vec![call("s", "run_shell_command", command)]).await;
     let data = tempfile::tempdir().unwrap();
     let (_dir, folder) = project(None);
@@ -195,7 +195,7 @@ async fn ctrl_c_kills_a_running_command_as_stop_does() {
     assert!(yolo.status().is_success(), "{}", yolo.status());
     let prompt = hub.post("/api/chat/prompt", json!({"folderPath": folder, "message": "sleep"}));
     let (_, prompt) = hub.open(prompt).await;
-    let pid = command_pid(&folder).await;
+    let pid = command_pid(&folder, "30.72").await;
     assert!(common::process_alive(&pid.to_string()));
 
     let sent = Instant::now();
@@ -212,7 +212,7 @@ async fn ctrl_c_kills_a_running_command_as_stop_does() {
 async fn ctrl_c_keeps_the_waiting_cards_and_ends_a_command_that_ignores_sigterm() {
     // `trap '' TERM` is inherited by `sleep`: only SIGKILL ends it, and the
     // thread that would send it after the grace dies with the hub.
-    let stubborn = json!({"command": "echo $$ > pid; trap '' TERM; exec sleep 30"});
+    let stubborn = json!({"command": "echo $$ > pid; trap '' TERM; exec sleep 30.73"});
     let model = FakeModel::start(vec![common::fake_model::calls(&[
         ("a", "run_shell_command", stubborn),
         ("b", "run_shell_command", json!({"command": "echo b >> b.txt"})),
@@ -227,7 +227,7 @@ async fn ctrl_c_keeps_the_waiting_cards_and_ends_a_command_that_ignores_sigterm(
     let session = hub.get("/api/projects").await["projects"][0]["sessions"][0]["id"].as_str().unwrap().to_string();
     let approve = hub.post(&format!("/api/sessions/{session}/approve"), json!({"toolId": "a", "decision": "approve"}));
     let (_, _approving) = hub.open(approve).await;
-    let pid = command_pid(&folder).await;
+    let pid = command_pid(&folder, "30.73").await;
 
     hub.signal(libc::SIGINT);
     let status = hub.exit_within(Duration::from_secs(2)).await.expect("the hub ends within 2 s");
@@ -248,12 +248,13 @@ async fn ctrl_c_keeps_the_waiting_cards_and_ends_a_command_that_ignores_sigterm(
     assert!(!folder.join("b.txt").exists());
 }
 
-/// The pid the test's command wrote to `pid` in the folder once it started.
-async fn command_pid(folder: &Path) -> u32 {
+/// The host pid of the test's command (`sleep <secs>`) once it wrote `pid`
+/// in the folder (the pid it wrote is its sandbox's).
+async fn command_pid(folder: &Path, secs: &str) -> u32 {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         assert!(Instant::now() < deadline, "the command never started");
-        if let Some(pid) = std::fs::read_to_string(folder.join("pid")).ok().and_then(|t| t.trim().parse::<u32>().ok()) {
+        if let Some(pid) = folder.join("pid").exists().then(|| common::sleeping(secs)).flatten() {
             return pid;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;

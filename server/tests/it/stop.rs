@@ -36,7 +36,7 @@ fn tool_messages(messages: &[Value]) -> Vec<(String, String)> {
 #[tokio::test]
 async fn stop_kills_a_running_command_and_ends_the_turn_cancelled() {
     let model = FakeModel::start(vec![
-        call("s", "run_shell_command", json!({"command": "echo $$ > pid; exec sleep 30"})),
+        call("s", "run_shell_command", json!({"command": "echo $$ > pid; exec sleep 30.71"})),
         text(&["next"]),
     ])
     .await;
@@ -52,7 +52,7 @@ async fn stop_kills_a_running_command_and_ends_the_turn_cancelled() {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     let pid = loop {
         assert!(tokio::time::Instant::now() < deadline, "the command never started");
-        if let Some(pid) = std::fs::read_to_string(folder.join("pid")).ok().and_then(|t| t.trim().parse::<u32>().ok()) {
+        if let Some(pid) = folder.join("pid").exists().then(|| common::sleeping("30.71")).flatten() {
             break pid;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
