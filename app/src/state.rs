@@ -105,6 +105,20 @@ impl HubState {
         });
     }
 
+    /// Lets the folder's commands reach the network, or not (the sandbox's
+    /// network namespace otherwise).
+    pub fn toggle_network(self) {
+        let Some(Some(config)) = self.config.try_get_untracked() else { return };
+        spawn_local(async move {
+            match client::set_network(&config.folder_path, &config.session_id, !config.network).await {
+                Ok(next) => self.apply_config(next),
+                Err(error) => {
+                    self.error.try_set(Some(error));
+                }
+            }
+        });
+    }
+
     /// Puts the open session's agent in `mode_id`; `done` hears whether it worked.
     pub fn set_agent_mode(self, mode_id: String, done: impl FnOnce(bool) + 'static) {
         let Some(Some(config)) = self.config.try_get_untracked() else {

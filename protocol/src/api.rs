@@ -803,8 +803,12 @@ mod tests {
             agent_modes: None,
             agent: Some(AgentRef { id: "gemini".into(), name: "Gemini CLI".into() }),
             approval_timeout_secs: None,
+            network: false,
+            sandbox: Some(SandboxStatus { state: SandboxState::Unavailable, reason: Some("no bwrap".into()) }),
         };
         let json = serde_json::to_value(&config).unwrap();
+        assert_eq!(json["sandbox"], serde_json::json!({"state": "unavailable", "reason": "no bwrap"}));
+        assert_eq!(json["network"], false);
         assert_eq!(json["agent"], serde_json::json!({"id": "gemini", "name": "Gemini CLI"}));
         assert_eq!(json["acceptsModifiedContent"], false);
         let mut older = json.clone();

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use crate::parts::{deferred, wasm_split, PartMissing};
 use crate::state::HubState;
-use protocol::api::{AgentMode, AgentModes, YoloSource};
+use protocol::api::{AgentMode, AgentModes, SandboxState, YoloSource};
 
 /// "Phones", on the hub's own page only: a paired phone (HTTPS, the remote
 /// listener) can neither pair nor revoke. Shown once hydrated, so the server's
@@ -57,6 +57,8 @@ pub fn Header() -> impl IntoView {
     let has_modes = Memo::new(move |_| {
         state.config.with(|config| config.as_ref().is_some_and(|config| config.agent_modes.is_some()))
     });
+    let has_config = Memo::new(move |_| state.config.with(Option::is_some));
+    let has_config = move || has_config.get();
     view! {
         <header class="flex items-center gap-3 border-b border-slate-200 bg-white px-4 py-3 sm:gap-4 sm:px-6 dark:border-slate-800 dark:bg-slate-900">
             <a href="/" class="shrink-0 whitespace-nowrap text-lg font-semibold tracking-tight">"Agent Hub"</a>
@@ -90,6 +92,7 @@ pub fn Header() -> impl IntoView {
             </a>
             <PhonesButton />
             {move || has_modes.get().then(|| deferred(agent_mode_picker_view()))}
+            {move || has_config().then(|| deferred(sandbox_switch_view()))}
             <YoloSwitch />
         </header>
     }
@@ -305,6 +308,63 @@ fn AgentModePicker() -> impl IntoView {
                 </div>
             }
         })
+    }
+}
+
+/// The sandbox switch, in the part a folder's page loads after hydration.
+#[wasm_split(session, wasm_split_path = ::leptos::wasm_split, fallible)]
+pub fn sandbox_switch_view() -> Result<AnyView, PartMissing> {
+    Ok(view! { <SandboxSwitch /> }.into_any())
+}
+
+/// The sandbox's state and the folder's network for commands.
+#[component]
+fn SandboxSwitch() -> impl IntoView {
+    let state = expect_context::<HubState>();
+    let config = state.config;
+    let sandbox = move || config.with(|config| config.as_ref().and_then(|config| config.sandbox.clone()));
+    let network = move || config.with(|config| config.as_ref().is_some_and(|config| config.network));
+    let label = move || match sandbox().map(|sandbox| sandbox.state) {
+        Some(SandboxState::On) => "Sandbox",
+        Some(SandboxState::Disabled) => "No sandbox",
+        Some(SandboxState::Unavailable) => "No sandbox: YOLO off",
+        None => "",
+    };
+    let why = move || {
+        sandbox()
+            .map(|sandbox| match sandbox.reason {
+                Some(reason) => reason,
+                None => "Commands and agents run in the kernel sandbox: they write only in the folder, \
+                         cannot read your credentials or the hub's data, and start nothing that outlives them."
+                    .to_string(),
+            })
+            .unwrap_or_default()
+    };
+    let on = move || sandbox().is_some_and(|sandbox| sandbox.state == SandboxState::On);
+    let badge = move || {
+        if on() {
+            "rounded-full border border-emerald-600 px-2 py-0.5 text-xs text-emerald-800 dark:border-emerald-500 dark:text-emerald-300"
+        } else {
+            "rounded-full bg-red-100 px-2 py-0.5 text-xs font-medium text-red-800 dark:bg-red-950 dark:text-red-200"
+        }
+    };
+    view! {
+        <span hidden=move || sandbox().is_none() class="flex items-center gap-2 text-sm max-sm:hidden">
+            <span data-testid="sandbox-state" class=badge title=why>{label}</span>
+            <button
+                type="button"
+                role="switch"
+                data-testid="network-switch"
+                hidden=move || !on()
+                aria-checked=move || network().to_string()
+                aria-label="Network for this folder's commands"
+                title="Commands reach the network only when this is on (YOLO and rules never turn it on)."
+                class=move || if network() { "rounded-md bg-sky-700 px-2 py-0.5 text-xs text-white" } else { "rounded-md border border-slate-300 px-2 py-0.5 text-xs text-slate-700 dark:border-slate-700 dark:text-slate-300" }
+                on:click=move |_| state.toggle_network()
+            >
+                {move || if network() { "Network on" } else { "Network off" }}
+            </button>
+        </span>
     }
 }
 

@@ -36,6 +36,8 @@ pub fn TrustBanner(folder_path: String) -> impl IntoView {
         let needed = needed().filter(|_| !dismissed.get())?;
         let trust = trust.clone();
         let allows = needed.allows.clone();
+        let agent_config = needed.agent_config.clone();
+        let no_agent_config = agent_config.is_empty();
         Some(view! {
             <div
                 role="region"
@@ -51,6 +53,12 @@ pub fn TrustBanner(folder_path: String) -> impl IntoView {
                     {needed.yolo.then(|| view! { <li>"YOLO on once you trust this folder (its settings.json sets disableYoloMode to false)"</li> })}
                     {allows.into_iter().map(|line| view! { <li class="break-all font-mono text-xs">{line}</li> }).collect_view()}
                 </ul>
+                <div hidden=no_agent_config>
+                    <p>"Its agents' own config would run these, in the agent's sandbox (hidden from the agents until you trust it):"</p>
+                    <ul class="my-1 list-disc pl-5" data-testid="trust-agent-config">
+                        {agent_config.into_iter().map(|line| view! { <li class="break-all font-mono text-xs">{line}</li> }).collect_view()}
+                    </ul>
+                </div>
                 <div class="mt-2 flex gap-2">
                     <button
                         type="button"

@@ -113,6 +113,7 @@ impl Hub {
             }
         }
         tracing::info!(folder = %folder.display(), trusted, "folder trust changed");
+        self.restart_idle_agents(&folder);
         self.settings_changed(&folder);
         for id in self.sessions_in(&folder) {
             self.config_changed(&id);
@@ -120,6 +121,19 @@ impl Hub {
         self.publish(HubUpdate::Projects);
         let trusted_at = trusted.then(|| self.trust.trusted().get(&folder).copied()).flatten();
         Ok(TrustAnswer { folder_path: folder.display().to_string(), trusted, trusted_at })
+    }
+
+    /// An ACP agent sees the folder's own config as its sandbox showed it at
+    /// its start: the idle ones end, and the next prompt starts each under the
+    /// new word (an agent in a turn keeps its view until its process ends).
+    fn restart_idle_agents(&self, folder: &Path) {
+        for id in self.sessions_in(folder) {
+            let Some(runtime) = self.runtimes().get(&id).cloned() else { continue };
+            let mut state = runtime.state();
+            if state.machine.occupied().is_none() {
+                crate::agents::acp::end_process(&mut state.agent);
+            }
+        }
     }
 
     /// The folder's trust as it is.

@@ -18,6 +18,16 @@ use super::super::modes;
 const MODE_SWITCH_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 use super::{describe, skip_replay, Driver, Inbound};
 
+/// In a folder the user has not trusted, the agent's own switch for loading
+/// only the user's settings where it has one: Claude Code's adapter takes
+/// `settingSources` (its project and local settings, and `.mcp.json` in this
+/// folder and every parent, are then not read). Its sandbox hides the
+/// folder's config files too.
+fn untrusted_meta(untrusted: bool) -> Option<agent_client_protocol::v1::schema::Meta> {
+    let meta = serde_json::json!({"claudeCode": {"options": {"settingSources": ["user"]}}});
+    untrusted.then(|| meta.as_object().cloned()).flatten()
+}
+
 impl Driver {
     /// `initialize`, then `session/load` of the stored session where the agent
     /// offers it (its replayed history is already in the log), else `session/new`.
@@ -39,9 +49,10 @@ impl Driver {
             state.agent.acp.session_id.clone()
         };
         let folder = self.runtime.root.clone();
+        let meta = untrusted_meta(self.hub.sandbox_terms(&self.runtime.id).hide_agent_config);
         let mut session = None;
         if let Some(id) = stored.filter(|_| init.agent_capabilities.load_session) {
-            let load = LoadSessionRequest::new(SessionId::new(id.clone()), folder.clone());
+            let load = LoadSessionRequest::new(SessionId::new(id.clone()), folder.clone()).meta(meta.clone());
             match cx.send_request(load).block_task().await {
                 Ok(loaded) => {
                     self.modes = loaded.modes;
@@ -65,7 +76,7 @@ impl Driver {
         let session = match session {
             Some(session) => session,
             None => {
-                let created = cx.send_request(NewSessionRequest::new(folder)).block_task().await?;
+                let created = cx.send_request(NewSessionRequest::new(folder).meta(meta)).block_task().await?;
                 self.modes = created.modes;
                 created.session_id
             }
