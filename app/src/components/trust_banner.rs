@@ -38,6 +38,7 @@ pub fn TrustBanner(folder_path: String) -> impl IntoView {
         let allows = needed.allows.clone();
         let agent_config = needed.agent_config.clone();
         let no_agent_config = agent_config.is_empty();
+        let nothing_loosened = !needed.yolo && needed.allows.is_empty();
         Some(view! {
             <div
                 role="region"
@@ -46,10 +47,10 @@ pub fn TrustBanner(folder_path: String) -> impl IntoView {
                 class="rounded-md border border-amber-300 bg-amber-50 p-3 text-sm text-amber-900 dark:border-amber-700 dark:bg-amber-950 dark:text-amber-100"
             >
                 <p class="font-semibold">"Do you trust this folder?"</p>
-                <p>
+                <p hidden=nothing_loosened>
                     "Its own .gemini files would loosen what the hub asks you. Until you trust it, they may only tighten (deny and ask rules apply now)."
                 </p>
-                <ul class="my-1 list-disc pl-5" data-testid="trust-would">
+                <ul class="my-1 list-disc pl-5" data-testid="trust-would" hidden=nothing_loosened>
                     {needed.yolo.then(|| view! { <li>"YOLO on once you trust this folder (its settings.json sets disableYoloMode to false)"</li> })}
                     {allows.into_iter().map(|line| view! { <li class="break-all font-mono text-xs">{line}</li> }).collect_view()}
                 </ul>

@@ -334,7 +334,7 @@ pub fn probe(path: Option<&OsStr>) -> Result<PathBuf, String> {
         .flat_map(std::env::split_paths)
         .map(|dir| dir.join("bwrap"))
         .find(|candidate| candidate.is_file())
-        .ok_or_else(|| "bubblewrap (bwrap) is not installed: install the bubblewrap package".to_string())?;
+        .ok_or_else(|| "bubblewrap (bwrap) is not installed".to_string())?;
     let mut child = std::process::Command::new(&bwrap)
         .args(["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc"])
         .args(["--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"])
