@@ -150,11 +150,9 @@ fn resolver() -> Vec<PathBuf> {
             kept.push(dir.to_path_buf());
         }
     }
-    for dir in ["/run/systemd/resolve"] {
-        let dir = PathBuf::from(dir);
-        if dir.is_dir() && !kept.contains(&dir) {
-            kept.push(dir);
-        }
+    let systemd = PathBuf::from("/run/systemd/resolve");
+    if systemd.is_dir() && !kept.contains(&systemd) {
+        kept.push(systemd);
     }
     kept
 }
@@ -320,7 +318,7 @@ pub fn stock(data_dir: &Path) -> std::io::Result<PathBuf> {
     if std::fs::read(&empty).ok().as_deref() != Some(b"{}") {
         std::fs::write(&empty, b"{}")?;
     }
-    Ok(dir.canonicalize()?)
+    dir.canonicalize()
 }
 
 /// Finds bwrap and starts a sandbox with every namespace the plan uses: the

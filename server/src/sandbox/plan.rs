@@ -97,8 +97,15 @@ pub const AGENT_STATE: &[&str] =
     &[".claude", ".claude.json", ".gemini", ".codex", ".qwen", ".cache", ".npm", ".config/claude", ".local/state"];
 
 /// Variables that move an agent's state dir elsewhere: writable too.
-pub const AGENT_STATE_VARIABLES: &[&str] =
-    &["CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"];
+pub const AGENT_STATE_VARIABLES: &[&str] = &[
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "GEMINI_CLI_HOME",
+    "QWEN_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_STATE_HOME",
+    "NODE_COMPILE_CACHE",
+];
 
 /// The agents' own config in a folder (hooks, MCP servers, commands they
 /// run): hidden from an agent until the folder is trusted.

@@ -235,7 +235,9 @@ pub(crate) fn signal_group(group: Pid, signal: Signal, spare_leader: bool) -> bo
     if members.is_empty() {
         return kill_process_group(group, signal).is_ok();
     }
-    members.into_iter().fold(false, |sent, member| rustix::process::kill_process(member, signal).is_ok() || sent)
+    // Every member is signalled (no short cut after the first).
+    let sent = members.into_iter().filter(|member| rustix::process::kill_process(*member, signal).is_ok()).count();
+    sent > 0
 }
 
 /// A process's group, from `/proc/<pid>/stat`.
