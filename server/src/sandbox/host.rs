@@ -89,7 +89,13 @@ impl Facts {
                 }
             }
             for name in AGENT_STATE_VARIABLES {
-                if let Some(dir) = env_value(name).map(PathBuf::from).filter(|dir| dir.is_absolute()) {
+                let dir = env_value(name).map(PathBuf::from).filter(|dir| dir.is_absolute());
+                // A state dir is a dir of its own: never the home or one above it
+                // (`.bashrc` and the rest of the home stay read-only).
+                let above_home = |dir: &PathBuf| {
+                    [home, agent_home.as_deref()].into_iter().flatten().any(|home| home.starts_with(dir))
+                };
+                if let Some(dir) = dir.filter(|dir| !above_home(dir)) {
                     facts.write_made(&dir);
                 }
             }
@@ -165,21 +171,33 @@ struct GitDirs {
 }
 
 impl GitDirs {
+    /// The root's files are the agent's to write: a `.git` file or a
+    /// `commondir` it planted could name any directory, which would then be
+    /// bound writable. So a git dir outside the root is taken only where git's
+    /// own back-pointer confirms it (a worktree's admin dir names this very
+    /// `.git` file in its `gitdir`), and a `commondir` only from such a dir.
     fn of(root: &Path) -> Option<Self> {
         let (top, dot_git) = root.ancestors().map(|dir| (dir, dir.join(".git"))).find(|(_, git)| git.exists())?;
-        let dir = if dot_git.is_dir() {
-            dot_git
-        } else {
-            let text = read_small(&dot_git)?;
-            let named = text.strip_prefix("gitdir:")?.trim();
-            top.join(named)
-        };
-        let dir = dir.canonicalize().ok()?;
-        let common = match read_small(&dir.join("commondir")) {
-            Some(common) => dir.join(common.trim()).canonicalize().ok()?,
-            None => dir.clone(),
-        };
-        Some(Self { dir, common })
+        let meta = std::fs::symlink_metadata(&dot_git).ok()?;
+        if meta.is_dir() {
+            // A repository's own git dir: its common dir is itself.
+            let dir = dot_git.canonicalize().ok()?;
+            return Some(Self { common: dir.clone(), dir });
+        }
+        if !meta.is_file() {
+            return None;
+        }
+        let text = read_small(&dot_git)?;
+        let dir = top.join(text.strip_prefix("gitdir:")?.trim()).canonicalize().ok()?;
+        let points_back = read_small(&dir.join("gitdir"))
+            .and_then(|named| Path::new(named.trim()).canonicalize().ok())
+            .is_some_and(|named| Some(named) == dot_git.canonicalize().ok());
+        if dir.starts_with(root) || !points_back {
+            return None;
+        }
+        let common = dir.join(read_small(&dir.join("commondir"))?.trim()).canonicalize().ok()?;
+        // A worktree's admin dir is `<common>/worktrees/<name>`.
+        (dir.parent()?.parent()? == common && common.join("HEAD").is_file()).then_some(Self { dir, common })
     }
 }
 
@@ -367,4 +385,57 @@ pub fn probe(path: Option<&OsStr>) -> Result<PathBuf, String> {
     } else {
         format!("bwrap failed its probe ({status}): {said}")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+            .args(args)
+            .current_dir(dir)
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+
+    #[test]
+    fn a_planted_git_file_or_commondir_never_makes_another_directory_writable() {
+        let (root, elsewhere) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let root = root.path().canonicalize().unwrap();
+        // A `.git` file naming any directory, and that directory dressed as an admin dir.
+        std::fs::write(root.join(".git"), format!("gitdir: {}\n", elsewhere.path().display())).unwrap();
+        std::fs::write(elsewhere.path().join("commondir"), "/\n").unwrap();
+        assert!(GitDirs::of(&root).is_none());
+        // Even pointing back at the planted file: its commondir names no repository.
+        std::fs::write(elsewhere.path().join("gitdir"), format!("{}\n", root.join(".git").display())).unwrap();
+        assert!(GitDirs::of(&root).is_none());
+        // A `.git` directory in the root: its own, with no commondir followed.
+        std::fs::remove_file(root.join(".git")).unwrap();
+        std::fs::create_dir(root.join(".git")).unwrap();
+        std::fs::write(root.join(".git/commondir"), format!("{}\n", elsewhere.path().display())).unwrap();
+        let found = GitDirs::of(&root).unwrap();
+        assert_eq!((found.dir, found.common), (root.join(".git"), root.join(".git")));
+    }
+
+    #[test]
+    fn a_real_worktree_and_a_subfolder_find_their_repository() {
+        let repo = tempfile::tempdir().unwrap();
+        let repo = repo.path().canonicalize().unwrap();
+        git(&repo, &["init", "-q"]);
+        std::fs::create_dir(repo.join("sub")).unwrap();
+        std::fs::write(repo.join("sub/a.txt"), "a").unwrap();
+        git(&repo, &["add", "."]);
+        git(&repo, &["commit", "-q", "-m", "one"]);
+        let below = GitDirs::of(&repo.join("sub")).unwrap();
+        assert_eq!((below.dir.clone(), below.common), (repo.join(".git"), repo.join(".git")));
+        let parent = tempfile::tempdir().unwrap();
+        let worktree = parent.path().canonicalize().unwrap().join("wt");
+        git(&repo, &["worktree", "add", "-q", worktree.to_str().unwrap()]);
+        let found = GitDirs::of(&worktree).unwrap();
+        assert_eq!(found.common, repo.join(".git"));
+        assert_eq!(found.dir, repo.join(".git/worktrees/wt"));
+    }
 }
