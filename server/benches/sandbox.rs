@@ -61,6 +61,7 @@ async fn main() {
             network: reach == Reach::Agent,
             hide_agent_config: true,
             env: &[],
+            agent: (reach == Reach::Agent).then_some("claude"),
         };
         let (mut with, mut without) = (Vec::new(), Vec::new());
         // Warm both (page cache, the binaries), then alternate so drift hits both alike.

@@ -630,6 +630,14 @@ impl SessionRuntime {
 
     /// Closes or pauses the running turn with its `result`.
     pub async fn end_turn(&self, hub: &dyn HubPort, end: TurnEnd) {
+        // What an agent's sandbox could not stop it planting for later (see `sandbox::tidy_git`).
+        if let Some(removed) = crate::sandbox::tidy_git(&self.root) {
+            self.log.push(AgentEvent::Error {
+                severity: Severity::Warning,
+                message: removed,
+                code: Some("sandbox".into()),
+            });
+        }
         if !end.phase.under_way() {
             // Before the session is free: no rewind can run between the turn and its record.
             self.checkpoint_after(hub).await;

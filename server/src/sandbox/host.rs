@@ -9,7 +9,8 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::plan::{
-    Facts, Kind, Layout, Reach, AGENT_CONFIG_IN_ROOT, AGENT_STATE, AGENT_STATE_VARIABLES, CACHES, PROTECTED_IN_GIT_DIR,
+    Facts, Kind, Layout, Reach, AGENT_CACHES, AGENT_CONFIG_IN_ROOT, AGENT_CREDENTIALS, AGENT_STATES,
+    AGENT_STATE_READ_ONLY, AGENT_STATE_VARIABLES, CACHES, GEMINI_HOME_VARIABLE, PROTECTED_IN_GIT_DIR,
     PROTECTED_IN_ROOT,
 };
 use super::Request;
@@ -34,30 +35,14 @@ impl Facts {
         for (name, kind) in PROTECTED_IN_ROOT {
             facts.protect(&root.join(name), *kind, &standing);
         }
-        if let Some(git) = GitDirs::of(root) {
-            for dir in [&git.dir, &git.common] {
-                if !dir.starts_with(root) && !facts.writable.contains(dir) {
-                    facts.writable.push(dir.clone());
-                }
-            }
-            for name in PROTECTED_IN_GIT_DIR {
-                let path = git.common.join(name);
-                match kind_of(&path) {
-                    Some(_) if path.starts_with(root) => facts.protect(&path, Kind::File, &standing),
-                    Some(_) => facts.read_only.push(path),
-                    // A missing hooks dir would take a hook; config and attributes files too.
-                    None if *name == "hooks" => facts.protect(&path, Kind::Dir, &standing),
-                    None => {}
-                }
-            }
-            let own = git.dir.join("config.worktree");
-            if git.dir != git.common && own.exists() {
-                facts.read_only.push(own);
-            }
-        }
+        facts.git(root, &standing);
         drop(standing);
-        facts.masks = layout.masks().iter().filter_map(|mask| existing(mask)).collect();
         let home = layout.home.as_deref();
+        let mut masks = layout.masks();
+        if request.reach == Reach::Command {
+            masks.extend(home.into_iter().flat_map(|home| AGENT_CREDENTIALS.iter().map(move |file| home.join(file))));
+        }
+        facts.masks = masks.iter().filter_map(|mask| existing(mask)).collect();
         let env_value = |name: &str| -> Option<OsString> {
             request
                 .env
@@ -76,34 +61,7 @@ impl Facts {
             facts.write_where_made(&cache);
         }
         if request.reach == Reach::Agent {
-            let agent_home = env_value("HOME").map(PathBuf::from).or_else(|| home.map(Path::to_path_buf));
-            for state in agent_home.iter().flat_map(|home| AGENT_STATE.iter().map(move |state| home.join(state))) {
-                match state.extension() {
-                    // A file (`~/.claude.json`): bound where it is.
-                    Some(ext) if ext == OsStr::new("json") => {
-                        if let Some((path, Kind::File)) = existing(&state) {
-                            facts.writable.push(path);
-                        }
-                    }
-                    _ => facts.write_made(&state),
-                }
-            }
-            for name in AGENT_STATE_VARIABLES {
-                let dir = env_value(name).map(PathBuf::from).filter(|dir| dir.is_absolute());
-                // A state dir is a dir of its own: never the home or one above it
-                // (`.bashrc` and the rest of the home stay read-only).
-                let above_home = |dir: &PathBuf| {
-                    [home, agent_home.as_deref()].into_iter().flatten().any(|home| home.starts_with(dir))
-                };
-                if let Some(dir) = dir.filter(|dir| !above_home(dir)) {
-                    facts.write_made(&dir);
-                }
-            }
-            for (name, _) in AGENT_CONFIG_IN_ROOT {
-                if let Some(kind) = kind_of(&root.join(name)) {
-                    facts.agent_config.push((root.join(name), kind));
-                }
-            }
+            facts.agent_state(request, home, &env_value);
         }
         // Nothing the agent may write is a mask or the hub's own: a state dir
         // named into the data dir stays masked.
@@ -113,15 +71,125 @@ impl Facts {
         facts
     }
 
+    /// The git dirs the root works in. The root's own `.git` is pinned (bound
+    /// onto itself: it cannot be renamed for a fresh one with hooks); a git
+    /// dir outside the root (a subfolder's repository, a worktree's) is
+    /// writable where git writes a commit, its hooks and config read-only.
+    fn git(&mut self, root: &Path, standing: &HashMap<PathBuf, Vec<u32>>) {
+        let dot_git = root.join(".git");
+        match std::fs::symlink_metadata(&dot_git) {
+            Ok(meta) if meta.is_dir() => self.pinned.push(dot_git),
+            // A worktree's `.git` file names its git dir: read-only.
+            Ok(meta) if meta.is_file() => self.protected.push((dot_git, Kind::File)),
+            _ => {}
+        }
+        let Some(git) = GitDirs::of(root) else { return };
+        if git.dir != git.common {
+            // A worktree: its own admin dir, and of the repository only what a
+            // commit writes (other branches' refs are writable too: refs is one dir).
+            for dir in [git.dir.clone(), git.common.join("objects"), git.common.join("refs"), git.common.join("logs")] {
+                if dir.is_dir() && !dir.starts_with(root) {
+                    self.writable.push(dir);
+                }
+            }
+            for file in ["commondir", "gitdir", "config.worktree"] {
+                if git.dir.join(file).exists() {
+                    self.read_only.push(git.dir.join(file));
+                }
+            }
+        } else if !git.dir.starts_with(root) {
+            self.writable.push(git.dir.clone());
+        }
+        for name in PROTECTED_IN_GIT_DIR {
+            let path = git.common.join(name);
+            let kind = if *name == "hooks" { Kind::Dir } else { Kind::File };
+            match kind_of(&path) {
+                Some(_) if path.starts_with(root) => self.protect(&path, kind, standing),
+                Some(_) => self.read_only.push(path),
+                // A missing hooks dir would take a hook.
+                None if kind == Kind::Dir => self.protect(&path, kind, standing),
+                None => {}
+            }
+        }
+    }
+
+    /// The agent's own state (writable, its hook-bearing settings read-only)
+    /// and the caches every agent writes.
+    fn agent_state(
+        &mut self,
+        request: &Request<'_>,
+        home: Option<&Path>,
+        env_value: &dyn Fn(&str) -> Option<OsString>,
+    ) {
+        let agent_home = env_value("HOME").map(PathBuf::from).or_else(|| home.map(Path::to_path_buf));
+        let gemini_home = env_value(GEMINI_HOME_VARIABLE).map(PathBuf::from).filter(|dir| dir.is_absolute());
+        let homes: Vec<PathBuf> = agent_home.iter().chain(gemini_home.iter()).cloned().collect();
+        // A state dir is a dir of its own: never the home or one above it
+        // (`.bashrc` and the rest of the home stay read-only).
+        let above_home =
+            |dir: &Path| [home, agent_home.as_deref()].into_iter().flatten().any(|home| home.starts_with(dir));
+        let own: &[&str] =
+            AGENT_STATES.iter().find(|(agent, _)| Some(*agent) == request.agent).map_or(&[], |(_, states)| *states);
+        for home in &homes {
+            for state in own.iter().chain(AGENT_CACHES) {
+                let path = home.join(state);
+                if state.ends_with(".json") {
+                    // A file (`~/.claude.json`): bound where it is.
+                    if let Some((path, Kind::File)) = existing(&path) {
+                        self.writable.push(path);
+                    }
+                } else {
+                    self.write_made(&path);
+                }
+            }
+        }
+        for (name, owner) in AGENT_STATE_VARIABLES {
+            let dir = env_value(name).map(PathBuf::from).filter(|dir| dir.is_absolute() && !above_home(dir));
+            if let Some(dir) = dir.filter(|_| owner.is_none() || *owner == request.agent) {
+                self.write_made(&dir);
+            }
+        }
+        let standing = placeholders();
+        for home in &homes {
+            for (state, kind) in AGENT_STATE_READ_ONLY {
+                let path = home.join(state);
+                match kind_of(&path) {
+                    Some(_) => self.read_only.push(path),
+                    // A missing policies dir could take an allow-all rule; a
+                    // missing settings file stays missing (an empty one breaks Gemini CLI).
+                    None if *kind == Kind::Dir
+                        && path.parent().is_some_and(|dir| self.writable.iter().any(|w| dir.starts_with(w))) =>
+                    {
+                        self.protect(&path, *kind, &standing)
+                    }
+                    None => {}
+                }
+            }
+        }
+        for (name, _) in AGENT_CONFIG_IN_ROOT {
+            if let Some(kind) = kind_of(&request.root.join(name)) {
+                self.agent_config.push((request.root.join(name), kind));
+            }
+        }
+    }
+
     /// A protected path: bound read-only where it exists, else covered by a
-    /// stand-in (which another sandbox's stand-in also is).
-    fn protect(&mut self, path: &Path, kind: Kind, standing: &HashMap<PathBuf, usize>) {
+    /// stand-in (which another sandbox's stand-in also is). A link is refused:
+    /// what it points to could be protected, but the link itself could be
+    /// replaced by a directory of the agent's.
+    fn protect(&mut self, path: &Path, kind: Kind, standing: &HashMap<PathBuf, Vec<u32>>) {
         let link = std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink());
+        if link {
+            self.refused.get_or_insert_with(|| {
+                format!(
+                    "{} is a symbolic link, which the sandbox cannot keep read-only; replace it with what it points to",
+                    path.display()
+                )
+            });
+            return;
+        }
         match existing(path) {
-            Some(found) if !standing.contains_key(path) && !link => self.protected.push(found),
-            // A link: what it points to is protected (a dangling one fails the
-            // sandbox's start, closed, where its target cannot be made).
-            Some(found) if link => self.protected.push(found),
+            Some(found) if !standing.contains_key(path) => self.protected.push(found),
             _ if path.parent().is_some_and(Path::is_dir) => self.missing_protected.push((path.to_path_buf(), kind)),
             _ => {}
         }
@@ -201,50 +269,114 @@ impl GitDirs {
     }
 }
 
+/// The git dir of the repository the root works in when it is a plain one
+/// (not a worktree's admin dir).
+pub fn own_git_dir(root: &Path) -> Option<PathBuf> {
+    let (_, dot_git) = root.ancestors().map(|dir| (dir, dir.join(".git"))).find(|(_, git)| git.exists())?;
+    std::fs::symlink_metadata(&dot_git).ok()?.is_dir().then_some(dot_git)
+}
+
 /// A small file the repository holds (`.git`, `commondir`): at most 4 KiB,
 /// never a FIFO that would hold the read.
 fn read_small(path: &Path) -> Option<String> {
     super::agent_config::read_bounded(path, 4096)
 }
 
-/// Stand-ins bwrap made for missing protected paths, by how many running
-/// sandboxes cover each: removed when the last one ends (if still empty), so
-/// one sandbox's end never uncovers another's.
-fn placeholders() -> MutexGuard<'static, HashMap<PathBuf, usize>> {
-    static STANDING: std::sync::LazyLock<Mutex<HashMap<PathBuf, usize>>> = std::sync::LazyLock::new(Mutex::default);
+/// Stand-ins bwrap made for missing protected paths, with the process group
+/// of each running sandbox that covers it (0 until it has started): removed
+/// when the last of them is gone (if still empty), so one sandbox's end never
+/// uncovers another's. Removing a stand-in while its sandbox still runs would
+/// detach the mount in there, and let the path be made.
+fn placeholders() -> MutexGuard<'static, HashMap<PathBuf, Vec<u32>>> {
+    static STANDING: std::sync::LazyLock<Mutex<HashMap<PathBuf, Vec<u32>>>> = std::sync::LazyLock::new(Mutex::default);
     STANDING.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// This sandbox's claim on its stand-ins; dropped once its process has ended.
-/// The stand-ins standing are listed in a journal (`<data>/sandbox/stand-ins`)
-/// before bwrap makes them, so a hub killed with them in place removes them
-/// when it starts again ([`clear_journal`]).
+/// This sandbox's claim on its stand-ins, let go of only once its process
+/// group is gone ([`Placeholders::release_when_gone`]). The stand-ins are
+/// listed with their groups in a journal (`<data>/sandbox/stand-ins`) before
+/// bwrap makes them, so a hub killed with them in place removes them when it
+/// starts again, unless their sandbox still runs ([`clear_journal`]).
 #[derive(Debug, Default)]
 pub struct Placeholders {
     paths: Vec<PathBuf>,
     journal: Option<PathBuf>,
+    group: u32,
 }
 
 impl Placeholders {
     pub(super) fn claim(missing: &[(PathBuf, Kind)], stock: Option<&Path>) -> Self {
         let mut standing = placeholders();
         for (path, _) in missing {
-            *standing.entry(path.clone()).or_default() += 1;
+            standing.entry(path.clone()).or_default().push(0);
         }
         let journal = stock.map(|stock| stock.join("stand-ins"));
         if !missing.is_empty() {
             write_journal(journal.as_deref(), &standing);
         }
-        Self { paths: missing.iter().map(|(path, _)| path.clone()).collect(), journal }
+        Self { paths: missing.iter().map(|(path, _)| path.clone()).collect(), journal, group: 0 }
+    }
+
+    /// The sandbox started in process group `pgid`.
+    pub fn started(&mut self, pgid: u32) {
+        if self.paths.is_empty() {
+            return;
+        }
+        let mut standing = placeholders();
+        for path in &self.paths {
+            if let Some(slot) = standing.get_mut(path).and_then(|groups| groups.iter_mut().find(|group| **group == 0)) {
+                *slot = pgid;
+            }
+        }
+        self.group = pgid;
+        write_journal(self.journal.as_deref(), &standing);
+    }
+
+    /// Lets go of the stand-ins once nothing of the group runs any more (a
+    /// thread waits for it; a group that never ends keeps them).
+    pub fn release_when_gone(self, pgid: u32) {
+        if self.paths.is_empty() {
+            return;
+        }
+        if pgid == 0 || !group_runs(pgid) {
+            return drop(self);
+        }
+        let waiting = std::thread::Builder::new().name("sandbox-stand-ins".into()).spawn(move || {
+            while group_runs(pgid) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            drop(self);
+        });
+        if let Err(err) = waiting {
+            // Kept (and in the journal): cleared at the next start.
+            tracing::warn!("the sandbox's stand-ins stay until the next start: {err}");
+        }
     }
 }
 
-fn write_journal(journal: Option<&Path>, standing: &HashMap<PathBuf, usize>) {
+/// Whether any process of the group still runs (a zombie waiting to be
+/// reaped runs nothing, and holds no mount: it does not count).
+pub fn group_runs(pgid: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return false };
+    entries.flatten().any(|entry| {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { return false };
+        // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses.
+        let mut fields = stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace()).into_iter().flatten();
+        let state = fields.next();
+        let pgrp = fields.nth(1).and_then(|pgrp| pgrp.parse::<u32>().ok());
+        pgrp == Some(pgid) && state != Some("Z")
+    })
+}
+
+fn write_journal(journal: Option<&Path>, standing: &HashMap<PathBuf, Vec<u32>>) {
     let Some(journal) = journal else { return };
     let mut text = Vec::new();
-    for path in standing.keys() {
-        text.extend_from_slice(path.as_os_str().as_encoded_bytes());
-        text.push(b'\n');
+    for (path, groups) in standing {
+        for group in groups {
+            text.extend_from_slice(format!("{group} ").as_bytes());
+            text.extend_from_slice(path.as_os_str().as_encoded_bytes());
+            text.push(b'\0');
+        }
     }
     if let Err(err) = std::fs::write(journal, text) {
         tracing::warn!("the sandbox's stand-ins could not be listed in {}: {err}", journal.display());
@@ -264,18 +396,36 @@ fn remove_stand_in(path: &Path) {
     }
 }
 
-/// At the hub's start: the stand-ins a killed hub left (still empty) go.
+/// At the hub's start: the stand-ins a killed hub left go (still empty),
+/// except those whose sandbox still runs (an agent outlives a killed hub).
 pub fn clear_journal(stock: &Path) {
     use std::os::unix::ffi::OsStrExt;
     let journal = stock.join("stand-ins");
     let Ok(text) = std::fs::read(&journal) else { return };
-    for line in text.split(|byte| *byte == b'\n').filter(|line| !line.is_empty()) {
-        let path = Path::new(OsStr::from_bytes(line));
-        if path.is_absolute() {
-            remove_stand_in(path);
+    let mut kept: HashMap<PathBuf, Vec<u32>> = HashMap::new();
+    let mut gone = Vec::new();
+    for entry in text.split(|byte| *byte == 0).filter(|entry| !entry.is_empty()) {
+        let Some(space) = entry.iter().position(|byte| *byte == b' ') else { continue };
+        let group = std::str::from_utf8(&entry[..space]).ok().and_then(|group| group.parse::<u32>().ok());
+        let path = Path::new(OsStr::from_bytes(&entry[space + 1..])).to_path_buf();
+        if !path.is_absolute() {
+            continue;
+        }
+        let alive = group.filter(|group| *group != 0).is_some_and(group_runs);
+        if alive {
+            kept.entry(path).or_default().push(group.unwrap_or(0));
+        } else {
+            gone.push(path);
         }
     }
-    let _ = std::fs::remove_file(&journal);
+    for path in gone.iter().filter(|path| !kept.contains_key(*path)) {
+        remove_stand_in(path);
+    }
+    let mut standing = placeholders();
+    for (path, groups) in kept {
+        standing.entry(path).or_default().extend(groups);
+    }
+    write_journal(Some(&journal), &standing);
 }
 
 impl Drop for Placeholders {
@@ -285,9 +435,11 @@ impl Drop for Placeholders {
         }
         let mut standing = placeholders();
         for path in self.paths.drain(..) {
-            let Some(count) = standing.get_mut(&path) else { continue };
-            *count -= 1;
-            if *count > 0 {
+            let Some(groups) = standing.get_mut(&path) else { continue };
+            if let Some(at) = groups.iter().position(|group| *group == self.group) {
+                groups.swap_remove(at);
+            }
+            if !groups.is_empty() {
                 continue;
             }
             standing.remove(&path);

@@ -18,8 +18,8 @@ use std::os::fd::RawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-pub use host::Placeholders;
-pub use plan::{Reach, CREDENTIAL_STORES, PROTECTED_IN_ROOT};
+pub use host::{group_runs, Placeholders};
+pub use plan::{agent_of, Reach, CREDENTIAL_STORES, PROTECTED_IN_ROOT};
 
 /// Whether and why processes run sandboxed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,6 +96,8 @@ pub struct Request<'a> {
     /// The environment the process gets (an agent's `HOME` and state dirs are
     /// found from it).
     pub env: &'a [(OsString, OsString)],
+    /// Which known agent it is (`plan::agent_of`): only its own state is writable.
+    pub agent: Option<&'static str>,
 }
 
 /// A command ready to spawn, and what must live as long as it runs.
@@ -182,6 +184,12 @@ impl Sandbox {
         };
         host::find_program(program, request.env)?;
         let facts = plan::Facts::gather(request, &self.layout);
+        if let Some(refused) = &facts.refused {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!("the sandbox refused: {refused}"),
+            ));
+        }
         let placeholders = Placeholders::claim(&facts.missing_protected, self.stock.as_deref());
         let arguments = plan::arguments(&facts, request, self.stock.as_deref());
         let mut command = tokio::process::Command::new(bwrap);
@@ -203,6 +211,27 @@ impl Sandbox {
             });
         }
         Ok(Prepared { command, placeholders, sandboxed: true })
+    }
+}
+
+/// A `commondir` the agent planted in the git dir the root works in (its
+/// own `.git`, or a subfolder's repository) would lead the user's next `git`
+/// to another config (its hooks, `core.fsmonitor`): git never writes one
+/// there (only in a worktree's admin dir, read-only to the sandbox). Removed
+/// after each command and each agent's turn; what was removed is said.
+pub fn tidy_git(root: &Path) -> Option<String> {
+    let dir = host::own_git_dir(root)?;
+    let planted = dir.join("commondir");
+    std::fs::symlink_metadata(&planted).ok()?;
+    match std::fs::remove_file(&planted) {
+        Ok(()) => Some(format!(
+            "[sandbox: removed {}, which would have led git to another repository's config]",
+            planted.display()
+        )),
+        Err(err) => {
+            tracing::warn!(path = %planted.display(), "a planted commondir could not be removed: {err}");
+            None
+        }
     }
 }
 

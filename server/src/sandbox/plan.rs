@@ -44,8 +44,10 @@ pub const PROTECTED_IN_ROOT: &[(&str, Kind)] = &[
 /// the git dir exists (a folder without one may be made a repository).
 pub const PROTECTED_IN_GIT_DIR: &[&str] = &["hooks", "config", "config.worktree", "info/attributes"];
 
-/// Credential stores under the home: masked (an empty directory, an empty
-/// file) for commands and agents alike. A folder may add to the list.
+/// Credential stores under the home, and what holds a socket or a session
+/// that would reach past the sandbox (a container engine is root on the
+/// host; a browser profile holds the hub's own token): masked (an empty
+/// directory, an empty file) for commands and agents alike.
 pub const CREDENTIAL_STORES: &[&str] = &[
     ".ssh",
     ".gnupg",
@@ -70,7 +72,23 @@ pub const CREDENTIAL_STORES: &[&str] = &[
     ".password-store",
     ".local/share/keyrings",
     ".vault-token",
+    ".docker",
+    ".colima",
+    ".rd",
+    ".lima",
+    ".1password",
+    ".Xauthority",
+    ".mozilla",
+    "snap/firefox",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".config/microsoft-edge",
 ];
+
+/// The agents' logins: masked for commands (an agent reads its own).
+pub const AGENT_CREDENTIALS: &[&str] =
+    &[".claude/.credentials.json", ".codex/auth.json", ".gemini/oauth_creds.json", ".qwen/oauth_creds.json"];
 
 /// Package caches a build writes (so `cargo build`, `npm ci`, `pip install`
 /// work offline from what is cached): writable. Nothing here runs at login.
@@ -91,21 +109,47 @@ pub const CACHES: &[&str] = &[
     ".bun/install/cache",
 ];
 
-/// An agent's own state (sessions, logins, caches), under its `HOME`:
-/// writable for agents, never for commands.
-pub const AGENT_STATE: &[&str] =
-    &[".claude", ".claude.json", ".gemini", ".codex", ".qwen", ".cache", ".npm", ".config/claude", ".local/state"];
-
-/// Variables that move an agent's state dir elsewhere: writable too.
-pub const AGENT_STATE_VARIABLES: &[&str] = &[
-    "CLAUDE_CONFIG_DIR",
-    "CODEX_HOME",
-    "GEMINI_CLI_HOME",
-    "QWEN_HOME",
-    "XDG_CACHE_HOME",
-    "XDG_STATE_HOME",
-    "NODE_COMPILE_CACHE",
+/// An agent's own state (sessions, logins), under its `HOME`, by the agent
+/// it belongs to: writable for that agent only, never for a command. An agent
+/// the hub does not know gets none of them.
+pub const AGENT_STATES: &[(&str, &[&str])] = &[
+    ("claude", &[".claude", ".claude.json", ".config/claude"]),
+    ("gemini", &[".gemini"]),
+    ("codex", &[".codex"]),
+    ("qwen", &[".qwen"]),
 ];
+
+/// Caches every agent writes (an `npx`-started agent, Node's own).
+pub const AGENT_CACHES: &[&str] = &[".cache", ".npm", ".local/state"];
+
+/// Within an agent's state, what runs code or decides what runs without a
+/// card elsewhere: read-only (`~/.gemini/policies` holds the hub's own user
+/// rules; the settings files hold hooks the agent runs outside the hub too).
+pub const AGENT_STATE_READ_ONLY: &[(&str, Kind)] = &[
+    (".gemini/policies", Kind::Dir),
+    (".gemini/settings.json", Kind::File),
+    (".claude/settings.json", Kind::File),
+    (".claude/settings.local.json", Kind::File),
+];
+
+/// Variables that move an agent's state dir elsewhere, and whose they are
+/// (`None`: every agent's cache).
+pub const AGENT_STATE_VARIABLES: &[(&str, Option<&str>)] = &[
+    ("CLAUDE_CONFIG_DIR", Some("claude")),
+    ("CODEX_HOME", Some("codex")),
+    ("QWEN_HOME", Some("qwen")),
+    ("XDG_CACHE_HOME", None),
+    ("XDG_STATE_HOME", None),
+    ("NODE_COMPILE_CACHE", None),
+];
+
+/// Gemini CLI's stand-in for `HOME` (its state is `.gemini` below it).
+pub const GEMINI_HOME_VARIABLE: &str = "GEMINI_CLI_HOME";
+
+/// Which known agent a command line starts, if any.
+pub fn agent_of(words: &[String]) -> Option<&'static str> {
+    AGENT_STATES.iter().map(|(agent, _)| *agent).find(|agent| words.iter().any(|word| word.contains(agent)))
+}
 
 /// The agents' own config in a folder (hooks, MCP servers, commands they
 /// run): hidden from an agent until the folder is trusted.
@@ -166,6 +210,12 @@ pub struct Facts {
     pub agent_config: Vec<(PathBuf, Kind)>,
     /// `/run/systemd/resolve` and the like: kept so names resolve with network on.
     pub resolver: Vec<PathBuf>,
+    /// Bound writable onto themselves, so they cannot be renamed away (the
+    /// root's `.git`, whose hooks and config are read-only within).
+    pub pinned: Vec<PathBuf>,
+    /// Why the sandbox cannot keep its promise for this root (a protected
+    /// path that is a link): the process does not start.
+    pub refused: Option<String>,
 }
 
 fn push(args: &mut Vec<OsString>, words: &[&str]) {
@@ -209,8 +259,12 @@ pub fn arguments(facts: &Facts, request: &Request<'_>, stock: Option<&Path>) -> 
     // Private temporary dirs; /run holds sockets (the session bus, docker,
     // agents' sockets) that a read-only mount does not stop a connect to.
     push(&mut args, &["--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/run"]);
-    for resolver in &facts.resolver {
-        push_path(&mut args, "--ro-bind", &[resolver, resolver]);
+    // The resolver's dir holds sockets (resolved's varlink) that would resolve
+    // names, and so carry data, past a network namespace: only with the network.
+    if request.network {
+        for resolver in &facts.resolver {
+            push_path(&mut args, "--ro-bind", &[resolver, resolver]);
+        }
     }
     let root = request.root;
     let (around_root, other_masks): (Vec<_>, Vec<_>) = facts.masks.iter().partition(|(mask, _)| root.starts_with(mask));
@@ -226,7 +280,7 @@ pub fn arguments(facts: &Facts, request: &Request<'_>, stock: Option<&Path>) -> 
         }
         None => push_path(&mut args, "--bind", &[root, root]),
     }
-    for path in &facts.writable {
+    for path in facts.writable.iter().chain(&facts.pinned) {
         push_path(&mut args, "--bind", &[path, path]);
     }
     for (path, _) in &facts.protected {
@@ -262,7 +316,7 @@ mod tests {
     use super::*;
 
     fn request(root: &Path, reach: Reach, network: bool, hide: bool) -> Request<'_> {
-        Request { root, root_fd: None, reach, network, hide_agent_config: hide, env: &[] }
+        Request { root, root_fd: None, reach, network, hide_agent_config: hide, env: &[], agent: None }
     }
 
     fn words(args: &[OsString]) -> Vec<String> {
@@ -287,7 +341,9 @@ mod tests {
             writable: vec![PathBuf::from("/home/u/.cargo/registry")],
             read_only: vec![PathBuf::from("/repo/.git/hooks")],
             agent_config: vec![(PathBuf::from(format!("{root}/.claude")), Kind::Dir)],
-            resolver: vec![],
+            resolver: vec![PathBuf::from("/run/systemd/resolve")],
+            pinned: vec![PathBuf::from(format!("{root}/.git"))],
+            refused: None,
         }
     }
 
@@ -326,6 +382,20 @@ mod tests {
         assert!(position(&args, "--remount-ro", &["/home/u/.ssh"]).unwrap() > ssh);
         // A command never sees the agents' config hidden: it cannot write it anyway.
         assert!(position(&args, "--tmpfs", &["/work/p/.claude"]).is_none());
+    }
+
+    #[test]
+    fn the_resolver_only_with_the_network_and_the_roots_git_pinned() {
+        let root = Path::new("/work/p");
+        let off = words(&arguments(&facts("/work/p"), &request(root, Reach::Command, false, false), None));
+        let on = words(&arguments(&facts("/work/p"), &request(root, Reach::Command, true, false), None));
+        let resolver = ["/run/systemd/resolve", "/run/systemd/resolve"];
+        assert!(position(&off, "--ro-bind", &resolver).is_none(), "its sockets would resolve names without a network");
+        assert!(position(&on, "--ro-bind", &resolver).is_some());
+        let pinned = position(&off, "--bind", &["/work/p/.git", "/work/p/.git"]).unwrap();
+        let root_bound = position(&off, "--bind", &["/work/p", "/work/p"]).unwrap();
+        let hooks = position(&off, "--ro-bind", &["/repo/.git/hooks", "/repo/.git/hooks"]).unwrap();
+        assert!(root_bound < pinned && pinned < hooks, "bound onto itself (no rename), its hooks read-only after");
     }
 
     #[test]

@@ -248,17 +248,48 @@ fn group_of(pid: i32) -> Option<i32> {
 }
 
 /// Owns a process group and ends it (`terminate_group`) when dropped: when its
-/// call finished, timed out, or was dropped mid-way by Stop.
-pub(crate) struct GroupGuard(Option<u32>);
+/// call finished, timed out, or was dropped mid-way by Stop. A sandbox's
+/// stand-ins go with it, once nothing of the group runs.
+pub(crate) struct GroupGuard(Option<u32>, Option<crate::sandbox::Placeholders>);
 
 impl GroupGuard {
     pub(crate) fn new(pgid: Option<u32>) -> Self {
-        Self(pgid)
+        Self(pgid, None)
+    }
+
+    pub(crate) fn holding(mut self, placeholders: crate::sandbox::Placeholders) -> Self {
+        self.1 = Some(placeholders);
+        self
+    }
+
+    /// Ends the group and waits (up to `limit`) until nothing of it runs, so
+    /// its stand-ins are gone before the call's result is (a checkpoint taken
+    /// then does not see them); whether anything of it was still there.
+    pub(crate) async fn end_waiting(&mut self, limit: Duration) -> bool {
+        if self.1.is_none() {
+            return self.end();
+        }
+        let Some(pgid) = self.0 else { return false };
+        let signalled = terminate_group(pgid);
+        self.0 = None;
+        let deadline = Instant::now() + limit;
+        while crate::sandbox::group_runs(pgid) && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        if let Some(placeholders) = self.1.take() {
+            placeholders.release_when_gone(pgid);
+        }
+        signalled
     }
 
     /// Ends the group now; whether anything of it was still there.
     pub(crate) fn end(&mut self) -> bool {
-        self.0.take().is_some_and(terminate_group)
+        let Some(pgid) = self.0.take() else { return false };
+        let signalled = terminate_group(pgid);
+        if let Some(placeholders) = self.1.take() {
+            placeholders.release_when_gone(pgid);
+        }
+        signalled
     }
 }
 

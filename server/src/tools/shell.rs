@@ -63,6 +63,7 @@ pub async fn run(folder: &Folder, args: ShellArgs, timeout: Duration, terms: &Te
     // name something else): the sandbox binds it there.
     let here =
         std::fs::read_link(format!("/proc/self/fd/{dir}")).ok().filter(|path| path.is_absolute() && path.is_dir());
+    let request_root = here.clone().unwrap_or_else(|| folder.root().to_path_buf());
     let request = Request {
         root: here.as_deref().unwrap_or(folder.root()),
         root_fd: Some(dir),
@@ -70,6 +71,7 @@ pub async fn run(folder: &Folder, args: ShellArgs, timeout: Duration, terms: &Te
         network: terms.network,
         hide_agent_config: false,
         env: &[],
+        agent: None,
     };
     let Prepared { mut command, placeholders, sandboxed } = terms
         .sandbox
@@ -86,8 +88,13 @@ pub async fn run(folder: &Folder, args: ShellArgs, timeout: Duration, terms: &Te
     // No kill_on_drop: it would SIGKILL bash alone; the guard ends the group.
     let mut child =
         command.spawn().map_err(|err| ToolFailure::new("spawn_failed", format!("Could not start bash: {err}.")))?;
-    // From here on, however the call ends, its group ends with it.
-    let mut group = GroupGuard::new(child.id());
+    // From here on, however the call ends, its group ends with it, and the
+    // stand-ins go once nothing of it runs.
+    let mut placeholders = placeholders;
+    if let Some(pgid) = child.id() {
+        placeholders.started(pgid);
+    }
+    let mut group = GroupGuard::new(child.id()).holding(placeholders);
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err(ToolFailure::new("io_error", "The command's output could not be read."));
     };
@@ -118,7 +125,7 @@ pub async fn run(folder: &Folder, args: ShellArgs, timeout: Duration, terms: &Te
     // bash is reaped. Unsandboxed, what is still in the group was left behind. In the sandbox
     // the kernel ends its PID namespace with bash (bwrap's own init may still
     // be going when this looks), so there is nothing to tell apart.
-    let left_behind = group.end() && !sandboxed;
+    let left_behind = group.end_waiting(Duration::from_secs(2)).await && !sandboxed;
     let mut text = String::new();
     push_stream(&mut text, "", &out);
     push_stream(&mut text, "stderr:\n", &err);
@@ -126,9 +133,11 @@ pub async fn run(folder: &Folder, args: ShellArgs, timeout: Duration, terms: &Te
         text.push_str("[processes the command left running were stopped when it ended]\n");
     }
     let code = status.code().map_or_else(|| "killed by a signal".to_string(), |code| code.to_string());
-    // The stand-ins for missing protected paths go once nothing of the call runs.
-    drop(placeholders);
     if sandboxed {
+        if let Some(removed) = crate::sandbox::tidy_git(&request_root) {
+            text.push_str(&removed);
+            text.push('\n');
+        }
         if let Some(what) = crate::sandbox::refusal_in(&text) {
             text.push_str(&format!("[sandbox: the kernel refused {what}]\n"));
         }

@@ -37,6 +37,10 @@ fn tempdir() -> tempfile::TempDir {
 /// cannot work: the tests below say what the kernel does), and the model's
 /// replies: run `bash s.sh`, then say done.
 async fn setup(script: &str) -> Option<(Setup, FakeModel)> {
+    setup_timing_out(script, std::time::Duration::from_secs(20)).await
+}
+
+async fn setup_timing_out(script: &str, shell_timeout: std::time::Duration) -> Option<(Setup, FakeModel)> {
     let (data, home, project) = (tempdir(), tempdir(), tempdir());
     let (data_path, home_path, folder) = (canonical(&data), canonical(&home), canonical(&project));
     let sandbox = Sandbox::new(SandboxConfig {
@@ -60,6 +64,7 @@ async fn setup(script: &str) -> Option<(Setup, FakeModel)> {
     let hub = TestHub::with_options(HubOptions {
         store: Some(store),
         sandbox: Some(Arc::new(sandbox)),
+        shell_timeout,
         ..model_options(&model)
     });
     let setup = Setup { hub, folder, home: home_path, data: data_path, _dirs: vec![data, home, project] };
@@ -67,6 +72,13 @@ async fn setup(script: &str) -> Option<(Setup, FakeModel)> {
 }
 
 impl Setup {
+    /// Runs the script in YOLO; its result event.
+    async fn result(&self) -> Value {
+        assert_eq!(self.hub.set_yolo(&self.folder, true).await.status, StatusCode::OK);
+        let events = self.hub.prompt(&self.folder, "run the script").await.lines();
+        events.into_iter().find(|event| event["type"] == "tool_result" && event["tool_id"] == "s1").expect("a result")
+    }
+
     /// Runs the script in YOLO; its output.
     async fn run(&self) -> String {
         assert_eq!(self.hub.set_yolo(&self.folder, true).await.status, StatusCode::OK);
@@ -281,4 +293,46 @@ async fn a_network_that_is_not_a_boolean_changes_nothing() {
     let missing =
         hub.post("/api/chat/config", json!({"folderPath": "/nonexistent/x", "network": true}).to_string()).await;
     assert_eq!(missing.status, StatusCode::BAD_REQUEST, "{:?}", missing.body);
+}
+
+/// A link where a protected path stands could be replaced by a directory of
+/// the agent's: the command does not start, and says why.
+#[tokio::test]
+async fn a_protected_path_that_is_a_link_stops_the_command_with_the_reason() {
+    let Some((setup, _model)) = setup("echo ran > ran.txt\n").await else { return };
+    std::fs::create_dir_all(setup.folder.join("docs/claude")).unwrap();
+    std::os::unix::fs::symlink("docs/claude", setup.folder.join(".claude")).unwrap();
+    let result = setup.result().await;
+    assert_eq!(result["status"], "error", "{result}");
+    assert!(result["error"]["message"].as_str().unwrap().contains("symbolic link"), "{result}");
+    assert!(!setup.folder.join("ran.txt").exists());
+}
+
+/// The root's `.git` cannot be renamed for a fresh one with hooks, and a
+/// `commondir` planted to lead the user's next `git` elsewhere is removed.
+#[tokio::test]
+async fn the_git_dir_can_neither_be_swapped_nor_led_elsewhere() {
+    let script = "mv .git .git-old || echo rename-refused\n\
+                  echo ../evil > .git/commondir && echo planted\n";
+    let Some((setup, _model)) = setup(script).await else { return };
+    let status = std::process::Command::new("git").args(["init", "-q"]).current_dir(&setup.folder).status().unwrap();
+    assert!(status.success());
+    let output = setup.run().await;
+    assert!(output.contains("rename-refused") && output.contains("planted"), "{output}");
+    assert!(output.contains("removed") && output.contains("commondir"), "the removal is said: {output}");
+    assert!(setup.folder.join(".git/HEAD").exists() && !setup.folder.join(".git-old").exists());
+    assert!(!setup.folder.join(".git/commondir").exists());
+}
+
+/// A command cut by its time-out that would make `.mcp.json` afterwards:
+/// the stand-in that covers it stays until nothing of the command runs.
+#[tokio::test]
+async fn a_stand_in_stays_until_nothing_of_a_timed_out_command_runs() {
+    let script = "trap '' TERM; sleep 0.6; echo '{}' > .mcp.json; echo made >> made.txt\n";
+    let Some((setup, _model)) = setup_timing_out(script, std::time::Duration::from_millis(300)).await else { return };
+    let result = setup.result().await;
+    assert_eq!(result["error"]["type"], "timeout", "{result}");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(!setup.folder.join("made.txt").exists(), "the command ended with its time-out");
+    assert!(!setup.folder.join(".mcp.json").exists(), "no .mcp.json was made, nor a stand-in left");
 }

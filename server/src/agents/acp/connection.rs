@@ -129,7 +129,7 @@ async fn run(
     commands: mpsc::UnboundedReceiver<Command>,
 ) -> Option<Failure> {
     let line = shell_words::join(&launch.command);
-    let (mut child, _placeholders) = match spawn(launch, &runtime.root, &hub.sandbox_terms(&runtime.id)) {
+    let (mut child, placeholders) = match spawn(launch, &runtime.root, &hub.sandbox_terms(&runtime.id)) {
         Ok(started) => started,
         Err(err) => {
             return Some(Failure::Unavailable(format!(
@@ -137,7 +137,7 @@ async fn run(
             )))
         }
     };
-    let _group = child.id().map(ProcessGroup);
+    let _group = child.id().map(|pgid| ProcessGroup(pgid, Some(placeholders)));
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Some(Failure::Unavailable("The agent's stdio could not be connected.".into()));
     };

@@ -1,7 +1,9 @@
-//! The agent's process: started in the folder in a process group of its own,
-//! without the hub's secrets, ended with everything it started when the session
-//! lets go of it or the hub exits (see `groups`; on Linux its direct child is
-//! also killed when the hub dies), its last stderr lines kept to explain a crash.
+//! The agent's process: started in its sandbox in the folder, in a process
+//! group of its own, without the hub's secrets, ended with everything it
+//! started when the session lets go of it or the hub exits (see `groups`; on
+//! Linux the hub's direct child, bwrap or the agent, is also killed when the
+//! hub dies: a sandboxed agent then runs on to its own end), its last stderr
+//! lines kept to explain a crash.
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -54,6 +56,7 @@ pub(super) fn spawn(
         network: true,
         hide_agent_config: terms.hide_agent_config,
         env: &env,
+        agent: crate::sandbox::agent_of(&launch.command),
     };
     let args: Vec<OsString> = args.iter().map(OsString::from).collect();
     let Prepared { command: mut process, placeholders, sandboxed } =
@@ -78,6 +81,10 @@ pub(super) fn spawn(
         });
     }
     let child = on_keeper(move || super::groups::spawn_registered(|| process.spawn(), sandboxed))?;
+    let mut placeholders = placeholders;
+    if let Some(pgid) = child.id() {
+        placeholders.started(pgid);
+    }
     Ok((child, placeholders))
 }
 
@@ -117,12 +124,16 @@ fn on_keeper(
 
 /// Ends the agent's whole process group (its shells and helpers too) when
 /// dropped: SIGTERM, then SIGKILL after a grace, as for the built-in agent's
-/// commands (at the hub's exit, `groups::end_all` does it).
-pub(super) struct ProcessGroup(pub(super) u32);
+/// commands (at the hub's exit, `groups::end_all` does it). Its sandbox's
+/// stand-ins go once nothing of the group runs.
+pub(super) struct ProcessGroup(pub(super) u32, pub(super) Option<Placeholders>);
 
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
         super::groups::release(self.0);
+        if let Some(placeholders) = self.1.take() {
+            placeholders.release_when_gone(self.0);
+        }
     }
 }
 
