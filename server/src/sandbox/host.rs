@@ -503,15 +503,29 @@ pub fn probe(path: Option<&OsStr>) -> Result<PathBuf, String> {
         .map(|dir| dir.join("bwrap"))
         .find(|candidate| candidate.is_file())
         .ok_or_else(|| "bubblewrap (bwrap) is not installed".to_string())?;
-    let mut child = std::process::Command::new(&bwrap)
-        .args(["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc"])
+    // A held directory bound by its descriptor, as commands' roots are (older
+    // bwraps lack `--bind-fd`: every command would then fail).
+    let held = std::fs::File::open("/").map_err(|err| format!("the probe could not open /: {err}"))?;
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&held);
+    let mut command = std::process::Command::new(&bwrap);
+    command
+        .args(["--die-with-parent", "--unshare-pid", "--unshare-net", "--unshare-ipc"])
         .args(["--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"])
+        .args(["--bind-fd", &fd.to_string(), "/tmp/held", "--remount-ro", "/tmp/held"])
         .args(["--", "true"])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|err| format!("bwrap ({}) could not be started: {err}", bwrap.display()))?;
+        .stderr(std::process::Stdio::piped());
+    // SAFETY: fcntl is async-signal-safe; it clears close-on-exec on the child's own copy.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
+            rustix::io::fcntl_setfd(std::os::fd::BorrowedFd::borrow_raw(fd), rustix::io::FdFlags::empty())?;
+            Ok(())
+        });
+    }
+    let mut child =
+        command.spawn().map_err(|err| format!("bwrap ({}) could not be started: {err}", bwrap.display()))?;
+    drop(held);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     let status = loop {
         match child.try_wait() {

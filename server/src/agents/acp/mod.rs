@@ -7,7 +7,7 @@
 mod connection;
 pub mod groups;
 pub mod mapping;
-mod modes;
+pub mod modes;
 mod permission;
 mod process;
 pub mod rule_call;

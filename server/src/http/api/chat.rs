@@ -228,6 +228,10 @@ pub async fn set_mode(
     ApiJson(request): ApiJson<protocol::api::SetModeRequest>,
 ) -> ApiResult<Json<protocol::api::ChatConfig>> {
     let runtime = runtime_off_thread(&hub, &id).await?;
+    // A mode that skips asking is the agent's YOLO: not while the sandbox cannot work.
+    if crate::agents::acp::modes::asks(&request.mode_id) != Some(true) {
+        hub.yolo_allowed()?;
+    }
     hub.agent_of(&id)?.agent().set_mode(&runtime, request.mode_id).await?;
     hub.config(&id).map(Json).ok_or_else(|| ApiError::not_found(format!("No session with id '{id}'.")))
 }

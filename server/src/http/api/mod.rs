@@ -117,6 +117,10 @@ async fn set_config(
     ApiJson(body): ApiJson<SetConfigRequest>,
 ) -> ApiResult<Json<ChatConfig>> {
     let SetConfigRequest { folder_path, session_id, yolo_mode, approval_timeout_secs, network } = body;
+    // Checked whole before anything changes: YOLO refused here changes no network either.
+    if yolo_mode == Some(true) {
+        hub.yolo_allowed()?;
+    }
     if let Some(enabled) = network {
         // The network alone, or with the rest: set first, checked like the rest.
         let config = hub.set_network(&folder_path, session_id.as_deref(), enabled).await?;
