@@ -56,8 +56,12 @@ pub fn settings_path(folder: &Path) -> PathBuf {
 }
 
 /// Reads and interprets the folder's settings file; never fails.
+/// The most of a settings file the hub reads (a repository may plant a link to
+/// `/dev/zero` there).
+pub const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
+
 pub fn read_settings(folder: &Path) -> SettingsDefault {
-    interpret(std::fs::read_to_string(settings_path(folder)))
+    interpret(crate::folder::read_planted(&settings_path(folder), MAX_SETTINGS_BYTES))
 }
 
 /// Interprets the outcome of reading the settings file.
@@ -114,6 +118,35 @@ mod tests {
 
     fn yolo_locked_source(d: &SettingsDefault) -> (bool, bool, bool) {
         (d.yolo_mode, d.locked, d.from_settings)
+    }
+
+    /// Issue 39, item 7: `.gemini/settings.json -> /dev/zero` in a cloned
+    /// repository was read without bound (out of memory); a FIFO held the read.
+    #[test]
+    fn a_planted_device_fifo_or_huge_settings_file_is_refused_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let gemini = dir.path().join(".gemini");
+        std::fs::create_dir(&gemini).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", gemini.join("settings.json")).unwrap();
+        let device = read_settings(dir.path());
+        assert_eq!(yolo_locked_source(&device), (false, false, false));
+        assert!(device.note.unwrap().contains("not a regular file"));
+        std::fs::remove_file(gemini.join("settings.json")).unwrap();
+        let fifo = gemini.join("settings.json");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert!(read_settings(dir.path()).note.unwrap().contains("not a regular file"), "returned, not blocked");
+        std::fs::remove_file(&fifo).unwrap();
+        let huge = format!("{{\"security\":{{\"disableYoloMode\":false}},\"pad\":\"{}\"}}", "x".repeat(2 << 20));
+        std::fs::write(&fifo, huge).unwrap();
+        let large = read_settings(dir.path());
+        assert!(!large.yolo_mode && large.note.unwrap().contains("larger than"));
     }
 
     #[test]

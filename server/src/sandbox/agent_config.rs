@@ -4,7 +4,6 @@
 //! trust banner. Until trust those files are hidden from the agents
 //! (`plan::AGENT_CONFIG_IN_ROOT`).
 
-use std::io::Read;
 use std::path::Path;
 
 use serde_json::Value;
@@ -39,18 +38,10 @@ const MAX_BYTES: u64 = 1024 * 1024;
 const MAX_LINES: usize = 24;
 const MAX_LINE_CHARS: usize = 240;
 
-/// A regular file of the folder, at most `max` bytes, or nothing: a FIFO, a
-/// device or a directory is not read (opened without blocking, so a FIFO
-/// cannot hold the open either).
+/// A regular file of the folder, at most `max` bytes, or nothing (see
+/// `folder::read_planted`).
 pub fn read_bounded(path: &Path, max: u64) -> Option<String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut text = String::new();
-    file.take(max).read_to_string(&mut text).ok()?;
-    Some(text)
+    crate::folder::read_planted(path, max).ok()
 }
 
 /// A line for each program the folder's agent config would run, as
