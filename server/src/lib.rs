@@ -38,10 +38,26 @@ use crate::remote::devices::Devices;
 /// are managed here.
 pub fn app(hub: Arc<Hub>, gate: Arc<Access>, devices: Arc<Devices>, leptos: LeptosOptions) -> Router {
     let api = http::api::router().with_state(hub).merge(http::api::devices::local(devices));
-    Router::new()
-        .nest("/api", api)
-        .merge(http::web::router(leptos))
-        .layer(axum::middleware::from_fn_with_state(gate, http::access::check))
+    never_framed(
+        Router::new()
+            .nest("/api", api)
+            .merge(http::web::router(leptos))
+            .layer(axum::middleware::from_fn_with_state(gate, http::access::check)),
+    )
+}
+
+/// No page of the hub renders inside another site's frame (a page on another
+/// port of the same host could frame the card invisibly and take a tap for
+/// an approval; `SameSite` cookies do not stop that within one site).
+fn never_framed(router: Router) -> Router {
+    use axum::http::header::{HeaderValue, CONTENT_SECURITY_POLICY, X_FRAME_OPTIONS};
+    use tower_http::set_header::SetResponseHeaderLayer;
+    router.layer(SetResponseHeaderLayer::overriding(X_FRAME_OPTIONS, HeaderValue::from_static("DENY"))).layer(
+        SetResponseHeaderLayer::if_not_present(
+            CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static("frame-ancestors 'none'"),
+        ),
+    )
 }
 
 /// The same application behind the remote listener's gates (paired devices
@@ -50,10 +66,12 @@ pub fn remote_app(hub: Arc<Hub>, devices: Arc<Devices>, port: u16, hosts: &[Stri
     let cookie = http::api::devices::DeviceCookie::for_port(port);
     let gate = Arc::new(http::remote::RemoteAccess::new(devices.clone(), cookie.clone(), hosts));
     let api = http::api::router().with_state(hub).merge(http::api::devices::remote(devices, cookie));
-    Router::new()
-        .nest("/api", api)
-        .merge(http::web::router(leptos))
-        .layer(axum::middleware::from_fn_with_state(gate, http::remote::check))
+    never_framed(
+        Router::new()
+            .nest("/api", api)
+            .merge(http::web::router(leptos))
+            .layer(axum::middleware::from_fn_with_state(gate, http::remote::check)),
+    )
 }
 
 /// The hub's directory of one kind for this user: `$<xdg_var>/agent-hub`, else

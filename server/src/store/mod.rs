@@ -146,6 +146,7 @@ impl Store {
         let path = dir.join("agent-hub.db");
         let fail = |err: rusqlite::Error| StoreError::Open { path: path.clone(), reason: err.to_string() };
         let mut writer = open_connection(&path).map_err(fail)?;
+        private(dir, &path);
         migrate(&mut writer).map_err(fail)?;
         writer.pragma_update(None, "wal_autocheckpoint", 0).map_err(fail)?;
         let reader = open_connection(&path).map_err(fail)?;
@@ -330,6 +331,27 @@ impl Drop for Store {
         if let Some(writer) = self.writer.take() {
             let _ = writer.join();
         }
+    }
+}
+
+/// The data dir holds device and push secrets, the database every
+/// conversation: the user's alone (0700, the database files 0600, as they
+/// are made and, for those made by an older hub, at start). SQLite gives the
+/// journal files it makes later the database file's mode.
+fn private(dir: &Path, database: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let set = |path: &Path, mode: u32| {
+        if let Err(err) = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)) {
+            if err.kind() != std::io::ErrorKind::NotFound {
+                tracing::warn!(path = %path.display(), "could not make it private: {err}");
+            }
+        }
+    };
+    set(dir, 0o700);
+    for suffix in ["", "-wal", "-shm"] {
+        let mut file = database.as_os_str().to_owned();
+        file.push(suffix);
+        set(Path::new(&file), 0o600);
     }
 }
 

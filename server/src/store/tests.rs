@@ -234,6 +234,29 @@ fn a_data_dir_that_cannot_be_made_is_a_clear_error() {
     assert!(err.to_string().contains("cannot create the data dir"), "{err}");
 }
 
+/// Issue 39, item 9(d): the data dir was 0755 and the database and its WAL
+/// 0644, holding device and push secrets; an older hub's are fixed at start.
+#[tokio::test]
+async fn the_data_dir_and_the_database_files_are_the_users_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let parent = tempfile::tempdir().unwrap();
+    let dir = parent.path().join("data");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    drop(Store::open(&dir).unwrap());
+    let db = dir.join("agent-hub.db");
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let store = Store::open(&dir).unwrap();
+    store.record_folder_opened(Path::new("/projects/p"), 1);
+    store.flush().await.unwrap();
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&dir), 0o700);
+    assert_eq!(mode(&db), 0o600);
+    let wal = dir.join("agent-hub.db-wal");
+    assert!(wal.exists());
+    assert_eq!(mode(&wal), 0o600, "SQLite gives its WAL the database's mode");
+}
+
 #[tokio::test]
 async fn recent_folders_are_newest_first_one_row_a_folder_and_bounded() {
     let dir = tempfile::tempdir().unwrap();

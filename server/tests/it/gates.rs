@@ -29,6 +29,22 @@ async fn api_needs_the_token() {
     assert_eq!(cookie.status, StatusCode::OK);
 }
 
+/// Issue 39, item 9(a): a page on another port of the same host framed the
+/// hub's page invisibly and one tap approved a card. Every answer, the page,
+/// the API and a refusal alike, forbids framing.
+#[tokio::test]
+async fn no_answer_of_the_hub_may_be_framed() {
+    let hub = TestHub::new();
+    let page = hub.get("/").await;
+    let api = hub.get("/api/projects").await;
+    let refused = hub.send(request("/api/projects").body(Body::empty()).unwrap()).await;
+    assert_eq!((page.status, api.status, refused.status), (StatusCode::OK, StatusCode::OK, StatusCode::UNAUTHORIZED));
+    for reply in [&page, &api, &refused] {
+        assert_eq!(reply.headers["x-frame-options"], "DENY");
+        assert_eq!(reply.headers["content-security-policy"], "frame-ancestors 'none'");
+    }
+}
+
 #[tokio::test]
 async fn token_in_the_url_sets_a_strict_cookie_and_is_dropped_from_the_url() {
     let hub = TestHub::new();

@@ -209,6 +209,12 @@ async fn the_launch_token_opens_nothing_on_the_remote_listener() {
     assert_eq!(page.status(), StatusCode::SEE_OTHER, "a page a person opens goes to pairing");
     assert_eq!(page.headers()["location"], "/pair");
     assert!(page.headers().get(SET_COOKIE).is_none(), "no cookie for the token");
+    // No page of either listener renders in another site's frame (issue 39, item 9a).
+    let pairing = browser.get(hub.remote_url("/pair")).header("accept", "text/html").send().await.unwrap();
+    for headers in [page.headers(), pairing.headers()] {
+        assert_eq!(headers["x-frame-options"], "DENY");
+        assert!(headers["content-security-policy"].to_str().unwrap().contains("frame-ancestors 'none'"));
+    }
     // A file (a part a service worker would keep) is refused, never redirected.
     let asset = browser.get(hub.remote_url("/pkg/agent_hub.js")).send().await.unwrap();
     assert_eq!(asset.status(), StatusCode::UNAUTHORIZED);
