@@ -49,9 +49,13 @@ pub(super) fn spawn(
             env.push((name.into(), value));
         }
     }
+    // The root held open and bound by its descriptor: a path swapped for a link
+    // since the session began (another session's command can do that to a
+    // subfolder) binds nothing else. It must be the directory itself.
+    let held = hold_root(folder)?;
     let request = Request {
         root: folder,
-        root_fd: None,
+        root_fd: Some(std::os::fd::AsRawFd::as_raw_fd(&held)),
         reach: Reach::Agent,
         network: true,
         hide_agent_config: terms.hide_agent_config,
@@ -80,12 +84,25 @@ pub(super) fn spawn(
             Ok(())
         });
     }
+    // `held` stays open until bwrap has it (the spawn returned).
     let child = on_keeper(move || super::groups::spawn_registered(|| process.spawn(), sandboxed))?;
+    drop(held);
     let mut placeholders = placeholders;
     if let Some(pgid) = child.id() {
         placeholders.started(pgid);
     }
     Ok((child, placeholders))
+}
+
+/// The session's root, opened without following a link in its last part
+/// (a subfolder another session's command swapped for a link to the home
+/// fails here, rather than the home being bound writable).
+fn hold_root(folder: &Path) -> std::io::Result<std::os::fd::OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    rustix::fs::open(folder, flags, Mode::empty()).map_err(|err| {
+        std::io::Error::other(format!("{} is not a directory the agent can start in ({err})", folder.display()))
+    })
 }
 
 type Job = Box<dyn FnOnce() + Send>;
