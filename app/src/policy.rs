@@ -149,6 +149,7 @@ pub fn audit_decision_label(decision: &AuditDecision) -> String {
         AuditDecision::RejectedAgentAlways => "rejected · agent's always",
         AuditDecision::ApprovedTurn => "approved · turn",
         AuditDecision::TimedOut => "timed out",
+        AuditDecision::ApprovedNetwork => "approved · with network",
         AuditDecision::Other(word) => return unknown_word(word),
     };
     known.to_string()
@@ -199,6 +200,7 @@ pub fn decision_tone(decision: &AuditDecision) -> Tone {
         | AuditDecision::ApprovedSession
         | AuditDecision::ApprovedAlways
         | AuditDecision::ApprovedTurn
+        | AuditDecision::ApprovedNetwork
         | AuditDecision::ApprovedAgentAlways => Tone::Go,
         AuditDecision::Rejected
         | AuditDecision::Denied

@@ -507,6 +507,9 @@ words! {
         /// Run it and the same tool's later calls in this turn, through the gate
         /// (an addition): the grant ends with the turn.
         ApproveTurn = "approve_turn",
+        /// Run this one command with the network though the folder's is off
+        /// (an addition; the built-in agent's commands only).
+        ApproveNetwork = "approve_network",
     }
 }
 

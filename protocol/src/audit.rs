@@ -28,6 +28,8 @@ words! {
         ApprovedTurn = "approved_turn",
         /// Nobody decided within the folder's approval timeout: not run.
         TimedOut = "timed_out",
+        /// Approved to run once with the network, the folder's being off.
+        ApprovedNetwork = "approved_network",
     }
 }
 

@@ -40,6 +40,25 @@ pub fn canonical_folder(raw: &str) -> Result<PathBuf, FolderError> {
     Ok(canonical)
 }
 
+/// A file a repository may have planted (its settings, its agents' config),
+/// read link-safe and bounded: only a regular file (a link to `/dev/zero`, a
+/// FIFO or a directory is refused, and the open never blocks on a FIFO), at
+/// most `max` bytes (more is refused, never read whole).
+pub fn read_planted(path: &Path, max: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(ErrorKind::InvalidInput, "it is not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(std::io::Error::new(ErrorKind::InvalidData, format!("it is larger than {max} bytes")));
+    }
+    String::from_utf8(bytes).map_err(|_| std::io::Error::new(ErrorKind::InvalidData, "it is not UTF-8 text"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,23 +105,4 @@ mod tests {
             format!("'{}' is a file, not a folder.", file.display())
         );
     }
-}
-
-/// A file a repository may have planted (its settings, its agents' config),
-/// read link-safe and bounded: only a regular file (a link to `/dev/zero`, a
-/// FIFO or a directory is refused, and the open never blocks on a FIFO), at
-/// most `max` bytes (more is refused, never read whole).
-pub fn read_planted(path: &Path, max: u64) -> std::io::Result<String> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::new(ErrorKind::InvalidInput, "it is not a regular file"));
-    }
-    let mut bytes = Vec::new();
-    file.take(max + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max {
-        return Err(std::io::Error::new(ErrorKind::InvalidData, format!("it is larger than {max} bytes")));
-    }
-    String::from_utf8(bytes).map_err(|_| std::io::Error::new(ErrorKind::InvalidData, "it is not UTF-8 text"))
 }

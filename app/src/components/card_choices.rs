@@ -8,13 +8,18 @@ use protocol::events::{AgentChoice, ChoiceKind};
 
 /// The card's buttons: label and what they do ("Always in this folder" first
 /// shows what it will save).
-pub const BUTTONS: [(&str, ButtonAction); 5] = [
+pub const BUTTONS: [(&str, ButtonAction); 6] = [
     ("Yes", ButtonAction::Decide(ApprovalDecision::Approve)),
     ("No", ButtonAction::Decide(ApprovalDecision::Reject)),
     ("Yes, for this session", ButtonAction::Decide(ApprovalDecision::ApproveSession)),
     (TURN_LABEL, ButtonAction::Decide(ApprovalDecision::ApproveTurn)),
     ("Always in this folder", ButtonAction::OpenAlways),
+    // This one command with the network, the folder's being off (key n).
+    (NETWORK_LABEL, ButtonAction::Decide(ApprovalDecision::ApproveNetwork)),
 ];
+/// "Yes, with network": this command only reaches the network (the sandbox
+/// keeps every command off it unless the folder's Network is on).
+pub const NETWORK_LABEL: &str = "Yes, with network";
 /// An edit card's buttons; the last opens the editor.
 pub const EDIT_BUTTONS: [(&str, ButtonAction); 6] = [
     ("Apply", ButtonAction::Decide(ApprovalDecision::Approve)),

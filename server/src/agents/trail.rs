@@ -68,6 +68,7 @@ pub fn outcome_of_skip(reason: SkipReason) -> Option<Outcome> {
 pub fn of_user_decision(decision: &Decision, decided: bool) -> Option<(AuditDecision, Authority)> {
     let verdict = match (decision, decided) {
         (Decision::Approve, true) => AuditDecision::Approved,
+        (Decision::ApproveNetwork, true) => AuditDecision::ApprovedNetwork,
         (Decision::ApproveSession, true) => AuditDecision::ApprovedSession,
         (Decision::ApproveTurn, true) => AuditDecision::ApprovedTurn,
         (Decision::ApproveAlways, true) => AuditDecision::ApprovedAlways,

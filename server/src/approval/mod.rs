@@ -46,6 +46,9 @@ pub enum Decision {
     /// Approve; a rule saved in the hub allows it from now on in this folder
     /// (the other waiting calls are judged again by the runtime, with the rule).
     ApproveAlways,
+    /// Approve this one command with the network, though the folder's is off
+    /// (its sandbox shares the host's network for this call only).
+    ApproveNetwork,
     /// Skip the call and tell the model why; or, with `modified_content` on an
     /// edit tool, write the user's content instead of the proposal.
     Edit {
@@ -63,6 +66,8 @@ pub enum DecisionError {
     BlankInstruction,
     #[error("modifiedContent applies to file edits only, not to {0}.")]
     ContentNotEditable(String),
+    #[error("approve_network applies to commands (run_shell_command) only, not to {0}.")]
+    NetworkForCommandsOnly(String),
 }
 
 /// A runtime that drives the batch out of order: a bug, reported as an error
@@ -129,8 +134,13 @@ pub enum CallState {
     Asking,
     /// Nobody decided it: the gate judges it when its turn comes (`Step::Judge`).
     Open,
-    /// The user approved exactly this call (with their content, for an edit).
-    Approved { modified_content: Option<String> },
+    /// The user approved exactly this call (with their content, for an edit;
+    /// with the network, for a command approved so).
+    Approved {
+        modified_content: Option<String>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        network: bool,
+    },
     /// Written by earlier versions for both of the above: read as `Approved`
     /// when it carries the user's content, else as `Open` (judged again).
     #[serde(rename = "Cleared")]
@@ -155,8 +165,9 @@ pub struct BatchCall {
 /// What the runtime does next.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step {
-    /// Run the call (with the user's content, if given), then [`ApprovalBatch::finished`].
-    Run { tool_id: String, modified_content: Option<String> },
+    /// Run the call (with the user's content, if given; with the network, if
+    /// approved so), then [`ApprovalBatch::finished`].
+    Run { tool_id: String, modified_content: Option<String>, network: bool },
     /// Nobody decided this call: judge it now with the gate and report the
     /// judgement ([`ApprovalBatch::judged`]) before the next step.
     Judge(String),
@@ -263,14 +274,20 @@ impl ApprovalBatch {
         let name = self.calls[index].tool_name.clone();
         match decision {
             Decision::Approve | Decision::ApproveAlways => {
-                self.calls[index].state = CallState::Approved { modified_content: None }
+                self.calls[index].state = CallState::Approved { modified_content: None, network: false }
+            }
+            Decision::ApproveNetwork => {
+                if name != "run_shell_command" {
+                    return Err(DecisionError::NetworkForCommandsOnly(name));
+                }
+                self.calls[index].state = CallState::Approved { modified_content: None, network: true }
             }
             Decision::ApproveSession => {
-                self.calls[index].state = CallState::Approved { modified_content: None };
+                self.calls[index].state = CallState::Approved { modified_content: None, network: false };
                 return Ok(Some(Grant::Session(name)));
             }
             Decision::ApproveTurn => {
-                self.calls[index].state = CallState::Approved { modified_content: None };
+                self.calls[index].state = CallState::Approved { modified_content: None, network: false };
                 return Ok(Some(Grant::Turn(name)));
             }
             Decision::Reject => self.reject_all(),
@@ -278,7 +295,7 @@ impl ApprovalBatch {
                 if !self.calls[index].editable {
                     return Err(DecisionError::ContentNotEditable(name));
                 }
-                self.calls[index].state = CallState::Approved { modified_content: Some(content) };
+                self.calls[index].state = CallState::Approved { modified_content: Some(content), network: false };
             }
             Decision::Edit { instruction, modified_content: None } => {
                 let instruction = instruction.as_deref().map(str::trim).unwrap_or_default();
@@ -451,9 +468,18 @@ impl ApprovalBatch {
                 CallState::Running => return Err(BatchError::StillRunning(call.tool_id.clone())),
                 CallState::Pending => return Ok(Step::Wait(self.pending())),
                 CallState::Asking => return Ok(Step::Ask(call.tool_id.clone())),
-                CallState::Approved { modified_content }
-                | CallState::LegacyCleared { modified_content: modified_content @ Some(_) } => {
-                    let step = Step::Run { tool_id: call.tool_id.clone(), modified_content: modified_content.clone() };
+                CallState::Approved { modified_content, network } => {
+                    let (modified_content, network) = (modified_content.clone(), *network);
+                    let step = Step::Run { tool_id: call.tool_id.clone(), modified_content, network };
+                    call.state = CallState::Running;
+                    return Ok(step);
+                }
+                CallState::LegacyCleared { modified_content: modified_content @ Some(_) } => {
+                    let step = Step::Run {
+                        tool_id: call.tool_id.clone(),
+                        modified_content: modified_content.clone(),
+                        network: false,
+                    };
                     call.state = CallState::Running;
                     return Ok(step);
                 }

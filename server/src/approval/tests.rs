@@ -22,7 +22,7 @@ fn three_shell_calls() -> ApprovalBatch {
 
 /// Runs a call the user approved.
 fn run(batch: &mut ApprovalBatch, id: &str) {
-    assert_eq!(batch.step().unwrap(), Step::Run { tool_id: id.into(), modified_content: None });
+    assert_eq!(batch.step().unwrap(), Step::Run { tool_id: id.into(), modified_content: None, network: false });
     batch.finished(id).unwrap();
 }
 
@@ -179,7 +179,10 @@ fn a_batch_saved_by_an_earlier_version_keeps_only_the_users_content_as_a_decisio
         {"tool_id":"b","tool_name":"run_shell_command","editable":false,"state":{"Cleared":{"modified_content":null}}}
     ],"rejected":false}"#;
     let mut batch: ApprovalBatch = serde_json::from_str(old).unwrap();
-    assert_eq!(batch.step().unwrap(), Step::Run { tool_id: "a".into(), modified_content: Some("mine".into()) });
+    assert_eq!(
+        batch.step().unwrap(),
+        Step::Run { tool_id: "a".into(), modified_content: Some("mine".into()), network: false }
+    );
     batch.finished("a").unwrap();
     assert_eq!(batch.step().unwrap(), Step::Judge("b".into()), "cleared by whom is unknown: judged again");
 }
@@ -222,7 +225,10 @@ fn modified_content_only_for_edit_tools() {
     batch.decide("c", content).unwrap();
     run(&mut batch, "a");
     run(&mut batch, "b");
-    assert_eq!(batch.step().unwrap(), Step::Run { tool_id: "c".into(), modified_content: Some("mine".into()) });
+    assert_eq!(
+        batch.step().unwrap(),
+        Step::Run { tool_id: "c".into(), modified_content: Some("mine".into()), network: false }
+    );
 }
 
 #[test]
@@ -289,7 +295,7 @@ fn a_crash_interrupts_the_running_call_and_keeps_the_waiting_ones_and_what_was_a
     let mut batch = three_shell_calls();
     batch.decide("a", Decision::Approve).unwrap();
     batch.decide("c", Decision::Approve).unwrap();
-    assert_eq!(batch.step().unwrap(), Step::Run { tool_id: "a".into(), modified_content: None });
+    assert_eq!(batch.step().unwrap(), Step::Run { tool_id: "a".into(), modified_content: None, network: false });
     // The hub dies while `a` runs; the batch was saved in this state.
     let mut recovered: ApprovalBatch = serde_json::from_str(&serde_json::to_string(&batch).unwrap()).unwrap();
     assert_eq!(recovered.running(), Some("a"));
@@ -426,4 +432,37 @@ fn a_rejection_also_stops_calls_that_were_open_or_approved() {
         );
     }
     assert_eq!(batch.step().unwrap(), Step::Cancelled);
+}
+
+/// "Yes, with network": the command runs with the network, that call only;
+/// a file edit cannot take it, and nothing changes on the refusal.
+#[test]
+fn a_command_approved_with_network_runs_with_it_and_only_a_command_takes_it() {
+    let mut batch = ApprovalBatch::new([
+        call("a", "run_shell_command", true),
+        call("b", "write_file", true),
+        call("c", "run_shell_command", true),
+    ])
+    .unwrap();
+    assert_eq!(
+        batch.decide("b", Decision::ApproveNetwork),
+        Err(DecisionError::NetworkForCommandsOnly("write_file".into()))
+    );
+    assert_eq!(batch.pending(), ["a", "b", "c"], "the refusal changed nothing");
+    batch.decide("a", Decision::ApproveNetwork).unwrap();
+    batch.decide("b", Decision::Approve).unwrap();
+    batch.decide("c", Decision::Approve).unwrap();
+    assert_eq!(batch.step().unwrap(), Step::Run { tool_id: "a".into(), modified_content: None, network: true });
+    batch.finished("a").unwrap();
+    assert_eq!(batch.step().unwrap(), Step::Run { tool_id: "b".into(), modified_content: None, network: false });
+    batch.finished("b").unwrap();
+    assert_eq!(batch.step().unwrap(), Step::Run { tool_id: "c".into(), modified_content: None, network: false });
+    // Kept across a restart as the batch is saved.
+    let saved = serde_json::to_string(&CallState::Approved { modified_content: None, network: true }).unwrap();
+    assert_eq!(
+        serde_json::from_str::<CallState>(&saved).unwrap(),
+        CallState::Approved { modified_content: None, network: true }
+    );
+    let older: CallState = serde_json::from_str(r#"{"Approved":{"modified_content":null}}"#).unwrap();
+    assert_eq!(older, CallState::Approved { modified_content: None, network: false });
 }

@@ -336,3 +336,42 @@ async fn a_stand_in_stays_until_nothing_of_a_timed_out_command_runs() {
     assert!(!setup.folder.join("made.txt").exists(), "the command ended with its time-out");
     assert!(!setup.folder.join(".mcp.json").exists(), "no .mcp.json was made, nor a stand-in left");
 }
+
+/// "Yes, with network" on a card: that one command reaches the network, the
+/// folder's stays off, the next command has none, and the audit says so.
+#[tokio::test]
+async fn a_command_approved_with_network_connects_and_the_next_does_not() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let script = format!("(exec 3<>/dev/tcp/127.0.0.1/{port}) && echo connected || echo no-connection\n");
+    let Some((setup, model)) = setup(&script).await else { return };
+    let accepted = || std::iter::from_fn(|| listener.accept().ok()).count();
+    let events = setup.hub.prompt(&setup.folder, "connect").await.lines();
+    assert_eq!(events.last().unwrap()["status"], "waiting_approval", "{events:?}");
+    let session = session_of(&events);
+    let approved = setup.hub.decide(&session, json!({"toolId": "s1", "decision": "approve_network"})).await.lines();
+    let result = approved.iter().find(|event| event["type"] == "tool_result").unwrap();
+    assert!(result["output"].as_str().unwrap().contains("connected"), "{result}");
+    assert_eq!(accepted(), 1);
+    assert_eq!(setup.hub.read_config(&setup.folder).await.json()["network"], false, "the folder's network stays off");
+    let audit = setup.hub.get(&format!("/api/audit?folderPath={}", urlencoding(&setup.folder))).await.lines();
+    assert!(audit.iter().any(|row| row["decision"] == "approved_network"), "{audit:?}");
+
+    model.push(shell("s2", "bash s.sh"));
+    model.push(text(&["done"]));
+    let events = setup.hub.prompt(&setup.folder, "again").await.lines();
+    assert_eq!(events.last().unwrap()["status"], "waiting_approval");
+    let plain = setup.hub.decide(&session, json!({"toolId": "s2", "decision": "approve"})).await.lines();
+    let result = plain.iter().find(|event| event["type"] == "tool_result").unwrap();
+    assert!(result["output"].as_str().unwrap().contains("no-connection"), "{result}");
+    assert_eq!(accepted(), 0);
+
+    // Not for a file edit, and nothing changes on the refusal.
+    model.push(common::fake_model::call("w1", "write_file", json!({"file_path": "a.txt", "content": "x"})));
+    let events = setup.hub.prompt(&setup.folder, "write").await.lines();
+    assert_eq!(events.last().unwrap()["status"], "waiting_approval");
+    let refused = setup.hub.decide(&session, json!({"toolId": "w1", "decision": "approve_network"})).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{:?}", refused.body);
+    assert!(!setup.folder.join("a.txt").exists());
+}

@@ -36,6 +36,7 @@ pub fn card_key(key: &str, shift: bool, selected: usize, kind: CardKind, choices
         "4" => CardAction::Select(input),
         "5" => return choices.has(&ButtonAction::OpenAlways).then_some(CardAction::OpenAlways),
         "t" | "T" => return decide(ApprovalDecision::ApproveTurn),
+        "n" | "N" if !edit_card => return decide(ApprovalDecision::ApproveNetwork),
         "a" if edit_card => return decide(ApprovalDecision::ApproveSession),
         "d" if edit_card => return decide(ApprovalDecision::Reject),
         "e" if edit_card => return choices.has(&ButtonAction::OpenEditor).then_some(CardAction::OpenEditor),
@@ -68,6 +69,9 @@ pub fn card_hint(kind: CardKind, choices: &CardChoices) -> String {
             parts.push(if approve.is_some() { "1/2/3 Quick Select".to_string() } else { format!("2 {reject}") });
             if turn {
                 parts.push("t For this turn".to_string());
+            }
+            if choices.has(&ButtonAction::Decide(ApprovalDecision::ApproveNetwork)) {
+                parts.push("n With network".to_string());
             }
             parts.push("4 Edit".to_string());
         }

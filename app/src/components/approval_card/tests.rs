@@ -14,6 +14,8 @@ fn number_keys_decide() {
     assert_eq!(key("4", false, 0, CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
     assert_eq!(key("5", false, 0, CardKind::Call), Some(CardAction::OpenAlways), "shows the rule first");
     assert_eq!(key("t", false, 0, CardKind::Call), Some(CardAction::Decide(ApprovalDecision::ApproveTurn)));
+    assert_eq!(key("n", false, 0, CardKind::Call), Some(CardAction::Decide(ApprovalDecision::ApproveNetwork)));
+    assert_eq!(key("n", false, 0, EDIT), None, "an edit takes no network");
     assert_eq!(key("6", false, 0, CardKind::Call), None);
     assert_eq!(key("a", false, 0, CardKind::Call), None);
     assert_eq!(key("c", false, 0, CardKind::Call), Some(CardAction::CopyCommand));
@@ -24,7 +26,8 @@ fn number_keys_decide() {
 fn tab_and_arrows_cycle_through_buttons_and_input() {
     assert_eq!(key("ArrowRight", false, 0, CardKind::Call), Some(CardAction::Select(1)));
     assert_eq!(key("Tab", false, 2, CardKind::Call), Some(CardAction::Select(3)), "to Yes, for this turn");
-    assert_eq!(key("Tab", false, 4, CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
+    assert_eq!(key("Tab", false, 4, CardKind::Call), Some(CardAction::Select(5)), "to Yes, with network");
+    assert_eq!(key("Tab", false, 5, CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
     assert_eq!(key("ArrowRight", false, BUTTONS.len(), CardKind::Call), Some(CardAction::Select(0)));
     assert_eq!(key("ArrowLeft", false, 0, CardKind::Call), Some(CardAction::Select(BUTTONS.len())));
     assert_eq!(key("Tab", true, 1, CardKind::Call), Some(CardAction::Select(0)));
@@ -122,14 +125,21 @@ fn the_built_in_agents_card_keeps_the_hubs_buttons() {
     let call = card_choices(CardKind::Call, None);
     assert_eq!(
         labels(&call.hub),
-        ["Yes", "No", "Yes, for this session", "Yes, for this turn", "Always in this folder"]
+        ["Yes", "No", "Yes, for this session", "Yes, for this turn", "Always in this folder", "Yes, with network"]
     );
     assert!(call.agent.is_empty() && !call.from_agent);
     assert!(call.hub.iter().all(|button| button.description.is_none()));
     let testids: Vec<String> = call.hub.iter().map(CardButton::testid).collect();
     assert_eq!(
         testids,
-        ["card-approve", "card-reject", "card-approve_session", "card-approve_turn", "card-approve_always"]
+        [
+            "card-approve",
+            "card-reject",
+            "card-approve_session",
+            "card-approve_turn",
+            "card-approve_always",
+            "card-approve_network"
+        ]
     );
     let edit = card_choices(EDIT, None);
     assert_eq!(
@@ -138,7 +148,7 @@ fn the_built_in_agents_card_keeps_the_hubs_buttons() {
     );
     assert_eq!(
         card_hint(CardKind::Call, &call),
-        "1/2/3 Quick Select • t For this turn • 4 Edit • Tab/←→ Navigate • 5 Always in this folder"
+        "1/2/3 Quick Select • t For this turn • n With network • 4 Edit • Tab/←→ Navigate • 5 Always in this folder"
     );
     assert_eq!(
         card_hint(EDIT, &edit),

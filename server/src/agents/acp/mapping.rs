@@ -399,7 +399,11 @@ pub fn answer(decision: &Decision, options: &[PermissionOption]) -> Result<Reque
         options.iter().find(|option| option.kind == kind).map(|option| option.option_id.clone())
     };
     let chosen = match decision {
-        Decision::Approve | Decision::ApproveSession | Decision::ApproveTurn | Decision::ApproveAlways => {
+        Decision::Approve
+        | Decision::ApproveSession
+        | Decision::ApproveTurn
+        | Decision::ApproveAlways
+        | Decision::ApproveNetwork => {
             Some(find(PermissionOptionKind::AllowOnce).ok_or("This agent offers no 'allow once' here.")?)
         }
         Decision::Reject | Decision::Edit { .. } => find(PermissionOptionKind::RejectOnce),

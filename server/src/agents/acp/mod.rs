@@ -401,6 +401,11 @@ fn decide(
     decision: Decision,
     option: Option<AgentChoice>,
 ) -> Result<Command, AgentError> {
+    if decision == Decision::ApproveNetwork {
+        return Err(AgentError::Invalid(
+            "approve_network is for the built-in agent's commands: an ACP agent runs its own, with its network.".into(),
+        ));
+    }
     if state.acp.link.as_ref().is_none_or(|link| link.is_closed()) {
         // Its end is being recorded; the request died with the process.
         return Err(AgentError::NotPending(format!(
@@ -411,7 +416,14 @@ fn decide(
     let waiting = state.acp.waiting.as_ref().filter(|waiting| waiting.tool_id == tool_id).ok_or_else(not_waiting)?;
     let allows = match (&decision, &option) {
         (_, Some(option)) => option.kind.allows(),
-        (Decision::Approve | Decision::ApproveSession | Decision::ApproveTurn | Decision::ApproveAlways, None) => true,
+        (
+            Decision::Approve
+            | Decision::ApproveSession
+            | Decision::ApproveTurn
+            | Decision::ApproveAlways
+            | Decision::ApproveNetwork,
+            None,
+        ) => true,
         (Decision::Reject | Decision::Edit { .. }, None) => false,
     };
     if let (true, Some(message)) = (allows, &waiting.denied) {
@@ -428,7 +440,9 @@ fn decide(
              what to do instead (decision edit with editInstruction)."
                 .into(),
         ),
-        DecisionError::BlankInstruction => AgentError::Invalid(err.to_string()),
+        DecisionError::BlankInstruction | DecisionError::NetworkForCommandsOnly(_) => {
+            AgentError::Invalid(err.to_string())
+        }
     })?;
     let answer = match &option {
         Some(option) => mapping::selected(PermissionOptionId::new(option.id.clone())),
@@ -455,7 +469,7 @@ fn decide(
     let (verdict, outcome) = match (&decision, option.map(|option| option.kind)) {
         (_, Some(ChoiceKind::AllowAlways)) => (AuditDecision::ApprovedAgentAlways, None),
         (_, Some(ChoiceKind::RejectAlways)) => (AuditDecision::RejectedAgentAlways, Some(Outcome::Rejected)),
-        (Decision::Approve, _) => (AuditDecision::Approved, None),
+        (Decision::Approve | Decision::ApproveNetwork, _) => (AuditDecision::Approved, None),
         (Decision::ApproveSession, _) => {
             state.allowed_tools.insert(call.name.clone());
             (AuditDecision::ApprovedSession, None)

@@ -657,8 +657,8 @@ impl Turn {
             })
             .await
             .map_err(|err| TurnError::Lost(format!("(the gate's task failed: {err})")))?;
-            let (tool_id, modified_content) = match settled? {
-                Settled::Run { tool_id, modified_content } => (tool_id, modified_content),
+            let (tool_id, modified_content, network) = match settled? {
+                Settled::Run { tool_id, modified_content, network } => (tool_id, modified_content, network),
                 other => return Ok(other),
             };
             // Write-ahead: the call runs only once it is on disk as running.
@@ -675,7 +675,9 @@ impl Turn {
             let result = match call {
                 Some(PlannedCall { failure: Some(failure), .. }) => Err(failure),
                 Some(PlannedCall { tool: Some(tool), args, .. }) => {
-                    let terms = self.hub.sandbox_terms(&self.runtime.id);
+                    let mut terms = self.hub.sandbox_terms(&self.runtime.id);
+                    // The user approved this one command with the network.
+                    terms.network |= network;
                     self.workspace.run(tool, &args, modified_content, &terms).await
                 }
                 _ => return Err(TurnError::Lost(tool_id)),

@@ -86,6 +86,7 @@ pub fn decision_of(request: ApproveRequest) -> ApiResult<Decided> {
         (ApprovalDecision::Reject, None) => Decision::Reject,
         (ApprovalDecision::ApproveSession, None) => Decision::ApproveSession,
         (ApprovalDecision::ApproveTurn, None) => Decision::ApproveTurn,
+        (ApprovalDecision::ApproveNetwork, None) => Decision::ApproveNetwork,
         (ApprovalDecision::ApproveAlways, None) => return Ok(Decided::Always(request.command_prefix)),
         (ApprovalDecision::Edit, None) => {
             Decision::Edit { instruction: request.edit_instruction, modified_content: None }
@@ -100,6 +101,7 @@ pub fn decision_of(request: ApproveRequest) -> ApiResult<Decided> {
             ApprovalDecision::Reject
             | ApprovalDecision::ApproveSession
             | ApprovalDecision::ApproveTurn
+            | ApprovalDecision::ApproveNetwork
             | ApprovalDecision::ApproveAlways
             | ApprovalDecision::AgentOption,
             Some(_),
