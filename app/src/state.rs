@@ -94,23 +94,28 @@ impl HubState {
     }
 
     pub fn toggle_yolo(self) {
-        let Some(Some(config)) = self.config.try_get_untracked() else { return };
-        spawn_local(async move {
-            match client::set_yolo(&config.folder_path, &config.session_id, !config.yolo_mode).await {
-                Ok(next) => self.apply_config(next),
-                Err(error) => {
-                    self.error.try_set(Some(error));
-                }
-            }
+        self.change_config(|config| async move {
+            client::set_yolo(&config.folder_path, &config.session_id, !config.yolo_mode).await
         });
     }
 
     /// Lets the folder's commands reach the network, or not (the sandbox's
     /// network namespace otherwise).
     pub fn toggle_network(self) {
+        self.change_config(|config| async move {
+            client::set_network(&config.folder_path, &config.session_id, !config.network).await
+        });
+    }
+
+    /// Sends a change of the open session's config; the answer is shown, or its error.
+    fn change_config<F: std::future::Future<Output = Result<ChatConfig, HubError>> + 'static>(
+        self,
+        change: impl FnOnce(ChatConfig) -> F,
+    ) {
         let Some(Some(config)) = self.config.try_get_untracked() else { return };
+        let change = change(config);
         spawn_local(async move {
-            match client::set_network(&config.folder_path, &config.session_id, !config.network).await {
+            match change.await {
                 Ok(next) => self.apply_config(next),
                 Err(error) => {
                     self.error.try_set(Some(error));
