@@ -128,7 +128,7 @@ mod tests {
         check(Decider::ALL);
         check(Outcome::ALL);
         assert_eq!(AuditDecision::from_word("approved_turn "), AuditDecision::Other("approved_turn ".into()));
-        assert_eq!(AuditDecision::ALL.len(), 14);
+        assert_eq!(AuditDecision::ALL.len(), 15);
     }
 
     #[test]
