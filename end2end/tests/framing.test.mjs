@@ -20,6 +20,8 @@ test('a page on another port cannot show the hub in a frame', async () => {
     await page.waitForTimeout(2000);
     const framed = page.frames().find((frame) => frame !== page.mainFrame());
     assert.ok(framed, 'the iframe is there');
+    // The refusal itself, not a failed load: Chromium puts its error page in the frame.
+    assert.match(framed.url(), /^chrome-error:/, `the frame shows: ${framed.url()}`);
     // Blocked: Chromium shows its error page in the frame, never the hub's.
     const text = await framed.evaluate(() => document.body?.innerText ?? '').catch(() => '');
     assert.doesNotMatch(text, /Agent Hub|Open a folder/i, `the hub rendered in the frame: ${text.slice(0, 200)}`);

@@ -35,13 +35,15 @@ impl Facts {
         for (name, kind) in PROTECTED_IN_ROOT {
             facts.protect(&root.join(name), *kind, &standing);
         }
-        facts.git(root, &standing);
+        facts.git(root, layout.home.as_deref(), &standing);
         drop(standing);
         let home = layout.home.as_deref();
         let mut masks = layout.masks();
-        if request.reach == Reach::Command {
-            masks.extend(home.into_iter().flat_map(|home| AGENT_CREDENTIALS.iter().map(move |file| home.join(file))));
-        }
+        let logins: Vec<&str> = match request.reach {
+            Reach::Command => AGENT_CREDENTIALS.to_vec(),
+            Reach::Agent => super::plan::others_logins(request.agent).collect(),
+        };
+        masks.extend(home.into_iter().flat_map(|home| logins.iter().map(move |file| home.join(file))));
         facts.masks = masks.iter().filter_map(|mask| existing(mask)).collect();
         let env_value = |name: &str| -> Option<OsString> {
             request
@@ -67,6 +69,9 @@ impl Facts {
         // named into the data dir stays masked.
         let masks: Vec<PathBuf> = facts.masks.iter().map(|(mask, _)| mask.clone()).collect();
         facts.writable.retain(|path| !masks.iter().any(|mask| path.starts_with(mask) || mask.starts_with(path)));
+        // Once each (a cache is also an agent's): bwrap uses a bound descriptor once.
+        let mut seen = std::collections::HashSet::new();
+        facts.writable.retain(|path| seen.insert(path.clone()));
         facts.resolver = resolver();
         facts
     }
@@ -74,42 +79,90 @@ impl Facts {
     /// The git dirs the root works in. The root's own `.git` is pinned (bound
     /// onto itself: it cannot be renamed for a fresh one with hooks); a git
     /// dir outside the root (a subfolder's repository, a worktree's) is
-    /// writable where git writes a commit, its hooks and config read-only.
-    fn git(&mut self, root: &Path, standing: &HashMap<PathBuf, Vec<u32>>) {
+    /// writable where git writes a commit, its hooks and config read-only. A
+    /// repository at or above the home (a dotfiles repository) is never made
+    /// writable: a later checkout there writes the home.
+    fn git(&mut self, root: &Path, home: Option<&Path>, standing: &HashMap<PathBuf, Vec<u32>>) {
         let dot_git = root.join(".git");
         match std::fs::symlink_metadata(&dot_git) {
             Ok(meta) if meta.is_dir() => self.pinned.push(dot_git),
             // A worktree's `.git` file names its git dir: read-only.
             Ok(meta) if meta.is_file() => self.protected.push((dot_git, Kind::File)),
-            _ => {}
+            Ok(_) => {
+                self.refused.get_or_insert_with(|| {
+                    format!(
+                        "{} is a symbolic link, which the sandbox cannot keep from being replaced",
+                        dot_git.display()
+                    )
+                });
+                return;
+            }
+            Err(_) => {}
         }
         let Some(git) = GitDirs::of(root) else { return };
+        let top = git.common.parent().unwrap_or(&git.common);
+        let homes_repository = home.is_some_and(|home| home.starts_with(top));
+        let mut writable_dirs = Vec::new();
         if git.dir != git.common {
             // A worktree: its own admin dir, and of the repository only what a
             // commit writes (other branches' refs are writable too: refs is one dir).
             for dir in [git.dir.clone(), git.common.join("objects"), git.common.join("refs"), git.common.join("logs")] {
-                if dir.is_dir() && !dir.starts_with(root) {
-                    self.writable.push(dir);
+                if dir.is_dir() && !dir.starts_with(root) && !homes_repository {
+                    writable_dirs.push(dir);
                 }
             }
             for file in ["commondir", "gitdir", "config.worktree"] {
-                if git.dir.join(file).exists() {
-                    self.read_only.push(git.dir.join(file));
-                }
+                let path = git.dir.join(file);
+                self.git_file(&path, root, &writable_dirs, standing);
             }
-        } else if !git.dir.starts_with(root) {
-            self.writable.push(git.dir.clone());
+        } else if !git.dir.starts_with(root) && !homes_repository {
+            writable_dirs.push(git.dir.clone());
         }
         for name in PROTECTED_IN_GIT_DIR {
             let path = git.common.join(name);
-            let kind = if *name == "hooks" { Kind::Dir } else { Kind::File };
-            match kind_of(&path) {
-                Some(_) if path.starts_with(root) => self.protect(&path, kind, standing),
-                Some(_) => self.read_only.push(path),
-                // A missing hooks dir would take a hook.
-                None if kind == Kind::Dir => self.protect(&path, kind, standing),
-                None => {}
+            if *name == "hooks" {
+                self.git_dir_entry(&path, Kind::Dir, root, &writable_dirs, standing);
+            } else {
+                self.git_file(&path, root, &writable_dirs, standing);
             }
+        }
+        if git.dir == git.common {
+            // Read once `extensions.worktreeConfig` is set (`git sparse-checkout` sets it).
+            self.git_file(&git.dir.join("config.worktree"), root, &writable_dirs, standing);
+        }
+        self.writable.extend(writable_dirs);
+    }
+
+    fn git_file(&mut self, path: &Path, root: &Path, writable: &[PathBuf], standing: &HashMap<PathBuf, Vec<u32>>) {
+        self.git_dir_entry(path, Kind::File, root, writable, standing);
+    }
+
+    /// A protected entry of a git dir: read-only where it exists, a stand-in
+    /// where it does not and could be made (its parent writable), refused
+    /// where it is a link (the link itself could be replaced).
+    fn git_dir_entry(
+        &mut self,
+        path: &Path,
+        kind: Kind,
+        root: &Path,
+        writable: &[PathBuf],
+        standing: &HashMap<PathBuf, Vec<u32>>,
+    ) {
+        let makeable = path.starts_with(root) || writable.iter().any(|dir| path.starts_with(dir));
+        if path.starts_with(root) || std::fs::symlink_metadata(path).is_err() {
+            if makeable {
+                self.protect(path, kind, standing);
+            }
+            return;
+        }
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() && makeable => {
+                self.refused.get_or_insert_with(|| {
+                    format!("{} is a symbolic link, which the sandbox cannot keep read-only", path.display())
+                });
+            }
+            Ok(_) => self.read_only.push(path.to_path_buf()),
+            Err(_) => {}
         }
     }
 
@@ -149,21 +202,27 @@ impl Facts {
                 self.write_made(&dir);
             }
         }
+        // Claude Code's settings under `CLAUDE_CONFIG_DIR` are its `~/.claude`'s.
+        let claude_dir = env_value("CLAUDE_CONFIG_DIR").map(PathBuf::from).filter(|dir| dir.is_absolute());
+        let read_only = homes
+            .iter()
+            .flat_map(|home| AGENT_STATE_READ_ONLY.iter().map(move |(state, kind)| (home.join(state), *kind)))
+            .chain(claude_dir.iter().flat_map(|dir| {
+                AGENT_STATE_READ_ONLY
+                    .iter()
+                    .filter_map(|(state, kind)| Some((dir.join(state.strip_prefix(".claude/")?), *kind)))
+            }));
         let standing = placeholders();
-        for home in &homes {
-            for (state, kind) in AGENT_STATE_READ_ONLY {
-                let path = home.join(state);
-                match kind_of(&path) {
-                    Some(_) => self.read_only.push(path),
-                    // A missing policies dir could take an allow-all rule; a
-                    // missing settings file stays missing (an empty one breaks Gemini CLI).
-                    None if *kind == Kind::Dir
-                        && path.parent().is_some_and(|dir| self.writable.iter().any(|w| dir.starts_with(w))) =>
-                    {
-                        self.protect(&path, *kind, &standing)
-                    }
-                    None => {}
-                }
+        for (path, kind) in read_only {
+            let in_writable = path.parent().is_some_and(|dir| self.writable.iter().any(|w| dir.starts_with(w)));
+            match std::fs::symlink_metadata(&path) {
+                // A link in a writable dir could be replaced (the bind would hold its target only).
+                Ok(meta) if meta.file_type().is_symlink() && in_writable => self.protect(&path, kind, &standing),
+                Ok(_) => self.read_only.push(path),
+                // A missing policies dir could take an allow-all rule; a
+                // missing settings file stays missing (an empty one breaks Gemini CLI).
+                Err(_) if kind == Kind::Dir && in_writable => self.protect(&path, kind, &standing),
+                Err(_) => {}
             }
         }
         for (name, _) in AGENT_CONFIG_IN_ROOT {
@@ -269,11 +328,30 @@ impl GitDirs {
     }
 }
 
-/// The git dir of the repository the root works in when it is a plain one
-/// (not a worktree's admin dir).
-pub fn own_git_dir(root: &Path) -> Option<PathBuf> {
-    let (_, dot_git) = root.ancestors().map(|dir| (dir, dir.join(".git"))).find(|(_, git)| git.exists())?;
-    std::fs::symlink_metadata(&dot_git).ok()?.is_dir().then_some(dot_git)
+/// The plain git dirs (not a worktree's admin dir) a root works in: its own
+/// `.git`, and the first `.git` directory above it (a subfolder's repository).
+pub fn plain_git_dirs(root: &Path) -> Vec<PathBuf> {
+    let is_dir = |path: &Path| std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir());
+    let own = Some(root.join(".git")).filter(|git| is_dir(git));
+    let above = root.ancestors().skip(1).map(|dir| dir.join(".git")).find(|git| git.exists()).filter(|git| is_dir(git));
+    own.into_iter().chain(above).collect()
+}
+
+/// Removes `name` from `dir` if it is there, following no link (`dir` is
+/// opened without following one; a link named `name` is removed itself).
+pub fn remove_planted(dir: &Path, name: &str) -> Option<PathBuf> {
+    use rustix::fs::{AtFlags, Mode, OFlags};
+    let fd =
+        rustix::fs::open(dir, OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())
+            .ok()?;
+    rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    match rustix::fs::unlinkat(&fd, name, AtFlags::empty()) {
+        Ok(()) => Some(dir.join(name)),
+        Err(err) => {
+            tracing::warn!(path = %dir.join(name).display(), "a planted file could not be removed: {err}");
+            None
+        }
+    }
 }
 
 /// A small file the repository holds (`.git`, `commondir`): at most 4 KiB,
@@ -421,11 +499,26 @@ pub fn clear_journal(stock: &Path) {
     for path in gone.iter().filter(|path| !kept.contains_key(*path)) {
         remove_stand_in(path);
     }
-    let mut standing = placeholders();
-    for (path, groups) in kept {
-        standing.entry(path).or_default().extend(groups);
+    let mut watched = Vec::new();
+    {
+        let mut standing = placeholders();
+        for (path, groups) in kept {
+            let slot = standing.entry(path.clone()).or_default();
+            for group in groups {
+                if slot.contains(&group) {
+                    continue;
+                }
+                slot.push(group);
+                watched.push(Placeholders { paths: vec![path.clone()], journal: Some(journal.clone()), group });
+            }
+        }
+        write_journal(Some(&journal), &standing);
     }
-    write_journal(Some(&journal), &standing);
+    // Each goes once its old sandbox does.
+    for placeholders in watched {
+        let group = placeholders.group;
+        placeholders.release_when_gone(group);
+    }
 }
 
 impl Drop for Placeholders {
@@ -448,6 +541,39 @@ impl Drop for Placeholders {
         }
         write_journal(self.journal.as_deref(), &standing);
     }
+}
+
+/// Holds every writable path open (no link followed in its last part, and
+/// where its path says: no link on the way either), for `--bind-fd`. One that
+/// cannot be held so is not bound at all (its writes fail, closed).
+pub fn hold_all(facts: &mut Facts) -> Vec<std::os::fd::OwnedFd> {
+    use std::os::fd::AsRawFd;
+    let mut held = Vec::new();
+    let mut kept = |paths: &mut Vec<PathBuf>, held_paths: &mut Vec<(i32, PathBuf)>| {
+        paths.retain(|path| match hold(path) {
+            Some(fd) => {
+                held_paths.push((fd.as_raw_fd(), path.clone()));
+                held.push(fd);
+                true
+            }
+            None => {
+                tracing::warn!(path = %path.display(), "not bound writable: it is, or leads through, a link");
+                false
+            }
+        });
+    };
+    let mut held_paths = Vec::new();
+    kept(&mut facts.writable, &mut held_paths);
+    kept(&mut facts.pinned, &mut held_paths);
+    facts.held = held_paths;
+    held
+}
+
+fn hold(path: &Path) -> Option<std::os::fd::OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = rustix::fs::open(path, OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty()).ok()?;
+    let here = std::fs::read_link(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&fd))).ok()?;
+    (here == path).then_some(fd)
 }
 
 /// The program's path as the sandbox will find it (the same `PATH`: the
@@ -555,6 +681,8 @@ pub fn probe(path: Option<&OsStr>) -> Result<PathBuf, String> {
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::process::CommandExt;
+
     use super::*;
 
     fn git(dir: &Path, args: &[&str]) {
@@ -584,6 +712,33 @@ mod tests {
         std::fs::write(root.join(".git/commondir"), format!("{}\n", elsewhere.path().display())).unwrap();
         let found = GitDirs::of(&root).unwrap();
         assert_eq!((found.dir, found.common), (root.join(".git"), root.join(".git")));
+    }
+
+    /// A stand-in removed while its sandbox still runs would detach the mount
+    /// inside it: it stays while any process of the group runs, is journaled
+    /// with the group (kept at a restart while the group runs), and goes after.
+    #[test]
+    fn a_stand_in_stays_while_its_group_runs_and_goes_after() {
+        let (dir, stock) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let stand_in = dir.path().canonicalize().unwrap().join(".mcp.json");
+        std::fs::write(&stand_in, "").unwrap();
+        let mut sleeper = std::process::Command::new("sleep").arg("30").process_group(0).spawn().unwrap();
+        let pgid = sleeper.id();
+        let mut claimed = Placeholders::claim(&[(stand_in.clone(), Kind::File)], Some(stock.path()));
+        claimed.started(pgid);
+        claimed.release_when_gone(pgid);
+        std::thread::sleep(Duration::from_millis(150));
+        assert!(stand_in.exists(), "kept while the group runs");
+        // A restart now keeps it too: its group still runs.
+        clear_journal(stock.path());
+        assert!(stand_in.exists());
+        sleeper.kill().unwrap();
+        sleeper.wait().unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(3);
+        while stand_in.exists() {
+            assert!(std::time::Instant::now() < deadline, "the stand-in outlived its group");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     #[test]

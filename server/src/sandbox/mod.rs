@@ -107,6 +107,8 @@ pub struct Prepared {
     pub placeholders: Placeholders,
     /// Whether it runs sandboxed.
     pub sandboxed: bool,
+    /// The writable paths bound by descriptor: open until the spawn returned.
+    pub held: Vec<std::os::fd::OwnedFd>,
 }
 
 impl Sandbox {
@@ -180,7 +182,7 @@ impl Sandbox {
         let Mode::Enforced { bwrap } = &self.mode else {
             let mut command = tokio::process::Command::new(program);
             command.args(args).current_dir(request.root).process_group(0);
-            return Ok(Prepared { command, placeholders: Placeholders::default(), sandboxed: false });
+            return Ok(Prepared { command, placeholders: Placeholders::default(), sandboxed: false, held: Vec::new() });
         };
         host::find_program(program, request.env)?;
         let facts = plan::Facts::gather(request, &self.layout);
@@ -190,11 +192,14 @@ impl Sandbox {
                 format!("the sandbox refused: {refused}"),
             ));
         }
+        let mut facts = facts;
+        // Held open now, bound by descriptor: what is checked is what is bound.
+        let held = host::hold_all(&mut facts);
         let placeholders = Placeholders::claim(&facts.missing_protected, self.stock.as_deref());
         let arguments = plan::arguments(&facts, request, self.stock.as_deref());
         let mut command = tokio::process::Command::new(bwrap);
         command.args(arguments).arg("--").arg(program).args(args).current_dir(request.root);
-        let fd = request.root_fd;
+        let fds: Vec<i32> = request.root_fd.into_iter().chain(facts.held.iter().map(|(fd, _)| *fd)).collect();
         // SAFETY: setsid and fcntl are async-signal-safe. A session of its own,
         // with no terminal: nothing inside can push keystrokes into the hub's
         // (TIOCSTI), and bwrap leads the group the hub ends. Clearing
@@ -204,35 +209,31 @@ impl Sandbox {
         unsafe {
             command.pre_exec(move || {
                 rustix::process::setsid()?;
-                if let Some(fd) = fd {
-                    rustix::io::fcntl_setfd(std::os::fd::BorrowedFd::borrow_raw(fd), rustix::io::FdFlags::empty())?;
+                for fd in &fds {
+                    rustix::io::fcntl_setfd(std::os::fd::BorrowedFd::borrow_raw(*fd), rustix::io::FdFlags::empty())?;
                 }
                 Ok(())
             });
         }
-        Ok(Prepared { command, placeholders, sandboxed: true })
+        Ok(Prepared { command, placeholders, sandboxed: true, held })
     }
 }
 
-/// A `commondir` the agent planted in the git dir the root works in (its
-/// own `.git`, or a subfolder's repository) would lead the user's next `git`
-/// to another config (its hooks, `core.fsmonitor`): git never writes one
-/// there (only in a worktree's admin dir, read-only to the sandbox). Removed
-/// after each command and each agent's turn; what was removed is said.
+/// A `commondir` the agent planted in a git dir the root works in (its own
+/// `.git`, and the repository above it for a subfolder) would lead the
+/// user's next `git` to another config (its hooks, `core.fsmonitor`): git
+/// never writes one there (only in a worktree's admin dir, read-only to the
+/// sandbox). Removed after each command, each agent's turn and an agent's
+/// end, without following a link; what was removed is said.
 pub fn tidy_git(root: &Path) -> Option<String> {
-    let dir = host::own_git_dir(root)?;
-    let planted = dir.join("commondir");
-    std::fs::symlink_metadata(&planted).ok()?;
-    match std::fs::remove_file(&planted) {
-        Ok(()) => Some(format!(
-            "[sandbox: removed {}, which would have led git to another repository's config]",
-            planted.display()
-        )),
-        Err(err) => {
-            tracing::warn!(path = %planted.display(), "a planted commondir could not be removed: {err}");
-            None
-        }
-    }
+    let removed: Vec<String> = host::plain_git_dirs(root)
+        .into_iter()
+        .filter_map(|dir| host::remove_planted(&dir, "commondir"))
+        .map(|path| path.display().to_string())
+        .collect();
+    (!removed.is_empty()).then(|| {
+        format!("[sandbox: removed {}, which would have led git to another repository's config]", removed.join(", "))
+    })
 }
 
 /// Words a sandboxed call's output carries when the kernel refused it, so the

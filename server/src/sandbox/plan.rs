@@ -119,8 +119,10 @@ pub const AGENT_STATES: &[(&str, &[&str])] = &[
     ("qwen", &[".qwen"]),
 ];
 
-/// Caches every agent writes (an `npx`-started agent, Node's own).
-pub const AGENT_CACHES: &[&str] = &[".cache", ".npm", ".local/state"];
+/// Caches every agent writes (an `npx`-started agent, Claude Code's own);
+/// not all of `~/.cache` or `~/.local/state` (shell prompts and tools' trust
+/// lists live there).
+pub const AGENT_CACHES: &[&str] = &[".npm", ".cache/claude-cli-nodejs"];
 
 /// Within an agent's state, what runs code or decides what runs without a
 /// card elsewhere: read-only (`~/.gemini/policies` holds the hub's own user
@@ -146,9 +148,25 @@ pub const AGENT_STATE_VARIABLES: &[(&str, Option<&str>)] = &[
 /// Gemini CLI's stand-in for `HOME` (its state is `.gemini` below it).
 pub const GEMINI_HOME_VARIABLE: &str = "GEMINI_CLI_HOME";
 
-/// Which known agent a command line starts, if any.
+/// Which known agent a command line starts, if any: by the name of its
+/// program, or of the script its first argument names (`node …/qwen`), each
+/// beginning with the agent's name (`claude-code-acp`, `codex-acp`).
 pub fn agent_of(words: &[String]) -> Option<&'static str> {
-    AGENT_STATES.iter().map(|(agent, _)| *agent).find(|agent| words.iter().any(|word| word.contains(agent)))
+    let names: Vec<&str> = words
+        .iter()
+        .take(2)
+        .filter_map(|word| std::path::Path::new(word).file_name().and_then(|name| name.to_str()))
+        .collect();
+    AGENT_STATES.iter().map(|(agent, _)| *agent).find(|agent| names.iter().any(|name| name.starts_with(agent)))
+}
+
+/// The login files of agents other than `agent`: masked for it (each agent
+/// reads its own).
+pub fn others_logins(agent: Option<&str>) -> impl Iterator<Item = &'static str> + '_ {
+    AGENT_CREDENTIALS
+        .iter()
+        .copied()
+        .filter(move |file| agent.is_none_or(|agent| !file.starts_with(&format!(".{agent}"))))
 }
 
 /// The agents' own config in a folder (hooks, MCP servers, commands they
@@ -216,6 +234,8 @@ pub struct Facts {
     /// Why the sandbox cannot keep its promise for this root (a protected
     /// path that is a link): the process does not start.
     pub refused: Option<String>,
+    /// The writable paths held open, by descriptor number (`Sandbox::command`).
+    pub held: Vec<(i32, PathBuf)>,
 }
 
 fn push(args: &mut Vec<OsString>, words: &[&str]) {
@@ -280,8 +300,21 @@ pub fn arguments(facts: &Facts, request: &Request<'_>, stock: Option<&Path>) -> 
         }
         None => push_path(&mut args, "--bind", &[root, root]),
     }
+    // Each held open and bound by its descriptor: a link another sandbox
+    // swapped in on the way binds nothing else (see `host::hold`). Where
+    // there is no descriptor (the plan's own tests), by path.
+    let mut unused: Vec<&(i32, PathBuf)> = facts.held.iter().collect();
     for path in facts.writable.iter().chain(&facts.pinned) {
-        push_path(&mut args, "--bind", &[path, path]);
+        // Each descriptor once: bwrap closes it after binding it.
+        let found = unused.iter().position(|(_, held)| held == path).map(|at| unused.remove(at));
+        match found {
+            Some((fd, _)) => {
+                args.push("--bind-fd".into());
+                args.push(fd.to_string().into());
+                args.push(path.as_os_str().to_os_string());
+            }
+            None => push_path(&mut args, "--bind", &[path, path]),
+        }
     }
     for (path, _) in &facts.protected {
         push_path(&mut args, "--ro-bind", &[path, path]);
@@ -344,6 +377,7 @@ mod tests {
             resolver: vec![PathBuf::from("/run/systemd/resolve")],
             pinned: vec![PathBuf::from(format!("{root}/.git"))],
             refused: None,
+            held: vec![(9, PathBuf::from("/home/u/.cargo/registry"))],
         }
     }
 
@@ -375,7 +409,9 @@ mod tests {
         let missing = position(&args, "--ro-bind", &["/dev/null", "/work/p/.mcp.json"]).unwrap();
         let ssh = position(&args, "--tmpfs", &["/home/u/.ssh"]).unwrap();
         let netrc = position(&args, "--ro-bind", &["/dev/null", "/home/u/.netrc"]).unwrap();
-        let cache = position(&args, "--bind", &["/home/u/.cargo/registry", "/home/u/.cargo/registry"]).unwrap();
+        // Held open: bound by its descriptor, never by a path a link could have taken.
+        let cache = position(&args, "--bind-fd", &["9", "/home/u/.cargo/registry"]).unwrap();
+        assert!(position(&args, "--bind", &["/home/u/.cargo/registry", "/home/u/.cargo/registry"]).is_none());
         let hooks = position(&args, "--ro-bind", &["/repo/.git/hooks", "/repo/.git/hooks"]).unwrap();
         assert!(host < root && root < protected && root < missing && root < cache && cache < hooks);
         assert!(protected < ssh && missing < ssh && hooks < netrc, "masks come after every writable bind");

@@ -73,7 +73,8 @@ pub async fn run(folder: &Folder, args: ShellArgs, timeout: Duration, terms: &Te
         env: &[],
         agent: None,
     };
-    let Prepared { mut command, placeholders, sandboxed } = terms
+    // `_held`: the writable paths bwrap binds by descriptor, open until the spawn.
+    let Prepared { mut command, placeholders, sandboxed, held: _held } = terms
         .sandbox
         .command(&request, &"bash".into(), &["-c".into(), args.command.clone().into()])
         .map_err(|err| ToolFailure::new("spawn_failed", format!("Could not start bash: {err}.")))?;

@@ -324,19 +324,6 @@ async fn the_git_dir_can_neither_be_swapped_nor_led_elsewhere() {
     assert!(!setup.folder.join(".git/commondir").exists());
 }
 
-/// A command cut by its time-out that would make `.mcp.json` afterwards:
-/// the stand-in that covers it stays until nothing of the command runs.
-#[tokio::test]
-async fn a_stand_in_stays_until_nothing_of_a_timed_out_command_runs() {
-    let script = "trap '' TERM; sleep 0.6; echo '{}' > .mcp.json; echo made >> made.txt\n";
-    let Some((setup, _model)) = setup_timing_out(script, std::time::Duration::from_millis(300)).await else { return };
-    let result = setup.result().await;
-    assert_eq!(result["error"]["type"], "timeout", "{result}");
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    assert!(!setup.folder.join("made.txt").exists(), "the command ended with its time-out");
-    assert!(!setup.folder.join(".mcp.json").exists(), "no .mcp.json was made, nor a stand-in left");
-}
-
 /// "Yes, with network" on a card: that one command reaches the network, the
 /// folder's stays off, the next command has none, and the audit says so.
 #[tokio::test]

@@ -228,6 +228,10 @@ async fn ended(
     own: &mpsc::UnboundedSender<Command>,
     failure: Option<Failure>,
 ) {
+    // What the agent's background processes could plant between turns (see `sandbox::tidy_git`).
+    if let Some(removed) = crate::sandbox::tidy_git(&runtime.root) {
+        tracing::warn!(session = %runtime.id, "{removed}");
+    }
     let active = {
         let mut state = runtime.state();
         if !state.agent.acp.link.as_ref().is_some_and(|link| link.same_channel(own)) {

@@ -63,7 +63,7 @@ pub(super) fn spawn(
         agent: crate::sandbox::agent_of(&launch.command),
     };
     let args: Vec<OsString> = args.iter().map(OsString::from).collect();
-    let Prepared { command: mut process, placeholders, sandboxed } =
+    let Prepared { command: mut process, placeholders, sandboxed, held: held_paths } =
         terms.sandbox.command(&request, &program.into(), &args)?;
     process.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     // No kill_on_drop: it would SIGKILL the agent alone at once; `ProcessGroup`
@@ -86,7 +86,7 @@ pub(super) fn spawn(
     }
     // `held` stays open until bwrap has it (the spawn returned).
     let child = on_keeper(move || super::groups::spawn_registered(|| process.spawn(), sandboxed))?;
-    drop(held);
+    drop((held, held_paths));
     let mut placeholders = placeholders;
     if let Some(pgid) = child.id() {
         placeholders.started(pgid);

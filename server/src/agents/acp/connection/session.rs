@@ -96,6 +96,11 @@ impl Driver {
             return;
         };
         let chosen = self.runtime.state().agent.acp.chosen_mode.clone();
+        // A mode that skips asking is the agent's YOLO: a choice made earlier
+        // is not taken again while the sandbox cannot work.
+        let unsandboxable =
+            matches!(self.hub.sandbox_terms(&self.runtime.id).sandbox.mode(), crate::sandbox::Mode::Unavailable { .. });
+        let chosen = chosen.filter(|mode| !unsandboxable || modes::asks(mode) == Some(true));
         let target = modes::target(offered, chosen.as_deref());
         let current = offered.current_mode_id.0.to_string();
         match target {
@@ -167,6 +172,11 @@ impl Driver {
             self.runtime.save(&state);
         }
         let chosen = self.runtime.state().agent.acp.chosen_mode.clone();
+        // A mode that skips asking is the agent's YOLO: a choice made earlier
+        // is not taken again while the sandbox cannot work.
+        let unsandboxable =
+            matches!(self.hub.sandbox_terms(&self.runtime.id).sandbox.mode(), crate::sandbox::Mode::Unavailable { .. });
+        let chosen = chosen.filter(|mode| !unsandboxable || modes::asks(mode) == Some(true));
         if modes::asks(mode_id) == Some(false) && chosen.as_deref() != Some(mode_id) {
             if let Some(target) = modes::target(offered, chosen.as_deref()) {
                 let message = match self.switch_mode(cx, session, &target).await {
@@ -205,6 +215,11 @@ impl Driver {
 
     fn publish_modes(&self) {
         let chosen = self.runtime.state().agent.acp.chosen_mode.clone();
+        // A mode that skips asking is the agent's YOLO: a choice made earlier
+        // is not taken again while the sandbox cannot work.
+        let unsandboxable =
+            matches!(self.hub.sandbox_terms(&self.runtime.id).sandbox.mode(), crate::sandbox::Mode::Unavailable { .. });
+        let chosen = chosen.filter(|mode| !unsandboxable || modes::asks(mode) == Some(true));
         let shown = self.modes.as_ref().map(|offered| {
             let current = &*offered.current_mode_id.0;
             modes::shown(offered, chosen.as_deref() == Some(current))
