@@ -36,7 +36,7 @@ test('a shell call waits on a card; key 1 runs it and the result shows', async (
   assert.equal(await page.getByTestId('card-tool').innerText(), 'run_shell_command');
   assert.equal(await page.getByTestId('card-position').innerText(), '1/1');
   assert.match(await card(page).innerText(), /command:\s*echo hello > out.txt && echo made-it/);
-  assert.match(await page.getByTestId('card-hint').innerText(), /1\/2\/3 Quick Select • t For this turn • 4 Edit • Tab\/←→ Navigate/);
+  assert.match(await page.getByTestId('card-hint').innerText(), /1\/2\/3 Quick Select • t For this turn • n With network • 4 Edit • Tab\/←→ Navigate/);
   assert.equal(existsSync(join(folder, 'out.txt')), false, 'nothing runs before the decision');
   await snapshot(page, 'card');
 
