@@ -576,6 +576,29 @@ fn hold(path: &Path) -> Option<std::os::fd::OwnedFd> {
     (here == path).then_some(fd)
 }
 
+/// The top-level entries of `/tmp` and `/var/tmp` that these words name as
+/// existing paths (links resolved), once each.
+pub fn temporary_entries<'a>(words: impl Iterator<Item = &'a OsStr>) -> Vec<PathBuf> {
+    let mut shown = Vec::new();
+    for word in words {
+        let path = Path::new(word);
+        if !path.is_absolute() {
+            continue;
+        }
+        let Ok(real) = path.canonicalize() else { continue };
+        for temporary in [Path::new("/tmp"), Path::new("/var/tmp")] {
+            let Ok(below) = real.strip_prefix(temporary) else { continue };
+            if let Some(first) = below.components().next() {
+                let entry = temporary.join(first);
+                if !shown.contains(&entry) {
+                    shown.push(entry);
+                }
+            }
+        }
+    }
+    shown
+}
+
 /// The program's path as the sandbox will find it (the same `PATH`: the
 /// host is visible read-only), or `NotFound`.
 pub fn find_program(program: &OsString, env: &[(OsString, OsString)]) -> std::io::Result<PathBuf> {
@@ -712,6 +735,18 @@ mod tests {
         std::fs::write(root.join(".git/commondir"), format!("{}\n", elsewhere.path().display())).unwrap();
         let found = GitDirs::of(&root).unwrap();
         assert_eq!((found.dir, found.common), (root.join(".git"), root.join(".git")));
+    }
+
+    #[test]
+    fn only_the_temporary_entries_a_command_line_names_are_shown() {
+        let shown = tempfile::tempdir_in("/tmp").unwrap();
+        let program = shown.path().join("bin/agent");
+        std::fs::create_dir_all(program.parent().unwrap()).unwrap();
+        std::fs::write(&program, "").unwrap();
+        let words =
+            [program.as_os_str(), OsStr::new("relative/tmp"), OsStr::new("/usr/bin/env"), OsStr::new("/tmp/not-there")];
+        let top = shown.path().canonicalize().unwrap();
+        assert_eq!(temporary_entries(words.into_iter()), [top]);
     }
 
     /// A stand-in removed while its sandbox still runs would detach the mount

@@ -184,15 +184,18 @@ impl Sandbox {
             command.args(args).current_dir(request.root).process_group(0);
             return Ok(Prepared { command, placeholders: Placeholders::default(), sandboxed: false, held: Vec::new() });
         };
-        host::find_program(program, request.env)?;
-        let facts = plan::Facts::gather(request, &self.layout);
+        let found = host::find_program(program, request.env)?;
+        let mut facts = plan::Facts::gather(request, &self.layout);
+        // An agent's command line is the user's (the agents file, the flags);
+        // a command's words are the model's: only its program counts.
+        let named = args.iter().filter(|_| request.reach == Reach::Agent).map(|arg| arg.as_os_str());
+        facts.temporary_shown = host::temporary_entries(std::iter::once(found.as_os_str()).chain(named));
         if let Some(refused) = &facts.refused {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::PermissionDenied,
                 format!("the sandbox refused: {refused}"),
             ));
         }
-        let mut facts = facts;
         // Held open now, bound by descriptor: what is checked is what is bound.
         let held = host::hold_all(&mut facts);
         let placeholders = Placeholders::claim(&facts.missing_protected, self.stock.as_deref());

@@ -236,6 +236,9 @@ pub struct Facts {
     pub refused: Option<String>,
     /// The writable paths held open, by descriptor number (`Sandbox::command`).
     pub held: Vec<(i32, PathBuf)>,
+    /// Top-level entries of `/tmp` or `/var/tmp` that the command line names
+    /// (its program, a script it runs): read-only through the private ones.
+    pub temporary_shown: Vec<PathBuf>,
 }
 
 fn push(args: &mut Vec<OsString>, words: &[&str]) {
@@ -279,6 +282,11 @@ pub fn arguments(facts: &Facts, request: &Request<'_>, stock: Option<&Path>) -> 
     // Private temporary dirs; /run holds sockets (the session bus, docker,
     // agents' sockets) that a read-only mount does not stop a connect to.
     push(&mut args, &["--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/run"]);
+    // What the process's own command line names under a temporary dir (an
+    // agent installed there, its script) stays readable through the private one.
+    for shown in &facts.temporary_shown {
+        push_path(&mut args, "--ro-bind", &[shown, shown]);
+    }
     // The resolver's dir holds sockets (resolved's varlink) that would resolve
     // names, and so carry data, past a network namespace: only with the network.
     if request.network {
@@ -378,6 +386,7 @@ mod tests {
             pinned: vec![PathBuf::from(format!("{root}/.git"))],
             refused: None,
             held: vec![(9, PathBuf::from("/home/u/.cargo/registry"))],
+            temporary_shown: vec![PathBuf::from("/tmp/agents")],
         }
     }
 
@@ -418,6 +427,15 @@ mod tests {
         assert!(position(&args, "--remount-ro", &["/home/u/.ssh"]).unwrap() > ssh);
         // A command never sees the agents' config hidden: it cannot write it anyway.
         assert!(position(&args, "--tmpfs", &["/work/p/.claude"]).is_none());
+    }
+
+    #[test]
+    fn what_the_command_line_names_under_tmp_stays_readable_through_the_private_one() {
+        let args =
+            words(&arguments(&facts("/work/p"), &request(Path::new("/work/p"), Reach::Agent, true, false), None));
+        let private = position(&args, "--tmpfs", &["/tmp"]).unwrap();
+        let shown = position(&args, "--ro-bind", &["/tmp/agents", "/tmp/agents"]).unwrap();
+        assert!(private < shown && shown < position(&args, "--bind", &["/work/p", "/work/p"]).unwrap());
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_hub::hub::HubOptions;
@@ -28,9 +28,13 @@ fn canonical(dir: &tempfile::TempDir) -> PathBuf {
     dir.path().canonicalize().unwrap()
 }
 
-/// A temporary dir outside `/tmp`, which the sandbox replaces with a private one.
+/// A temporary dir outside `/tmp`, which the sandbox replaces with a private
+/// one (the checkout itself may be under `/tmp`): in the home, which the
+/// sandbox shows read-only.
 fn tempdir() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    let home = std::env::var_os("HOME").filter(|home| !home.is_empty() && !Path::new(home).starts_with("/tmp"));
+    let base = home.map_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")), PathBuf::from);
+    tempfile::Builder::new().prefix(".agent-hub-test-").tempdir_in(base).unwrap()
 }
 
 /// A hub with a store, the sandbox as this machine has it (skipped where it
