@@ -188,8 +188,16 @@ impl Sandbox {
         let mut facts = plan::Facts::gather(request, &self.layout);
         // An agent's command line is the user's (the agents file, the flags);
         // a command's words are the model's: only its program counts.
-        let named = args.iter().filter(|_| request.reach == Reach::Agent).map(|arg| arg.as_os_str());
-        facts.temporary_shown = host::temporary_entries(std::iter::once(found.as_os_str()).chain(named));
+        // A wrapper's script (`sh -c '… node /tmp/x/agent.mjs'`) counts word by word.
+        let named: Vec<OsString> = args
+            .iter()
+            .filter(|_| request.reach == Reach::Agent)
+            .flat_map(|arg| {
+                arg.to_string_lossy().split([' ', '\t', '\n', '\'', '"']).map(OsString::from).collect::<Vec<_>>()
+            })
+            .collect();
+        let words = std::iter::once(found.as_os_str()).chain(named.iter().map(|word| word.as_os_str()));
+        facts.temporary_shown = host::temporary_entries(words);
         if let Some(refused) = &facts.refused {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::PermissionDenied,
