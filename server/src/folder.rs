@@ -47,7 +47,12 @@ pub fn canonical_folder(raw: &str) -> Result<PathBuf, FolderError> {
 pub fn read_planted(path: &Path, max: u64) -> std::io::Result<String> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
+    // Looked at before it is opened: opening a device can act (a tty's lines).
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(std::io::Error::new(ErrorKind::InvalidInput, "it is not a regular file"));
+    }
     let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+    // And again once open: it may have been swapped in between.
     if !file.metadata()?.is_file() {
         return Err(std::io::Error::new(ErrorKind::InvalidInput, "it is not a regular file"));
     }
