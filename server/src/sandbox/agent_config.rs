@@ -38,18 +38,12 @@ const MAX_BYTES: u64 = 1024 * 1024;
 const MAX_LINES: usize = 24;
 const MAX_LINE_CHARS: usize = 240;
 
-/// A regular file of the folder, at most `max` bytes, or nothing (see
-/// `folder::read_planted`).
-pub fn read_bounded(path: &Path, max: u64) -> Option<String> {
-    crate::folder::read_planted(path, max).ok()
-}
-
 /// A line for each program the folder's agent config would run, as
 /// `file: where: `what``.
 pub fn what_would_run(folder: &Path) -> Vec<String> {
     let mut lines = Vec::new();
     for name in FILES {
-        let Some(text) = read_bounded(&folder.join(name), MAX_BYTES) else { continue };
+        let Ok(text) = crate::folder::read_planted(&folder.join(name), MAX_BYTES) else { continue };
         let value = if name.ends_with(".toml") {
             toml::from_str::<toml::Value>(&text).ok().and_then(|value| serde_json::to_value(value).ok())
         } else {

@@ -88,15 +88,7 @@ impl Facts {
             Ok(meta) if meta.is_dir() => self.pinned.push(dot_git),
             // A worktree's `.git` file names its git dir: read-only.
             Ok(meta) if meta.is_file() => self.protected.push((dot_git, Kind::File)),
-            Ok(_) => {
-                self.refused.get_or_insert_with(|| {
-                    format!(
-                        "{} is a symbolic link, which the sandbox cannot keep from being replaced",
-                        dot_git.display()
-                    )
-                });
-                return;
-            }
+            Ok(_) => return self.refuse_link(&dot_git),
             Err(_) => {}
         }
         let Some(git) = GitDirs::of(root) else { return };
@@ -156,11 +148,7 @@ impl Facts {
             return;
         }
         match std::fs::symlink_metadata(path) {
-            Ok(meta) if meta.file_type().is_symlink() && makeable => {
-                self.refused.get_or_insert_with(|| {
-                    format!("{} is a symbolic link, which the sandbox cannot keep read-only", path.display())
-                });
-            }
+            Ok(meta) if meta.file_type().is_symlink() && makeable => self.refuse_link(path),
             Ok(_) => self.read_only.push(path.to_path_buf()),
             Err(_) => {}
         }
@@ -237,21 +225,25 @@ impl Facts {
     /// what it points to could be protected, but the link itself could be
     /// replaced by a directory of the agent's.
     fn protect(&mut self, path: &Path, kind: Kind, standing: &HashMap<PathBuf, Vec<u32>>) {
-        let link = std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink());
-        if link {
-            self.refused.get_or_insert_with(|| {
-                format!(
-                    "{} is a symbolic link, which the sandbox cannot keep read-only; replace it with what it points to",
-                    path.display()
-                )
-            });
-            return;
+        if std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink()) {
+            return self.refuse_link(path);
         }
         match existing(path) {
             Some(found) if !standing.contains_key(path) => self.protected.push(found),
             _ if path.parent().is_some_and(Path::is_dir) => self.missing_protected.push((path.to_path_buf(), kind)),
             _ => {}
         }
+    }
+
+    /// A protected path that is a link: what it points to could be bound
+    /// read-only, but the link itself could be replaced; the process does not start.
+    fn refuse_link(&mut self, path: &Path) {
+        self.refused.get_or_insert_with(|| {
+            format!(
+                "{} is a symbolic link, which the sandbox cannot keep read-only; replace it with what it points to",
+                path.display()
+            )
+        });
     }
 
     /// Writable where it exists, made first where its parent does (a cache a
@@ -357,7 +349,7 @@ pub fn remove_planted(dir: &Path, name: &str) -> Option<PathBuf> {
 /// A small file the repository holds (`.git`, `commondir`): at most 4 KiB,
 /// never a FIFO that would hold the read.
 fn read_small(path: &Path) -> Option<String> {
-    super::agent_config::read_bounded(path, 4096)
+    crate::folder::read_planted(path, 4096).ok()
 }
 
 /// Stand-ins bwrap made for missing protected paths, with the process group
@@ -435,15 +427,31 @@ impl Placeholders {
 /// Whether any process of the group still runs (a zombie waiting to be
 /// reaped runs nothing, and holds no mount: it does not count).
 pub fn group_runs(pgid: u32) -> bool {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return false };
-    entries.flatten().any(|entry| {
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { return false };
-        // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses.
-        let mut fields = stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace()).into_iter().flatten();
-        let state = fields.next();
-        let pgrp = fields.nth(1).and_then(|pgrp| pgrp.parse::<u32>().ok());
-        pgrp == Some(pgid) && state != Some("Z")
-    })
+    group_members(pgid).iter().any(|member| !member.zombie)
+}
+
+/// A process of a group, as `/proc` shows it.
+pub struct Member {
+    pub pid: u32,
+    /// Ended, waiting to be reaped.
+    pub zombie: bool,
+}
+
+/// Every process of the group `pgid`, from `/proc/<pid>/stat`.
+pub fn group_members(pgid: u32) -> Vec<Member> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses.
+            let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+            let state = fields.next()?;
+            let pgrp = fields.nth(1)?.parse::<u32>().ok()?;
+            (pgrp == pgid).then_some(Member { pid, zombie: state == "Z" })
+        })
+        .collect()
 }
 
 fn write_journal(journal: Option<&Path>, standing: &HashMap<PathBuf, Vec<u32>>) {

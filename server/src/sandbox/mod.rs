@@ -18,7 +18,7 @@ use std::os::fd::RawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-pub use host::{group_runs, Placeholders};
+pub use host::{group_members, group_runs, Member, Placeholders};
 pub use plan::{agent_of, Reach, CREDENTIAL_STORES, PROTECTED_IN_ROOT};
 
 /// Whether and why processes run sandboxed.
@@ -30,6 +30,16 @@ pub enum Mode {
     Unavailable { reason: String },
     /// `--no-sandbox`: the user chose to run without it.
     Disabled,
+}
+
+impl Mode {
+    /// What the probe of bwrap on `path` says.
+    fn probed(path: Option<&std::ffi::OsStr>) -> Self {
+        match host::probe(path) {
+            Ok(bwrap) => Mode::Enforced { bwrap },
+            Err(reason) => Mode::Unavailable { reason },
+        }
+    }
 }
 
 /// What the hub is started with for the sandbox.
@@ -115,14 +125,7 @@ impl Sandbox {
     /// Probes bwrap once (a real sandbox with every namespace this plan uses),
     /// unless disabled.
     pub fn new(config: SandboxConfig) -> Self {
-        let mode = if config.disabled {
-            Mode::Disabled
-        } else {
-            match host::probe(config.path.as_deref()) {
-                Ok(bwrap) => Mode::Enforced { bwrap },
-                Err(reason) => Mode::Unavailable { reason },
-            }
-        };
+        let mode = if config.disabled { Mode::Disabled } else { Mode::probed(config.path.as_deref()) };
         Self::with_mode(mode, config)
     }
 
@@ -130,12 +133,7 @@ impl Sandbox {
     /// and embedders that give no sandbox get this one).
     pub fn detected(data_dir: Option<PathBuf>) -> Arc<Self> {
         static PROBED: OnceLock<Mode> = OnceLock::new();
-        let mode = PROBED
-            .get_or_init(|| match host::probe(std::env::var_os("PATH").as_deref()) {
-                Ok(bwrap) => Mode::Enforced { bwrap },
-                Err(reason) => Mode::Unavailable { reason },
-            })
-            .clone();
+        let mode = PROBED.get_or_init(|| Mode::probed(std::env::var_os("PATH").as_deref())).clone();
         Arc::new(Self::with_mode(mode, SandboxConfig::for_hub(false, data_dir)))
     }
 

@@ -223,14 +223,11 @@ pub(crate) fn signal_group(group: Pid, signal: Signal, spare_leader: bool) -> bo
     if !spare_leader {
         return kill_process_group(group, signal).is_ok();
     }
-    let members: Vec<Pid> = std::fs::read_dir("/proc")
+    let leader = group.as_raw_nonzero().get();
+    let members: Vec<Pid> = crate::sandbox::group_members(leader as u32)
         .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| *pid != group.as_raw_nonzero().get())
-        .filter(|pid| group_of(*pid) == Some(group.as_raw_nonzero().get()))
-        .filter_map(Pid::from_raw)
+        .filter_map(|member| Pid::from_raw(i32::try_from(member.pid).ok()?))
+        .filter(|pid| pid.as_raw_nonzero().get() != leader)
         .collect();
     if members.is_empty() {
         return kill_process_group(group, signal).is_ok();
@@ -238,13 +235,6 @@ pub(crate) fn signal_group(group: Pid, signal: Signal, spare_leader: bool) -> bo
     // Every member is signalled (no short cut after the first).
     let sent = members.into_iter().filter(|member| rustix::process::kill_process(*member, signal).is_ok()).count();
     sent > 0
-}
-
-/// A process's group, from `/proc/<pid>/stat`.
-fn group_of(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses.
-    stat.rsplit_once(')')?.1.split_whitespace().nth(2)?.parse().ok()
 }
 
 /// Owns a process group and ends it (`terminate_group`) when dropped: when its
