@@ -65,6 +65,11 @@ impl Location {
         Memo::new(move |_| url.with(|url| url.get(key).map(str::to_string)))
     }
 
+    /// The folder and session the address names now, untracked.
+    pub fn place_untracked(self) -> (Option<String>, Option<String>) {
+        self.0.with_untracked(|url| (url.get("folder").map(str::to_string), url.get("session").map(str::to_string)))
+    }
+
     /// The path when the page loaded, untracked: it chooses the page, and a
     /// change of path is always a full load.
     pub fn path_untracked(self) -> String {

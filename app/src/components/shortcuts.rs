@@ -61,7 +61,9 @@ fn new_session(state: HubState, location: Location) -> bool {
     if CREATING.with(|creating| creating.replace(true)) {
         return true;
     }
-    let shown = state.config.try_with_untracked(|config| config.as_ref().map(|c| c.session_id.clone())).flatten();
+    // What the address shows, not the config (which may still be the one
+    // the page just left, when a deleted session's successor was opened).
+    let shown = location.place_untracked();
     leptos::task::spawn_local(async move {
         let agent = state.new_session_agent.try_get_untracked().flatten();
         let created = crate::client::sessions::create(&folder, None, agent, false).await;
@@ -69,10 +71,8 @@ fn new_session(state: HubState, location: Location) -> bool {
         match created {
             Ok(session) => {
                 state.refresh_projects();
-                // Only if the page still shows the session it showed: the user may have moved on.
-                let still =
-                    state.config.try_with_untracked(|config| config.as_ref().map(|c| c.session_id.clone())).flatten();
-                if still.is_some() && still == shown {
+                // Only if the page still shows the place it showed: the user may have moved on.
+                if location.place_untracked() == shown {
                     location.navigate(&session_href(&folder, &session.id));
                 }
             }
