@@ -383,6 +383,7 @@ mod tests {
             outcome: None,
             policy: None,
             choices: None,
+            live: String::new(),
         }
     }
 

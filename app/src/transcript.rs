@@ -23,7 +23,12 @@ pub struct ToolCall {
     pub policy: Option<PolicyNote>,
     /// An ACP agent's answers to its permission request, in its own words.
     pub choices: Option<Vec<AgentChoice>>,
+    /// What the call printed so far while it runs (its last [`LIVE_TAIL`] bytes).
+    pub live: String,
 }
+
+/// How much of a running call's output the page keeps.
+pub const LIVE_TAIL: usize = 64 * 1024;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutcome {
@@ -155,6 +160,7 @@ impl Transcript {
                         outcome: None,
                         policy: policy.clone(),
                         choices: None,
+                        live: String::new(),
                     }),
                 );
             }
@@ -196,6 +202,21 @@ impl Transcript {
                         _ => return true,
                     }
                     item.version = seq;
+                }
+            }
+            AgentEvent::ToolOutput { tool_id, text, .. } => {
+                if let Some(item) = self.tools.get(tool_id).and_then(|&index| self.items.get_mut(index)) {
+                    if let Entry::Tool(call) = &mut item.entry {
+                        call.live.push_str(text);
+                        if call.live.len() > LIVE_TAIL {
+                            let mut start = call.live.len() - LIVE_TAIL;
+                            while !call.live.is_char_boundary(start) {
+                                start += 1;
+                            }
+                            call.live.drain(..start);
+                        }
+                        item.version = seq;
+                    }
                 }
             }
             AgentEvent::InputRequest { request_id, input_type, prompt, choices } => {
@@ -362,6 +383,7 @@ mod tests {
                 }),
                 policy: None,
                 choices: None,
+                live: String::new(),
             })
         );
         // A regenerated call after feedback is a new batch of its own.

@@ -40,6 +40,14 @@ pub enum ResultStatus {
     Cancelled,
 }
 
+/// Which stream of a command a piece of live output came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputStream {
+    Stdout,
+    Stderr,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
@@ -162,6 +170,14 @@ pub enum AgentEvent {
         /// What an edit really wrote, when the user changed the proposal (an addition).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         diff: Option<FileDiff>,
+    },
+    /// A running call's output as it comes, before its `tool_result` (an
+    /// addition): a command's stdout or stderr, in order, for the page to show
+    /// live. The result still carries the output the model gets.
+    ToolOutput {
+        tool_id: String,
+        stream: OutputStream,
+        text: String,
     },
     InputRequest {
         request_id: String,

@@ -247,9 +247,11 @@ fn rows_view(rows: Vec<ParameterRow>) -> impl IntoView {
 pub fn ToolEntry(call: ToolCall) -> impl IntoView {
     let error_kind = call.outcome.as_ref().and_then(|outcome| outcome.error_kind.clone());
     let denied = error_kind.as_deref() == Some(DENIED_BY_POLICY);
+    let running = call.outcome.is_none() && !call.live.is_empty();
     let (mark, mark_class, state) = match call.outcome.as_ref().map(|outcome| outcome.status) {
         // A rule refused it: it never ran, which is not the tool failing.
         Some(_) if denied => ("⊘", "text-red-600 dark:text-red-400", "denied"),
+        None if running => ("●", "text-sky-500 animate-pulse", "running"),
         None => ("●", "text-amber-500", "waiting"),
         Some(ToolStatus::Success) => ("✓", "text-emerald-600 dark:text-emerald-400", "success"),
         Some(ToolStatus::Error) => ("✗", "text-red-600 dark:text-red-400", "error"),
@@ -279,11 +281,15 @@ pub fn ToolEntry(call: ToolCall) -> impl IntoView {
     };
     let parameters = diff.is_none().then_some(call.parameters);
     let output = call.outcome.map(|outcome| outcome.text).filter(|text| !text.is_empty());
+    // While it runs, what it printed so far shows open, the newest line in view
+    // (a reversed column keeps the scroll at its end).
+    let live = running.then_some(call.live);
     view! {
         <details
             data-testid="tool-entry"
             data-tool-id=call.tool_id
             data-state=state
+            open=running
             class="rounded-lg border border-slate-200 bg-white text-sm dark:border-slate-800 dark:bg-slate-900"
         >
             <summary class="flex cursor-pointer flex-col gap-0.5 px-3 py-2">
@@ -311,6 +317,20 @@ pub fn ToolEntry(call: ToolCall) -> impl IntoView {
             <div class="flex flex-col gap-2 border-t border-slate-200 px-3 py-2 dark:border-slate-800">
                 {parameters.map(|parameters| view! { <ParameterList parameters /> })}
                 {diff.map(|(diff, label)| deferred(diff_view(diff, label)))}
+                {live
+                    .map(|text| {
+                        view! {
+                            <div class="flex max-h-60 flex-col-reverse overflow-auto rounded bg-slate-100 dark:bg-slate-950">
+                                <pre
+                                    data-testid="tool-live"
+                                    aria-live="off"
+                                    class="p-2 font-mono text-xs whitespace-pre-wrap"
+                                >
+                                    {text}
+                                </pre>
+                            </div>
+                        }
+                    })}
                 {output
                     .map(|text| {
                         view! {
@@ -359,6 +379,7 @@ mod tests {
             outcome: None,
             policy: None,
             choices: None,
+            live: String::new(),
         }
     }
 

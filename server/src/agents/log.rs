@@ -193,12 +193,13 @@ impl EventLog {
     pub fn append_unpublished(&self, event: AgentEvent) -> u64 {
         let mut events = self.events();
         let seq = events.last().map_or(0, |event| event.seq) + 1;
-        // Streamed text may be lost with the last ~20 ms before a crash (it is
-        // cheap to batch); everything else is durable before it is seen.
+        // Streamed text and live output may be lost with the last ~20 ms before a
+        // crash (they are cheap to batch); everything else is durable before it is seen.
         let durable = !matches!(
             event,
             AgentEvent::Message { role: protocol::events::Role::Assistant, delta: true, .. }
                 | AgentEvent::Thought { .. }
+                | AgentEvent::ToolOutput { .. }
         );
         if let Some(id) = announced_id(&event) {
             self.ids.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(id.to_string());

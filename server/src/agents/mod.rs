@@ -11,6 +11,7 @@ pub mod catalog;
 pub mod error;
 pub(crate) mod gate;
 mod interface;
+pub mod live;
 pub mod log;
 pub mod port;
 pub mod protected;

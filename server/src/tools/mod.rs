@@ -10,6 +10,7 @@ mod walk;
 pub use process::kill_remaining_groups;
 pub use process::{keep_secret, pass_to_commands, SecretForCommands};
 pub(crate) mod shell;
+pub mod terminal;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -187,16 +188,18 @@ impl Workspace {
 
     /// Runs a call. `modified_content` (an edit tool only) is written in place
     /// of the proposal, and what was written comes back with the output.
-    /// A command runs in the sandbox on the `terms` asked when it starts.
+    /// A command runs in the sandbox on the `terms` asked when it starts;
+    /// `live` gets its output as it comes.
     pub async fn run(
         &self,
         tool: Tool,
         args: &Value,
         modified_content: Option<String>,
         terms: &crate::sandbox::Terms,
+        live: Option<shell::Live>,
     ) -> Result<(String, Option<FileDiff>), ToolFailure> {
         if tool == Tool::RunShellCommand {
-            let output = shell::run(self.folder()?, parse(args)?, self.shell_timeout, terms).await?;
+            let output = shell::run(self.folder()?, parse(args)?, self.shell_timeout, terms, live).await?;
             return Ok((cap_output(output), None));
         }
         let folder = self.folder()?.clone();
@@ -300,21 +303,24 @@ mod tests {
         // A later turn's workspace too.
         let mut notes = "inside\n";
         for workspace in [workspace, Workspace::new(root.clone(), Duration::from_secs(10))] {
-            let read = workspace.run(Tool::ReadFile, &json!({"file_path": "notes.txt"}), None, &terms()).await;
+            let read = workspace.run(Tool::ReadFile, &json!({"file_path": "notes.txt"}), None, &terms(), None).await;
             assert_eq!(read.unwrap().0, notes);
             notes = "written\n";
             let write = json!({"file_path": "notes.txt", "content": "written\n"});
             workspace.precheck(Tool::WriteFile, &write).unwrap();
-            workspace.run(Tool::WriteFile, &write, None, &terms()).await.unwrap();
+            workspace.run(Tool::WriteFile, &write, None, &terms(), None).await.unwrap();
             let absolute = json!({"file_path": root.join("new.txt"), "content": "new\n"});
-            workspace.run(Tool::WriteFile, &absolute, None, &terms()).await.unwrap();
-            let listed = workspace.run(Tool::Glob, &json!({"pattern": "*.txt"}), None, &terms()).await.unwrap().0;
+            workspace.run(Tool::WriteFile, &absolute, None, &terms(), None).await.unwrap();
+            let listed = workspace.run(Tool::Glob, &json!({"pattern": "*.txt"}), None, &terms(), None).await.unwrap().0;
             assert_eq!(listed, "new.txt\nnotes.txt");
-            let found =
-                workspace.run(Tool::SearchFileContent, &json!({"pattern": "new"}), None, &terms()).await.unwrap().0;
+            let found = workspace
+                .run(Tool::SearchFileContent, &json!({"pattern": "new"}), None, &terms(), None)
+                .await
+                .unwrap()
+                .0;
             assert_eq!(found, "new.txt:1: new");
             let shell = json!({"command": "echo ran > ran.out; pwd -P"});
-            let ran = workspace.run(Tool::RunShellCommand, &shell, None, &terms()).await.unwrap().0;
+            let ran = workspace.run(Tool::RunShellCommand, &shell, None, &terms(), None).await.unwrap().0;
             assert!(ran.starts_with(&format!("{}\n", moved.display())), "{ran}");
         }
         assert_eq!(std::fs::read_to_string(moved.join("notes.txt")).unwrap(), "written\n");

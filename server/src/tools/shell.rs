@@ -1,13 +1,16 @@
 //! run_shell_command: bash in the project folder, in its own process group, with
 //! an allow-listed environment (`process::command_env`): none of the hub's secrets. The call ends when bash does; then, as on a timeout or when
 //! Stop drops the call, the whole group is ended (SIGTERM, SIGKILL after a grace).
+//! [`start`] is shared with the terminals ACP agents open (`terminal`).
 //! So nothing a command starts keeps running unseen, at a price: `server &` in a
 //! command is stopped when the call ends.
 
+use std::ffi::OsString;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::process::Stdio;
 use std::time::Duration;
 
+use protocol::events::OutputStream;
 use serde::Deserialize;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
@@ -37,35 +40,52 @@ struct Captured {
     total: usize,
 }
 
-/// Reads the stream to its end into `into`, which keeps what came if the read is
-/// given up on.
-async fn drain(mut stream: impl AsyncRead + Unpin, into: &mut Captured) {
+/// Where a command's output goes as it comes (the page's live view), besides
+/// its result.
+pub(crate) type Live = std::sync::Arc<dyn Fn(OutputStream, &[u8]) + Send + Sync>;
+
+/// Reads the stream to its end, handing each piece to `take`; what came stays
+/// taken if the read is given up on.
+pub(crate) async fn drain(mut stream: impl AsyncRead + Unpin, mut take: impl FnMut(&[u8])) {
     let mut buffer = [0u8; 8192];
     while let Ok(n) = stream.read(&mut buffer).await {
         if n == 0 {
             break;
         }
-        into.total += n;
-        let room = MAX_OUTPUT.saturating_sub(into.kept.len());
-        into.kept.extend_from_slice(&buffer[..n.min(room)]);
+        take(&buffer[..n]);
     }
 }
 
-/// Runs the command in `folder`, the directory itself rather than its path (a
-/// folder renamed and replaced by a symlink does not move the command), inside
-/// the sandbox `terms` give (bound by the held directory too).
-pub async fn run(folder: &Folder, args: ShellArgs, timeout: Duration, terms: &Terms) -> ToolResult {
-    if args.command.trim().is_empty() {
-        return Err(ToolFailure::new("invalid_arguments", "The command is empty."));
+impl Captured {
+    fn take(&mut self, piece: &[u8]) {
+        self.total += piece.len();
+        let room = MAX_OUTPUT.saturating_sub(self.kept.len());
+        self.kept.extend_from_slice(&piece[..piece.len().min(room)]);
     }
+}
+
+/// A command started in the sandbox: its process, its group (ended, with
+/// everything in it, when this is dropped) and the root it runs in.
+pub(crate) struct Started {
+    pub child: tokio::process::Child,
+    pub group: GroupGuard,
+    pub sandboxed: bool,
+    root: std::path::PathBuf,
+}
+
+/// Starts `program args…` in `folder`, the directory itself rather than its
+/// path (a folder renamed and replaced by a symlink does not move the
+/// command), inside the sandbox `terms` give (bound by the held directory
+/// too), with the commands' allow-listed environment and piped output.
+pub(crate) fn start(folder: &Folder, program: &str, args: &[OsString], terms: &Terms) -> Result<Started, ToolFailure> {
     let dir = folder.as_fd().as_raw_fd();
     // Where the held directory is now (the path it was opened at may since
     // name something else): the sandbox binds it there.
     let here =
         std::fs::read_link(format!("/proc/self/fd/{dir}")).ok().filter(|path| path.is_absolute() && path.is_dir());
-    let request_root = here.clone().unwrap_or_else(|| folder.root().to_path_buf());
+    let root = here.clone().unwrap_or_else(|| folder.root().to_path_buf());
     let request = Request {
-        root: here.as_deref().unwrap_or(folder.root()),
+        root: &root,
         root_fd: Some(dir),
         reach: Reach::Command,
         network: terms.network,
@@ -73,11 +93,11 @@ pub async fn run(folder: &Folder, args: ShellArgs, timeout: Duration, terms: &Te
         env: &[],
         agent: None,
     };
+    let could_not =
+        |err: &dyn std::fmt::Display| ToolFailure::new("spawn_failed", format!("Could not start {program}: {err}."));
     // `_held`: the writable paths bwrap binds by descriptor, open until the spawn.
-    let Prepared { mut command, placeholders, sandboxed, held: _held } = terms
-        .sandbox
-        .command(&request, &"bash".into(), &["-c".into(), args.command.clone().into()])
-        .map_err(|err| ToolFailure::new("spawn_failed", format!("Could not start bash: {err}.")))?;
+    let Prepared { mut command, placeholders, sandboxed, held: _held } =
+        terms.sandbox.command(&request, &program.into(), args).map_err(|err| could_not(&err))?;
     command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     command_env(&mut command);
     // SAFETY: fchdir is async-signal-safe. `dir` stays open in the hub until
@@ -87,22 +107,66 @@ pub async fn run(folder: &Folder, args: ShellArgs, timeout: Duration, terms: &Te
         command.pre_exec(move || Ok(rustix::process::fchdir(BorrowedFd::borrow_raw(dir))?));
     }
     // No kill_on_drop: it would SIGKILL bash alone; the guard ends the group.
-    let mut child =
-        command.spawn().map_err(|err| ToolFailure::new("spawn_failed", format!("Could not start bash: {err}.")))?;
+    let child = command.spawn().map_err(|err| could_not(&err))?;
     // From here on, however the call ends, its group ends with it, and the
     // stand-ins go once nothing of it runs.
     let mut placeholders = placeholders;
     if let Some(pgid) = child.id() {
         placeholders.started(pgid);
     }
-    let mut group = GroupGuard::new(child.id()).holding(placeholders);
+    let group = GroupGuard::new(child.id()).holding(placeholders);
+    Ok(Started { child, group, sandboxed, root })
+}
+
+impl Started {
+    /// What the sandbox has to say once the command has ended, a line each:
+    /// a planted git file it removed, a write or connection the kernel refused
+    /// (`output`: what the command printed).
+    pub(crate) fn notes(&self, output: &str) -> String {
+        let mut notes = String::new();
+        if !self.sandboxed {
+            return notes;
+        }
+        if let Some(removed) = crate::sandbox::tidy_git(&self.root) {
+            notes.push_str(&removed);
+            notes.push('\n');
+        }
+        if let Some(what) = crate::sandbox::refusal_in(output) {
+            notes.push_str(&format!("[sandbox: the kernel refused {what}]\n"));
+        }
+        notes
+    }
+}
+
+/// Runs the command with bash in `folder`, in the sandbox `terms` give;
+/// `live` gets the output as it comes.
+pub async fn run(folder: &Folder, args: ShellArgs, timeout: Duration, terms: &Terms, live: Option<Live>) -> ToolResult {
+    if args.command.trim().is_empty() {
+        return Err(ToolFailure::new("invalid_arguments", "The command is empty."));
+    }
+    let mut started = start(folder, "bash", &["-c".into(), args.command.clone().into()], terms)?;
+    let child = &mut started.child;
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err(ToolFailure::new("io_error", "The command's output could not be read."));
     };
     let (mut out, mut err) = (Captured::default(), Captured::default());
     let finished = {
+        let show = |stream: OutputStream, piece: &[u8]| {
+            if let Some(live) = &live {
+                live(stream, piece);
+            }
+        };
         let reading = async {
-            tokio::join!(drain(stdout, &mut out), drain(stderr, &mut err));
+            tokio::join!(
+                drain(stdout, |piece| {
+                    out.take(piece);
+                    show(OutputStream::Stdout, piece);
+                }),
+                drain(stderr, |piece| {
+                    err.take(piece);
+                    show(OutputStream::Stderr, piece);
+                })
+            );
         };
         let mut reading = std::pin::pin!(reading);
         let ended = async {
@@ -126,7 +190,7 @@ pub async fn run(folder: &Folder, args: ShellArgs, timeout: Duration, terms: &Te
     // bash is reaped. Unsandboxed, what is still in the group was left behind. In the sandbox
     // the kernel ends its PID namespace with bash (bwrap's own init may still
     // be going when this looks), so there is nothing to tell apart.
-    let left_behind = group.end_waiting(Duration::from_secs(2)).await && !sandboxed;
+    let left_behind = started.group.end_waiting(Duration::from_secs(2)).await && !started.sandboxed;
     let mut text = String::new();
     push_stream(&mut text, "", &out);
     push_stream(&mut text, "stderr:\n", &err);
@@ -134,15 +198,8 @@ pub async fn run(folder: &Folder, args: ShellArgs, timeout: Duration, terms: &Te
         text.push_str("[processes the command left running were stopped when it ended]\n");
     }
     let code = status.code().map_or_else(|| "killed by a signal".to_string(), |code| code.to_string());
-    if sandboxed {
-        if let Some(removed) = crate::sandbox::tidy_git(&request_root) {
-            text.push_str(&removed);
-            text.push('\n');
-        }
-        if let Some(what) = crate::sandbox::refusal_in(&text) {
-            text.push_str(&format!("[sandbox: the kernel refused {what}]\n"));
-        }
-    }
+    let notes = started.notes(&text);
+    text.push_str(&notes);
     text.push_str(&format!("Exit code: {code}"));
     Ok(text)
 }
@@ -185,8 +242,9 @@ mod tests {
     #[tokio::test]
     async fn runs_in_the_folder_and_reports_exit_code_and_stderr() {
         let dir = tempfile::tempdir().unwrap();
-        let out =
-            run(&at(dir.path()), args("pwd; echo oops >&2; exit 3"), Duration::from_secs(10), &terms()).await.unwrap();
+        let out = run(&at(dir.path()), args("pwd; echo oops >&2; exit 3"), Duration::from_secs(10), &terms(), None)
+            .await
+            .unwrap();
         let root = dir.path().canonicalize().unwrap();
         assert!(out.starts_with(&format!("{}\n", root.display())), "{out}");
         assert!(out.contains("stderr:\noops\n") && out.ends_with("Exit code: 3"), "{out}");
@@ -196,10 +254,15 @@ mod tests {
     #[tokio::test]
     async fn huge_output_is_capped_with_the_total_said() {
         let dir = tempfile::tempdir().unwrap();
-        let out =
-            run(&at(dir.path()), args("head -c 3000000 /dev/zero | tr '\\0' x"), Duration::from_secs(20), &terms())
-                .await
-                .unwrap();
+        let out = run(
+            &at(dir.path()),
+            args("head -c 3000000 /dev/zero | tr '\\0' x"),
+            Duration::from_secs(20),
+            &terms(),
+            None,
+        )
+        .await
+        .unwrap();
         assert!(out.len() < MAX_OUTPUT + 200, "{}", out.len());
         assert!(out.contains("of 3000000 bytes]"), "{}", &out[out.len() - 120..]);
     }
@@ -209,7 +272,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let marker = dir.path().join("survived");
         let command = format!("(sleep 2; touch {}) & sleep 30", marker.display());
-        let err = run(&at(dir.path()), args(&command), Duration::from_millis(300), &terms()).await.unwrap_err();
+        let err = run(&at(dir.path()), args(&command), Duration::from_millis(300), &terms(), None).await.unwrap_err();
         assert_eq!(err.kind, "timeout");
         tokio::time::sleep(Duration::from_millis(2500)).await;
         assert!(!marker.exists(), "a background child outlived the timeout");
@@ -282,7 +345,7 @@ mod tests {
         let command = "sleep 600.101 & sleep 600.102; echo done";
         let (cwd, terms) = (at(dir.path()), terms());
         let pgid = tokio::select! {
-            result = run(&cwd, args(command), Duration::from_secs(120), &terms) => panic!("finished: {result:?}"),
+            result = run(&cwd, args(command), Duration::from_secs(120), &terms, None) => panic!("finished: {result:?}"),
             pgid = started(&["sleep", "600.102"]) => pgid,
         };
         // The call's future is dropped here, as Stop drops the turn.
@@ -298,7 +361,7 @@ mod tests {
         let command = "trap '' TERM; sleep 600.103; echo done";
         let (cwd, terms) = (at(dir.path()), terms());
         let pgid = tokio::select! {
-            result = run(&cwd, args(command), Duration::from_secs(120), &terms) => panic!("finished: {result:?}"),
+            result = run(&cwd, args(command), Duration::from_secs(120), &terms, None) => panic!("finished: {result:?}"),
             pgid = started(&["sleep", "600.103"]) => pgid,
         };
         let took = within(Duration::from_secs(5), || live_in_group(pgid).is_empty());
@@ -313,7 +376,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().to_path_buf();
         let mut call = Box::pin(async move {
-            run(&at(&root), args("sleep 600.104; echo done"), Duration::from_secs(120), &terms()).await
+            run(&at(&root), args("sleep 600.104; echo done"), Duration::from_secs(120), &terms(), None).await
         });
         let pgid = runtime.block_on(async {
             tokio::select! {
@@ -336,7 +399,7 @@ mod tests {
             [("sleep 600.105 & echo hi", "600.105"), ("sleep 600.106 >/dev/null 2>&1 & echo hi", "600.106")]
         {
             let start = std::time::Instant::now();
-            let out = run(&at(dir.path()), args(command), Duration::from_secs(10), &terms()).await;
+            let out = run(&at(dir.path()), args(command), Duration::from_secs(10), &terms(), None).await;
             let took = start.elapsed();
             println!("{command}: returned after {took:?}");
             let out = out.unwrap();
@@ -365,7 +428,7 @@ mod tests {
             crate::tools::pass_to_commands(&names).unwrap();
         }
         let dir = tempfile::tempdir().unwrap();
-        println!("{}", run(&at(dir.path()), args("env"), Duration::from_secs(10), &terms()).await.unwrap());
+        println!("{}", run(&at(dir.path()), args("env"), Duration::from_secs(10), &terms(), None).await.unwrap());
     }
 
     /// `env` as a command sees, run in a child test process whose environment
@@ -432,7 +495,7 @@ mod tests {
     async fn empty_command_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(
-            run(&at(dir.path()), args("  "), Duration::from_secs(1), &terms()).await.unwrap_err().kind,
+            run(&at(dir.path()), args("  "), Duration::from_secs(1), &terms(), None).await.unwrap_err().kind,
             "invalid_arguments"
         );
     }

@@ -20,6 +20,7 @@ mod state;
 
 pub use state::{BuiltinState, PausedTurn, PlannedCall};
 
+use crate::agents::live::LiveOutput;
 use crate::agents::port::HubPort;
 use crate::agents::trail;
 use crate::agents::{gate, AgentError, AgentState, BatchItem, Grants, SessionRuntime, Start};
@@ -678,7 +679,9 @@ impl Turn {
                     let mut terms = self.hub.sandbox_terms(&self.runtime.id);
                     // The user approved this one command with the network.
                     terms.network |= network;
-                    self.workspace.run(tool, &args, modified_content, &terms).await
+                    let shown = Arc::new(LiveOutput::new(self.runtime.log.clone(), &tool_id));
+                    let live: tools::shell::Live = Arc::new(move |stream, piece: &[u8]| shown.push(stream, piece));
+                    self.workspace.run(tool, &args, modified_content, &terms, Some(live)).await
                 }
                 _ => return Err(TurnError::Lost(tool_id)),
             };
