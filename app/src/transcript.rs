@@ -57,7 +57,7 @@ pub enum Entry {
     Assistant(String),
     /// The agent's reasoning, joined like assistant text; shown collapsed.
     Thought(String),
-    Tool(ToolCall),
+    Tool(Box<ToolCall>),
     Question(Question),
     Error {
         message: String,
@@ -151,7 +151,7 @@ impl Transcript {
                 self.tools.insert(tool_id.clone(), self.items.len());
                 self.push(
                     seq,
-                    Entry::Tool(ToolCall {
+                    Entry::Tool(Box::new(ToolCall {
                         tool_id: tool_id.clone(),
                         tool_name: tool_name.clone(),
                         kind: *kind,
@@ -161,7 +161,7 @@ impl Transcript {
                         policy: policy.clone(),
                         choices: None,
                         live: String::new(),
-                    }),
+                    })),
                 );
             }
             AgentEvent::ToolUpdate { tool_id, tool_name, parameters, kind, diff, choices, policy } => {
@@ -283,7 +283,7 @@ impl Transcript {
         let item = self.items.get(*self.tools.get(first)?)?;
         let Entry::Tool(call) = &item.entry else { return None };
         let total = self.batch_total.max(self.pending.len());
-        Some(Card { call: call.clone(), position: total - self.pending.len() + 1, total })
+        Some(Card { call: (**call).clone(), position: total - self.pending.len() + 1, total })
     }
 }
 
@@ -369,7 +369,7 @@ mod tests {
         assert_eq!((card.call.tool_id.as_str(), card.position, card.total), ("b", 2, 3));
         assert_eq!(
             transcript.items()[0].entry,
-            Entry::Tool(ToolCall {
+            Entry::Tool(Box::new(ToolCall {
                 tool_id: "a".into(),
                 tool_name: "run_shell_command".into(),
                 kind: ToolKind::Execute,
@@ -384,7 +384,7 @@ mod tests {
                 policy: None,
                 choices: None,
                 live: String::new(),
-            })
+            }))
         );
         // A regenerated call after feedback is a new batch of its own.
         list.extend(events(vec![

@@ -307,7 +307,7 @@ fn TranscriptItem(item: Item) -> impl IntoView {
             </details>
         }
         .into_any(),
-        Entry::Tool(call) => view! { <ToolEntry call /> }.into_any(),
+        Entry::Tool(call) => view! { <ToolEntry call=*call /> }.into_any(),
         Entry::Question(question) => view! { <QuestionEntry question /> }.into_any(),
         Entry::Error { message, code } => view! { <Alert message testid="agent-error" code=code.unwrap_or_default() /> }.into_any(),
         Entry::Notice(text) => view! {

@@ -228,6 +228,22 @@ impl Sandbox {
     }
 }
 
+/// Whether the sandbox keeps `rel` (a path relative to the working root, as
+/// it really is: links resolved) read-only: one of [`PROTECTED_IN_ROOT`] or
+/// anything in the root's `.git`. What the hub writes for an agent (ACP's
+/// `fs`) obeys the same list, though the hub itself runs unsandboxed.
+pub fn kept_read_only(rel: &Path) -> bool {
+    let first = rel.components().next().map(|part| part.as_os_str());
+    first.is_some_and(|first| first == ".git" || PROTECTED_IN_ROOT.iter().any(|(name, _)| first == *name))
+}
+
+/// Whether `rel` is a folder's agent config, hidden from its agents until the
+/// folder is trusted.
+pub fn hidden_until_trust(rel: &Path) -> bool {
+    let first = rel.components().next().map(|part| part.as_os_str());
+    first.is_some_and(|first| plan::AGENT_CONFIG_IN_ROOT.iter().any(|(name, _)| first == *name))
+}
+
 /// A `commondir` the agent planted in a git dir the root works in (its own
 /// `.git`, and the repository above it for a subfolder) would lead the
 /// user's next `git` to another config (its hooks, `core.fsmonitor`): git

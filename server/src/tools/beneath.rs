@@ -154,10 +154,49 @@ impl Folder {
     /// [`Folder::replace`], syncing the file and its directory only when
     /// `sync` (a rewind writes many files and keeps its own record).
     pub fn replace_with(&self, rel: &Path, bytes: &[u8], sync: bool) -> Result<(), WriteError> {
+        self.replace_judged(rel, bytes, sync, |_| false)
+    }
+
+    /// [`Folder::replace`], refused ([`WriteError::Kept`]) where `kept` says
+    /// so of the place the write really lands, relative to the folder with
+    /// links followed: judged first on the nearest directory there is (before
+    /// any is made), then on the directory the write holds open, so a link
+    /// swapped in later cannot move it.
+    pub fn replace_unless(&self, rel: &Path, bytes: &[u8], kept: impl Fn(&Path) -> bool) -> Result<(), WriteError> {
+        self.replace_judged(rel, bytes, true, kept)
+    }
+
+    fn replace_judged(
+        &self,
+        rel: &Path,
+        bytes: &[u8],
+        sync: bool,
+        kept: impl Fn(&Path) -> bool,
+    ) -> Result<(), WriteError> {
+        let mut existing = rel.parent().unwrap_or(Path::new(""));
+        let mut missing = vec![rel.file_name().ok_or(Errno::ISDIR)?];
+        let nearest = loop {
+            match self.open_dir(existing) {
+                Ok(dir) => break dir,
+                Err(Errno::NOENT) => {
+                    missing.push(existing.file_name().ok_or(Errno::NOENT)?);
+                    existing = existing.parent().unwrap_or(Path::new(""));
+                }
+                Err(err) => return Err(err.into()),
+            }
+        };
+        let planned = missing.iter().rev().fold(self.real_place(&nearest)?, |path, name| path.join(name));
+        if kept(&planned) {
+            return Err(WriteError::Kept(planned));
+        }
         if let Some(parent) = rel.parent() {
             self.make_dirs(parent)?;
         }
         let (dir, name) = self.final_place(rel)?;
+        let landing = self.real_place(&dir)?.join(&name);
+        if kept(&landing) {
+            return Err(WriteError::Kept(landing));
+        }
         let kept = match openat(&dir, &name, WRITE_EXISTING, Mode::empty()) {
             // Opened for writing: a file that may not be written is refused as before.
             Ok(file) => {
@@ -241,6 +280,15 @@ impl Folder {
     }
 
     /// The directory holding `rel` (opened beneath the root) and its name there.
+    /// Where the directory `dir` (opened beneath the folder) really is,
+    /// relative to the folder as it now is.
+    fn real_place(&self, dir: &OwnedFd) -> Result<PathBuf, Errno> {
+        let path_of =
+            |fd: BorrowedFd<'_>| std::fs::read_link(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&fd)));
+        let (Ok(real), Ok(root)) = (path_of(dir.as_fd()), path_of(self.fd.as_fd())) else { return Err(Errno::NOENT) };
+        real.strip_prefix(&root).map(Path::to_path_buf).map_err(|_| Errno::XDEV)
+    }
+
     fn parent_of(&self, rel: &Path) -> Result<(OwnedFd, OsString), Errno> {
         let name = rel.file_name().ok_or(Errno::INVAL)?.to_owned();
         let dir = self.open_at(rel.parent().unwrap_or(Path::new("")), DIR, Mode::empty())?;
@@ -383,6 +431,9 @@ pub enum WriteError {
     /// A FIFO, a device or a socket is there.
     #[error("not a regular file")]
     NotRegular,
+    /// The write would land at this path of the folder, which the caller keeps.
+    #[error("{} may not be written", .0.display())]
+    Kept(PathBuf),
 }
 
 /// A file's new content until it is renamed over the file; removed if it is

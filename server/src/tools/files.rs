@@ -414,15 +414,24 @@ pub fn replace_diff(folder: &Folder, replace: &ReplaceArgs) -> Result<FileDiff, 
     }
 }
 
+/// Why a write to `path` failed, as the tool says it.
+pub(super) fn write_failure(path: &str, err: WriteError) -> ToolFailure {
+    match err {
+        WriteError::Io(err) => failure(path, err),
+        WriteError::NotRegular => ToolFailure::new("io_error", format!("{path} is not a regular file.")),
+        WriteError::Kept(real) => ToolFailure::new(
+            "path_read_only",
+            format!("{path} would be written at {}, which the sandbox keeps read-only.", real.display()),
+        ),
+    }
+}
+
 /// Writes the diff's new text, whole or not at all (`Folder::replace`). The
 /// path is resolved again, by the kernel, at the moment of the write: what was
 /// checked for the card cannot be swapped.
 fn apply(folder: &Folder, diff: FileDiff, user_modified: bool) -> ToolResult {
     let rel = relative_in_folder(folder.root(), &diff.path)?;
-    folder.replace(&rel, diff.new_text.as_bytes()).map_err(|err| match err {
-        WriteError::Io(err) => failure(&diff.path, err),
-        WriteError::NotRegular => ToolFailure::new("io_error", format!("{} is not a regular file.", diff.path)),
-    })?;
+    folder.replace(&rel, diff.new_text.as_bytes()).map_err(|err| write_failure(&diff.path, err))?;
     Ok(if user_modified {
         format!(
             "Successfully applied user-modified edit to {}. Note: the user modified your suggested changes before accepting. Do not attempt to revert to your original suggestion.",

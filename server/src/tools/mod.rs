@@ -216,6 +216,19 @@ impl Workspace {
     }
 }
 
+/// Writes a whole file of the folder as `write_file` does (confined to it,
+/// link-safe, replaced atomically), refused where `kept` says so of the path
+/// it really lands at: an ACP agent's `fs/write_text_file`.
+pub fn write_whole_file(
+    folder: &Folder,
+    path: &str,
+    content: &str,
+    kept: impl Fn(&std::path::Path) -> bool,
+) -> Result<(), ToolFailure> {
+    let rel = paths::relative_in_folder(folder.root(), path)?;
+    folder.replace_unless(&rel, content.as_bytes(), kept).map_err(|err| files::write_failure(path, err))
+}
+
 /// Characters that reorder how text is shown ("Trojan Source"): a card could
 /// show one command while another runs. Refused before any card.
 fn refuse_reordering(command: &str) -> Result<(), ToolFailure> {
@@ -329,6 +342,37 @@ mod tests {
         at_home.sort();
         assert_eq!(at_home, ["notes.txt"], "nothing was made in the link's target");
         assert_eq!(std::fs::read_to_string(home.path().join("notes.txt")).unwrap(), "home\n");
+    }
+
+    #[test]
+    fn an_agents_write_never_lands_where_the_sandbox_keeps_read_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".gemini")).unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::os::unix::fs::symlink(".gemini", root.join("settings")).unwrap();
+        std::os::unix::fs::symlink("../.gemini/settings.json", root.join("src/config.json")).unwrap();
+        let folder = Folder::open(&root).unwrap();
+        let write = |path: &str| {
+            write_whole_file(&folder, &root.join(path).display().to_string(), "x", crate::sandbox::kept_read_only)
+        };
+        write("notes.md").unwrap();
+        write("src/deep/new.rs").unwrap();
+        assert_eq!(std::fs::read_to_string(root.join("src/deep/new.rs")).unwrap(), "x");
+        for kept in [
+            ".gemini/settings.json",
+            "settings/settings.json",
+            "settings/new/dir.json",
+            "src/config.json",
+            ".git/hooks/pre-commit",
+            ".mcp.json",
+        ] {
+            let failure = write(kept).unwrap_err();
+            assert_eq!(failure.kind, "path_read_only", "{kept}: {failure:?}");
+        }
+        let in_gemini: Vec<_> = std::fs::read_dir(root.join(".gemini")).unwrap().collect();
+        assert!(in_gemini.is_empty(), "nothing was made in .gemini, not even a directory: {in_gemini:?}");
+        assert!(!root.join(".git").exists() && !root.join(".mcp.json").exists());
     }
 
     #[test]

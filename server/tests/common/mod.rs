@@ -140,12 +140,15 @@ fn is_assistant_delta(event: &Value) -> bool {
     event["type"] == "message" && event["role"] == "assistant"
 }
 
-/// `types`, with each run of assistant text counted once: the hub joins model
-/// chunks that arrive together, so how many deltas a reply takes varies.
+/// `types`, with each run of assistant text counted once, and each run of a
+/// command's live output: how many pieces a reply or an output takes varies.
 pub fn shape(events: &[Value]) -> Vec<String> {
     let mut shape: Vec<String> = Vec::new();
     for (index, event) in events.iter().enumerate() {
         if index > 0 && is_assistant_delta(event) && is_assistant_delta(&events[index - 1]) {
+            continue;
+        }
+        if index > 0 && event["type"] == "tool_output" && events[index - 1]["type"] == "tool_output" {
             continue;
         }
         shape.push(if is_assistant_delta(event) { "text".into() } else { event["type"].as_str().unwrap().into() });

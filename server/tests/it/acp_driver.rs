@@ -23,15 +23,15 @@ use tokio::time::Instant;
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/scripted-acp-agent.mjs");
 
 /// A hub whose ACP agent is the scripted one in `scenario`, and its project folder.
-struct Scripted {
-    hub: Arc<TestHub>,
-    folder: PathBuf,
+pub(crate) struct Scripted {
+    pub(crate) hub: Arc<TestHub>,
+    pub(crate) folder: PathBuf,
     log: PathBuf,
     _dir: tempfile::TempDir,
 }
 
 impl Scripted {
-    fn start(scenario: &str) -> Self {
+    pub(crate) fn start(scenario: &str) -> Self {
         let (dir, folder) = project(None);
         let log = folder.join("received.jsonl");
         let command = format!("node '{SCRIPT}' {scenario} '{}'", log.display());
@@ -42,11 +42,11 @@ impl Scripted {
         Self { hub, folder, log, _dir: dir }
     }
 
-    async fn session(&self) -> String {
+    pub(crate) async fn session(&self) -> String {
         self.hub.config(&self.folder).await.json()["sessionId"].as_str().unwrap().to_string()
     }
 
-    async fn prompt(&self, message: &str) -> Vec<Value> {
+    pub(crate) async fn prompt(&self, message: &str) -> Vec<Value> {
         self.hub.prompt(&self.folder, message).await.lines()
     }
 
@@ -66,7 +66,7 @@ impl Scripted {
     }
 
     /// What the agent received for `method`, with when.
-    fn sent(&self, method: &str) -> Vec<Value> {
+    pub(crate) fn sent(&self, method: &str) -> Vec<Value> {
         self.received().into_iter().filter(|entry| entry["message"]["method"] == method).collect()
     }
 
@@ -103,15 +103,15 @@ impl Scripted {
         }
     }
 
-    async fn detail(&self, session: &str) -> Value {
+    pub(crate) async fn detail(&self, session: &str) -> Value {
         self.hub.get(&format!("/api/sessions/{session}")).await.json()
     }
 
-    async fn events(&self, session: &str) -> Vec<Value> {
+    pub(crate) async fn events(&self, session: &str) -> Vec<Value> {
         self.detail(session).await["events"].as_array().unwrap().clone()
     }
 
-    async fn wait_status(&self, session: &str, status: &str) -> Value {
+    pub(crate) async fn wait_status(&self, session: &str, status: &str) -> Value {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let detail = self.detail(session).await;

@@ -46,10 +46,13 @@ async fn a_shell_call_waits_for_approval_then_runs_once() {
     assert_eq!(hub.get("/api/projects").await.json()["projects"][0]["sessions"][0]["pendingCount"], 1);
 
     let more = hub.decide(&session, json!({"toolId": "c1", "decision": "approve"})).await.lines();
-    assert_eq!(shape(&more), ["tool_result", "text", "result"]);
-    assert_eq!(more[0]["status"], "success");
-    assert!(more[0]["output"].as_str().unwrap().contains("created\nExit code: 0"));
-    assert_eq!((assistant_text(&more), more[1]["delta"].as_bool()), ("Created the file.".into(), Some(true)));
+    assert_eq!(shape(&more), ["tool_output", "tool_result", "text", "result"]);
+    // What it printed, as it came, then the result the model gets.
+    assert_eq!((more[0]["tool_id"].as_str(), more[0]["stream"].as_str()), (Some("c1"), Some("stdout")));
+    assert_eq!(more[0]["text"], "created\n");
+    assert_eq!(more[1]["status"], "success");
+    assert!(more[1]["output"].as_str().unwrap().contains("created\nExit code: 0"));
+    assert_eq!((assistant_text(&more), more[2]["delta"].as_bool()), ("Created the file.".into(), Some(true)));
     assert_eq!(more.last().unwrap()["status"], "success");
     assert_eq!(more[0]["seq"], 5, "seq continues across the pause");
     assert_eq!(std::fs::read_to_string(folder.join("made.txt")).unwrap(), "hi\n");
@@ -92,7 +95,7 @@ async fn three_calls_are_three_cards_decided_in_turn() {
     let second = hub.decide(&session, json!({"toolId": "b", "decision": "approve"})).await.lines();
     assert_eq!(second[1]["pending"], json!(["c"]));
     let last = hub.decide(&session, json!({"toolId": "c", "decision": "approve"})).await.lines();
-    assert_eq!(types(&last), ["tool_result", "message", "result"]);
+    assert_eq!(types(&last), ["tool_output", "tool_result", "message", "result"]);
     assert_eq!(
         (
             std::fs::read_to_string(folder.join("a.txt")).unwrap(),
@@ -166,9 +169,13 @@ async fn approve_session_lets_later_calls_of_that_tool_run_without_a_card() {
     let (_dir, folder) = project(None);
     let session = session_of(&hub.prompt(&folder, "go").await.lines());
     let events = hub.decide(&session, json!({"toolId": "s1", "decision": "approve_session"})).await.lines();
-    assert_eq!(types(&events), ["tool_result", "tool_use", "tool_result", "tool_use", "result"]);
+    assert_eq!(
+        types(&events),
+        ["tool_output", "tool_result", "tool_use", "tool_output", "tool_result", "tool_use", "result"]
+    );
     assert_eq!(events[2]["tool_id"], "s2");
-    assert_eq!(events[4]["pending"], json!(["w1"]), "other tools still ask");
+    assert_eq!(events[3]["text"], "two\n");
+    assert_eq!(events[6]["pending"], json!(["w1"]), "other tools still ask");
 }
 
 #[tokio::test]
@@ -259,8 +266,8 @@ async fn decision_words_while_waiting_and_busy_sessions() {
         }
     );
     let events = first.lines();
-    assert_eq!(types(&events), ["message", "tool_result", "message", "result"]);
-    assert!(events[1]["output"].as_str().unwrap().contains("yes-word"));
+    assert_eq!(types(&events), ["message", "tool_output", "tool_result", "message", "result"]);
+    assert!(events[2]["output"].as_str().unwrap().contains("yes-word"));
     assert_eq!((second.status, second.error_code().as_str()), (StatusCode::CONFLICT, "session_busy"));
 }
 

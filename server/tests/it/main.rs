@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod acp_client;
 mod acp_driver;
 mod acp_failures;
 mod acp_processes;

@@ -55,9 +55,9 @@ async fn a_pending_approval_survives_kill_9_and_the_tool_runs_exactly_once() {
 
     let path = format!("/api/sessions/{session}/approve");
     let more = hub.lines("POST", &path, Some(json!({"toolId": "k1", "decision": "approve"}))).await;
-    assert_eq!(shape(&more), ["tool_result", "text", "result"]);
+    assert_eq!(shape(&more), ["tool_output", "tool_result", "text", "result"]);
     assert_eq!(seqs(&more), (5..5 + more.len() as u64).collect::<Vec<_>>(), "seq goes on where it stopped");
-    assert!(more[0]["output"].as_str().unwrap().contains("counted"));
+    assert!(more[1]["output"].as_str().unwrap().contains("counted"));
     assert_eq!(assistant_text(&more), "Counted after the restart.");
     assert_eq!(more.last().unwrap()["status"], "success");
     assert_eq!(std::fs::read_to_string(folder.join("count.txt")).unwrap(), "ran\n");

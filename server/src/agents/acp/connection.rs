@@ -10,8 +10,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ContentBlock, PromptRequest, PromptResponse, RequestPermissionRequest,
-    RequestPermissionResponse, SessionId, SessionNotification, SessionUpdate, TextContent,
+    CancelNotification, ContentBlock, CreateTerminalRequest, KillTerminalRequest, PromptRequest, PromptResponse,
+    ReadTextFileRequest, ReleaseTerminalRequest, RequestPermissionRequest, RequestPermissionResponse, SessionId,
+    SessionNotification, SessionUpdate, TerminalOutputRequest, TextContent, WaitForTerminalExitRequest,
+    WriteTextFileRequest,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, ByteStreams, Client};
@@ -41,8 +43,11 @@ const REJECT_GRACE: Duration = Duration::from_secs(3);
 /// How long a finished prompt waits for the results of calls it let run.
 const LATE_RESULTS: Duration = Duration::from_millis(300);
 
+mod client;
 mod requests;
 mod session;
+
+use client::Service;
 
 /// The agent's last stderr lines, to say why it failed.
 type LastWords = Arc<Mutex<VecDeque<String>>>;
@@ -93,6 +98,8 @@ type PromptFuture = Pin<Box<dyn Future<Output = Result<PromptResponse, agent_cli
 enum Inbound {
     Update(SessionNotification),
     Permission(RequestPermissionRequest, Responder<RequestPermissionResponse>),
+    /// A request for the hub's `fs` or `terminal`.
+    Serve(Service),
 }
 
 /// Starts the agent process for a session; its first command must be a prompt.
@@ -147,6 +154,7 @@ async fn run(
 
     let (inbound, inbound_rx) = mpsc::unbounded_channel();
     let updates = inbound.clone();
+    let served = inbound.clone();
     let driver = Driver {
         hub: hub.clone(),
         runtime: runtime.clone(),
@@ -163,6 +171,8 @@ async fn run(
         last_words: last_words.clone(),
         modes: None,
         mode_picked: None,
+        terminals: super::terminals::Terminals::new(runtime.log.clone()),
+        runnable: Vec::new(),
     };
     let connection = Client
         .v1()
@@ -180,7 +190,28 @@ async fn run(
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),
-        )
+        );
+    // The hub's fs and terminals: every request goes to the driver in order.
+    macro_rules! serve {
+        ($connection:expr, $request:ty, $variant:ident) => {{
+            let served = served.clone();
+            $connection.on_receive_request(
+                async move |request: $request, responder, _cx| {
+                    let _ = served.send(Inbound::Serve(Service::$variant(request, responder)));
+                    Ok(())
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+        }};
+    }
+    let connection = serve!(connection, ReadTextFileRequest, Read);
+    let connection = serve!(connection, WriteTextFileRequest, Write);
+    let connection = serve!(connection, CreateTerminalRequest, Create);
+    let connection = serve!(connection, TerminalOutputRequest, Output);
+    let connection = serve!(connection, WaitForTerminalExitRequest, Wait);
+    let connection = serve!(connection, KillTerminalRequest, Kill);
+    let connection = serve!(connection, ReleaseTerminalRequest, Release);
+    let connection = connection
         .connect_with(ByteStreams::new(stdin.compat_write(), stdout.compat()), async |cx: ConnectionTo<Agent>| {
             driver.drive(cx, commands, inbound_rx).await
         });
@@ -288,6 +319,11 @@ struct Driver {
     /// Code's "Yes, and auto-accept edits" on leaving plan mode is `acceptEdits`):
     /// the agent's switch to that mode is the user's choice.
     mode_picked: Option<String>,
+    /// The terminals the agent has open (their commands end with the driver).
+    terminals: super::terminals::Terminals,
+    /// Commands of calls the hub let run, not yet started in a terminal:
+    /// `(tool id, command)`.
+    runnable: Vec<(String, String)>,
 }
 
 impl Driver {
@@ -344,8 +380,7 @@ impl Driver {
                         // A time-out's call did not run, but the turn goes on.
                         let goes_on = approved || matches!(then, Then::Skip);
                         if approved {
-                            self.cleared.insert(tool_id.clone());
-                            self.awaited.insert(tool_id.clone());
+                            self.let_run(&tool_id);
                         } else {
                             // The hub reported it skipped: the agent's own "failed" would say it twice.
                             self.mapper.close(&tool_id);
@@ -381,6 +416,8 @@ impl Driver {
                     }
                     Some(Command::Cancel) => {
                         self.stop_asked = true;
+                        // Stop ends every command the agent runs through the hub.
+                        self.terminals.kill_all();
                         // Stop wins over an instruction that waited for the turn's end.
                         self.next_prompt = None;
                         if let Some((id, _)) = &self.asking {
@@ -461,7 +498,16 @@ impl Driver {
                 if let SessionUpdate::CurrentModeUpdate(update) = &notification.update {
                     self.mode_changed(cx, session, &update.current_mode_id.0).await;
                 }
-                let events = self.mapper.update(notification.update);
+                self.link_terminals(&notification.update);
+                let mut events = self.mapper.update(notification.update);
+                for event in &mut events {
+                    if let AgentEvent::ToolResult { tool_id, output, error, .. } = event {
+                        let said_nothing = output.as_deref().is_none_or(str::is_empty) && error.is_none();
+                        if let Some(result) = self.terminal_result(tool_id).filter(|_| said_nothing) {
+                            *output = Some(result);
+                        }
+                    }
+                }
                 let asking = self.asking.as_ref().map(|(id, _)| id.clone());
                 let card_changed = events.iter().any(
                     |event| matches!(event, AgentEvent::ToolUpdate { tool_id, .. } if Some(tool_id) == asking.as_ref()),
@@ -494,8 +540,21 @@ impl Driver {
                 self.stale_cancels = false;
                 self.permission(request, responder, idle).await?
             }
+            Inbound::Serve(service) => self.serve(service, session).await?,
         }
         Ok(())
+    }
+
+    /// A call the hub let run (the user, a rule, a grant or YOLO): its outcome
+    /// goes to the audit trail, the prompt's end waits for its result, and a
+    /// command it says may start in a terminal, once.
+    fn let_run(&mut self, tool_id: &str) {
+        self.cleared.insert(tool_id.to_string());
+        self.awaited.insert(tool_id.to_string());
+        let call = super::rule_call::rule_call(&self.mapper.fields(tool_id));
+        if let Some(command) = call.args["command"].as_str().filter(|_| call.name == "run_shell_command") {
+            self.runnable.push((tool_id.to_string(), command.to_string()));
+        }
     }
 
     fn push_all(&self, events: Vec<AgentEvent>) {
@@ -543,8 +602,14 @@ async fn skip_replay(inbound: &mut mpsc::UnboundedReceiver<Inbound>) {
     while let Ok(Some(message)) =
         tokio::time::timeout_at(deadline.min(tokio::time::Instant::now() + REPLAY_SILENCE), inbound.recv()).await
     {
-        if let Inbound::Permission(_, responder) = message {
-            let _ = responder.respond(mapping::cancelled());
+        match message {
+            Inbound::Permission(_, responder) => {
+                let _ = responder.respond(mapping::cancelled());
+            }
+            Inbound::Serve(service) => {
+                let _ = service.refuse("The hub does not serve requests while the session is being loaded.");
+            }
+            Inbound::Update(_) => {}
         }
     }
 }

@@ -319,10 +319,12 @@ fn has_substance(fields: &ToolCallUpdateFields) -> bool {
 
 /// The agent's own name for the tool: `_meta.toolName` (Qwen Code), or a
 /// `toolName` one level down (`_meta.claudeCode.toolName`).
+/// Claude Code's tools that run through the hub's `fs` and `terminal`
+/// (`mcp__acp__Bash`) go by the names of its own (`Bash`).
 fn meta_tool_name(meta: &Meta) -> Option<String> {
     let direct = meta.get("toolName").and_then(Value::as_str);
     let nested = || meta.values().find_map(|value| value.get("toolName").and_then(Value::as_str));
-    direct.or_else(nested).map(str::to_string)
+    direct.or_else(nested).map(|name| name.strip_prefix("mcp__acp__").unwrap_or(name).to_string())
 }
 
 /// A command sent as words (codex: `["bash", "-lc", "echo hi"]`) reads as the

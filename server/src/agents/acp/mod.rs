@@ -5,12 +5,14 @@
 //! `session/request_permission`.
 
 mod connection;
+mod files;
 pub mod groups;
 pub mod mapping;
 pub mod modes;
 mod permission;
 mod process;
 pub mod rule_call;
+mod terminals;
 
 use std::path::Path;
 use std::sync::Arc;

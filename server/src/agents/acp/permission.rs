@@ -12,10 +12,11 @@ use super::mapping;
 use super::rule_call::{rule_call, RuleCall};
 use crate::agents::gate::{self, Facts};
 use crate::agents::port::HubPort;
+use crate::agents::trail::Authority;
 use crate::agents::SessionRuntime;
 use crate::approval::{Decision, Initial};
 use crate::policy::{Mode, ToolCall, Verdict};
-use protocol::audit::Outcome;
+use protocol::audit::{AuditDecision, Outcome};
 
 /// What the hub makes of a request.
 pub(super) enum Judged {
@@ -115,4 +116,52 @@ pub(super) fn judge(
         (_, Some(answer)) => (Judged::Allowed(answer), note),
         (_, None) => (Judged::Ask(call), note),
     }
+}
+
+/// A command the agent runs through the hub without having asked (its own
+/// mode let it): judged as a call of its own by the folder's rules, the
+/// session's grants and YOLO, audited under `audit_id`. `picked_mode`: the
+/// mode the user put the agent in, when it runs commands without asking. A
+/// deny holds in every case; what would need the user is refused (there is
+/// no request to put on a card), with the reason the agent reads.
+pub(super) fn judge_unasked(
+    hub: &dyn HubPort,
+    runtime: &SessionRuntime,
+    audit_id: &str,
+    call: &RuleCall,
+    picked_mode: Option<&str>,
+) -> Result<(), String> {
+    let yolo = hub.yolo(&runtime.id);
+    let verdict = rules_verdict(hub, runtime, call, yolo);
+    let (granted, turn_granted) = {
+        let state = runtime.state();
+        (state.agent.allowed_tools.contains(&call.name), state.agent.turn_tools.contains(&call.name))
+    };
+    let start = gate::start(Facts {
+        refused: false,
+        read_only: false,
+        granted,
+        turn_granted,
+        protected: false,
+        yolo,
+        verdict: &verdict,
+    });
+    let decided = match (start.initial, picked_mode) {
+        (Initial::Cleared, _) => start.decided,
+        (Initial::Denied(message), _) => {
+            return Err(format!("The folder's rules deny this command: {message}"));
+        }
+        (Initial::Pending | Initial::Asking, Some(mode)) => {
+            Some((AuditDecision::Allowed, Authority::Rule(format!("the agent's mode '{mode}', picked by the user"))))
+        }
+        (Initial::Pending | Initial::Asking, None) => {
+            return Err(
+                "The hub runs only commands that were approved: ask permission for this command first.".to_string()
+            )
+        }
+    };
+    if let Some((how, by)) = decided {
+        runtime.audit_decision(audit_id, &call.name, &call.args, how, &by);
+    }
+    Ok(())
 }

@@ -130,8 +130,7 @@ impl Driver {
         }
         match judged {
             Judged::Allowed(answer) => {
-                self.cleared.insert(tool_id.clone());
-                self.awaited.insert(tool_id);
+                self.let_run(&tool_id);
                 responder.respond(answer)?;
             }
             Judged::Denied { answer, result } => {

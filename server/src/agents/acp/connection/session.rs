@@ -3,8 +3,9 @@
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    Implementation, InitializeRequest, LoadSessionRequest, NewSessionRequest, RequestPermissionOutcome,
-    RequestPermissionResponse, SessionId, SessionModeId, SetSessionModeRequest,
+    ClientCapabilities, FileSystemCapabilities, Implementation, InitializeRequest, LoadSessionRequest,
+    NewSessionRequest, RequestPermissionOutcome, RequestPermissionResponse, SessionId, SessionModeId,
+    SetSessionModeRequest,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Agent;
@@ -36,7 +37,13 @@ impl Driver {
         cx: &ConnectionTo<Agent>,
         inbound: &mut mpsc::UnboundedReceiver<Inbound>,
     ) -> Result<SessionId, agent_client_protocol::Error> {
+        // The agent's reads, writes and commands through the hub: confined,
+        // checkpointed and sandboxed as the built-in agent's (see `client`).
+        let serves = ClientCapabilities::new()
+            .fs(FileSystemCapabilities::new().read_text_file(true).write_text_file(true))
+            .terminal(true);
         let hello = InitializeRequest::new(ProtocolVersion::V1)
+            .client_capabilities(serves)
             .client_info(Implementation::new("agent-hub", env!("CARGO_PKG_VERSION")).title("Agent Hub".to_string()));
         let init = cx.send_request(hello).block_task().await?;
         let name = init.agent_info.map(|info| {

@@ -1,0 +1,259 @@
+//! What the hub does for the agent as its ACP client: reads and writes its
+//! files (`fs/*`, see `acp::files`) and runs its commands in terminals
+//! (`terminal/*`), in the same command sandbox as the built-in agent's, on the
+//! folder's network setting. A command runs only as it was judged: the very
+//! command of a call the hub let run, or one the folder's rules, the session's
+//! grants, YOLO or the mode the user picked let run without asking.
+
+use std::ffi::OsString;
+
+use agent_client_protocol::v1::schema::{
+    CreateTerminalRequest, CreateTerminalResponse, KillTerminalRequest, KillTerminalResponse, ReadTextFileRequest,
+    ReadTextFileResponse, ReleaseTerminalRequest, ReleaseTerminalResponse, SessionId, SessionUpdate,
+    TerminalExitStatus, TerminalOutputRequest, TerminalOutputResponse, ToolCallContent, WaitForTerminalExitRequest,
+    WaitForTerminalExitResponse, WriteTextFileRequest, WriteTextFileResponse,
+};
+use agent_client_protocol::v1::Responder;
+use serde_json::json;
+
+use super::super::files;
+use super::super::modes;
+use super::super::permission;
+use super::super::rule_call::{command_line, RuleCall};
+use super::Driver;
+use crate::tools::terminal::{Exit, Terminal};
+use crate::tools::{Folder, MAX_OUTPUT};
+
+/// A request of the agent's for the hub's `fs` or `terminal`.
+pub(in crate::agents::acp) enum Service {
+    Read(ReadTextFileRequest, Responder<ReadTextFileResponse>),
+    Write(WriteTextFileRequest, Responder<WriteTextFileResponse>),
+    Create(CreateTerminalRequest, Responder<CreateTerminalResponse>),
+    Output(TerminalOutputRequest, Responder<TerminalOutputResponse>),
+    Wait(WaitForTerminalExitRequest, Responder<WaitForTerminalExitResponse>),
+    Kill(KillTerminalRequest, Responder<KillTerminalResponse>),
+    Release(ReleaseTerminalRequest, Responder<ReleaseTerminalResponse>),
+}
+
+/// An error the agent reads (and passes to its model) as the reason.
+fn refusal(message: impl Into<String>) -> agent_client_protocol::Error {
+    let mut error = agent_client_protocol::Error::invalid_params();
+    error.message = message.into();
+    error
+}
+
+impl Service {
+    fn session_id(&self) -> &SessionId {
+        match self {
+            Self::Read(request, _) => &request.session_id,
+            Self::Write(request, _) => &request.session_id,
+            Self::Create(request, _) => &request.session_id,
+            Self::Output(request, _) => &request.session_id,
+            Self::Wait(request, _) => &request.session_id,
+            Self::Kill(request, _) => &request.session_id,
+            Self::Release(request, _) => &request.session_id,
+        }
+    }
+
+    /// Answers it with an error, doing nothing.
+    pub(super) fn refuse(self, message: &str) -> Result<(), agent_client_protocol::Error> {
+        let error = refusal(message);
+        match self {
+            Self::Read(_, responder) => responder.respond_with_error(error),
+            Self::Write(_, responder) => responder.respond_with_error(error),
+            Self::Create(_, responder) => responder.respond_with_error(error),
+            Self::Output(_, responder) => responder.respond_with_error(error),
+            Self::Wait(_, responder) => responder.respond_with_error(error),
+            Self::Kill(_, responder) => responder.respond_with_error(error),
+            Self::Release(_, responder) => responder.respond_with_error(error),
+        }
+    }
+}
+
+fn answer<T>(responder: Responder<T>, result: Result<T, String>) -> Result<(), agent_client_protocol::Error>
+where
+    T: agent_client_protocol::JsonRpcResponse,
+{
+    match result {
+        Ok(response) => responder.respond(response),
+        Err(message) => responder.respond_with_error(refusal(message)),
+    }
+}
+
+fn exit_status(exit: &Exit) -> TerminalExitStatus {
+    TerminalExitStatus::new().exit_code(exit.code).signal(exit.signal.clone())
+}
+
+impl Driver {
+    pub(super) async fn serve(
+        &mut self,
+        service: Service,
+        session: &SessionId,
+    ) -> Result<(), agent_client_protocol::Error> {
+        if service.session_id() != session {
+            return service.refuse("This process serves one session; that is not it.");
+        }
+        match service {
+            Service::Read(request, responder) => {
+                let (root, hide) =
+                    (self.runtime.root.clone(), self.hub.sandbox_terms(&self.runtime.id).hide_agent_config);
+                // Off the async workers, answered when done: the driver goes on.
+                tokio::task::spawn_blocking(move || {
+                    let read = files::read(&root, hide, &request.path, request.line, request.limit);
+                    let _ = answer(responder, read.map(ReadTextFileResponse::new));
+                });
+                Ok(())
+            }
+            Service::Write(request, responder) => {
+                let root = self.runtime.root.clone();
+                tokio::task::spawn_blocking(move || {
+                    let written = files::write(&root, &request.path, &request.content);
+                    let _ = answer(responder, written.map(|()| WriteTextFileResponse::new()));
+                });
+                Ok(())
+            }
+            Service::Create(request, responder) => {
+                let created = self.create_terminal(&request).await;
+                answer(responder, created.map(CreateTerminalResponse::new))
+            }
+            Service::Output(request, responder) => {
+                let output = self.terminals.get(&request.terminal_id.0).map(|terminal| {
+                    let (text, truncated, exit) = terminal.output();
+                    TerminalOutputResponse::new(text, truncated).exit_status(exit.as_ref().map(exit_status))
+                });
+                answer(responder, output.ok_or_else(|| no_terminal(&request.terminal_id.0)))
+            }
+            Service::Wait(request, responder) => {
+                let Some(terminal) = self.terminals.get(&request.terminal_id.0) else {
+                    return responder.respond_with_error(refusal(no_terminal(&request.terminal_id.0)));
+                };
+                tokio::spawn(async move {
+                    let exit = terminal.wait().await;
+                    let _ = responder.respond(WaitForTerminalExitResponse::new(exit_status(&exit)));
+                });
+                Ok(())
+            }
+            Service::Kill(request, responder) => {
+                let terminal = self.terminals.get(&request.terminal_id.0);
+                if let Some(terminal) = &terminal {
+                    terminal.kill();
+                }
+                answer(
+                    responder,
+                    terminal.map(|_| KillTerminalResponse::new()).ok_or_else(|| no_terminal(&request.terminal_id.0)),
+                )
+            }
+            Service::Release(request, responder) => {
+                let released = self.terminals.release(&request.terminal_id.0);
+                answer(
+                    responder,
+                    released.then(ReleaseTerminalResponse::new).ok_or_else(|| no_terminal(&request.terminal_id.0)),
+                )
+            }
+        }
+    }
+
+    /// Starts the agent's command if it may run; its terminal's id.
+    async fn create_terminal(&mut self, request: &CreateTerminalRequest) -> Result<String, String> {
+        if self.terminals.is_full() {
+            return Err(format!(
+                "The agent has {} terminals open: release one first.",
+                super::super::terminals::MAX_OPEN
+            ));
+        }
+        let words: Vec<&str> =
+            std::iter::once(request.command.as_str()).chain(request.args.iter().map(String::as_str)).collect();
+        let line = if request.args.is_empty() { request.command.clone() } else { command_line(&words) };
+        let terminal_id = self.terminals.reserve_id();
+        let tool_id = self.may_run(&terminal_id, &line).await?;
+        let (program, mut args) = if request.args.is_empty() {
+            ("bash".to_string(), vec![OsString::from("-c"), OsString::from(&request.command)])
+        } else {
+            (request.command.clone(), request.args.iter().map(OsString::from).collect())
+        };
+        let mut program = program;
+        if let Some(cwd) = request.cwd.as_ref().filter(|cwd| **cwd != self.runtime.root) {
+            let rel = crate::tools::paths::relative_in_folder(&self.runtime.root, &cwd.display().to_string())
+                .map_err(|failure| format!("{} A terminal runs inside the folder.", failure.message))?;
+            // `cd` in the sandbox: where it leads is bounded by the sandbox, like the command.
+            let mut wrapped =
+                vec!["-c".into(), "cd -- \"$1\" && shift && exec \"$@\"".into(), "bash".into(), rel.into_os_string()];
+            wrapped.push(program.into());
+            wrapped.append(&mut args);
+            (program, args) = ("bash".to_string(), wrapped);
+        }
+        if !request.env.is_empty() {
+            // Set inside the sandbox (by `env`), never on the sandbox's own process.
+            let mut wrapped = vec![OsString::from("--")];
+            for variable in &request.env {
+                let name = &variable.name;
+                let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                    && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if !valid {
+                    return Err(format!("'{name}' is not a variable name."));
+                }
+                wrapped.push(format!("{name}={}", variable.value).into());
+            }
+            wrapped.push(program.into());
+            wrapped.append(&mut args);
+            (program, args) = ("env".to_string(), wrapped);
+        }
+        let folder =
+            Folder::held(&self.runtime.root).map_err(|err| format!("The folder could not be opened: {err}."))?;
+        let limit = request.output_byte_limit.map_or(MAX_OUTPUT, |limit| usize::try_from(limit).unwrap_or(usize::MAX));
+        let terms = self.hub.sandbox_terms(&self.runtime.id);
+        let terminal = Terminal::start(&folder, &program, &args, &terms, limit).map_err(|failure| failure.message)?;
+        self.terminals.add(&terminal_id, terminal, tool_id);
+        Ok(terminal_id)
+    }
+
+    /// Whether the agent's command `line` may run, and the call it is: a call
+    /// the hub let run that said this very command (each runs it once); else
+    /// it is judged now as a call of its own (the agent did not ask), and what
+    /// would need the user is refused: there is no request to put on a card.
+    async fn may_run(&mut self, terminal_id: &str, line: &str) -> Result<Option<String>, String> {
+        if let Some(at) = self.runnable.iter().position(|(_, command)| command == line) {
+            let (tool_id, _) = self.runnable.remove(at);
+            return Ok(Some(tool_id));
+        }
+        let call = RuleCall { name: "run_shell_command".into(), args: json!({ "command": line }) };
+        let picked_mode = self
+            .modes
+            .as_ref()
+            .map(|modes| modes.current_mode_id.0.to_string())
+            .filter(|mode| modes::asks(mode) == Some(false));
+        let (hub, runtime, id) = (self.hub.clone(), self.runtime.clone(), terminal_id.to_string());
+        let judged = tokio::task::spawn_blocking(move || {
+            permission::judge_unasked(&*hub, &runtime, &id, &call, picked_mode.as_deref())
+        })
+        .await
+        .unwrap_or_else(|err| Err(format!("The command could not be judged: {err}.")));
+        judged.map(|()| None)
+    }
+
+    /// Calls that show a terminal: its output goes live under them.
+    pub(super) fn link_terminals(&mut self, update: &SessionUpdate) {
+        let (id, content) = match update {
+            SessionUpdate::ToolCall(call) => (call.tool_call_id.0.to_string(), Some(&call.content)),
+            SessionUpdate::ToolCallUpdate(update) => {
+                (update.tool_call_id.0.to_string(), update.fields.content.as_ref())
+            }
+            _ => return,
+        };
+        for item in content.into_iter().flatten() {
+            if let ToolCallContent::Terminal(terminal) = item {
+                self.terminals.link(&terminal.terminal_id.0, &id);
+            }
+        }
+    }
+
+    /// The result of a call that showed a terminal: what its command printed
+    /// and how it ended (the agent reports such a call's end without it).
+    pub(super) fn terminal_result(&self, tool_id: &str) -> Option<String> {
+        self.terminals.result_of(tool_id)
+    }
+}
+
+fn no_terminal(id: &str) -> String {
+    format!("No terminal {id} is open.")
+}
