@@ -18,13 +18,17 @@ import { ROOT } from './hub.mjs';
 export const say = (text) => ({ blocks: [{ type: 'text', text }] });
 /** A reply that thinks first, then does `reply`. */
 export const think = (thought, reply) => ({ blocks: [{ type: 'thinking', thinking: thought }, ...reply.blocks] });
-/** A call of one of Claude Code's own tools, e.g. `callTool('Bash', {command, description})`. */
+/** A call of one of Claude Code's own tools, e.g. `callTool('EnterPlanMode', {})`. */
 export const callTool = (name, input) => ({ blocks: [{ type: 'tool_use', name, input }] });
-export const bash = (command, description = 'Run a command') => callTool('Bash', { command, description });
-/** Claude Code's Write and Edit take an absolute `file_path`. */
-export const write = (filePath, content) => callTool('Write', { file_path: filePath, content });
+// The hub serves Claude Code's writes and terminals (ACP's `fs.writeTextFile` and
+// `terminal`): its Bash, Write and Edit are then the adapter's `mcp__acp__*` tools.
+export const bash = (command, description = 'Run a command') =>
+  callTool('mcp__acp__Bash', { command, description, timeout: 120000 });
+/** Claude Code's Read, Write and Edit take an absolute `file_path`. */
+export const read = (filePath) => callTool('Read', { file_path: filePath });
+export const write = (filePath, content) => callTool('mcp__acp__Write', { file_path: filePath, content });
 export const edit = (filePath, oldString, newString) =>
-  callTool('Edit', { file_path: filePath, old_string: oldString, new_string: newString });
+  callTool('mcp__acp__Edit', { file_path: filePath, old_string: oldString, new_string: newString });
 /** A reply that never comes: the request stays open until the client goes away. */
 export const hang = () => ({ hang: true });
 
@@ -137,7 +141,9 @@ function sse(message, blocks) {
 
 /** The agent's own turn: it offers its tools (side requests offer none). */
 function isMainLoop(request) {
-  return Array.isArray(request.tools) && request.tools.some((tool) => tool.name === 'Bash' || tool.name === 'Write');
+  // Its own Bash and Write, or the adapter's that run through the hub (`mcp__acp__Bash`).
+  const main = ['Bash', 'Write', 'mcp__acp__Bash', 'mcp__acp__Write'];
+  return Array.isArray(request.tools) && request.tools.some((tool) => main.includes(tool.name));
 }
 
 const textOf = (content) => (typeof content === 'string' ? content

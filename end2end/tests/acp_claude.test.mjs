@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { expect } from './expect.mjs';
 import { last, sessionOf, results, card, pendingCall, sessionEvents as eventsOf } from '../acp-events.mjs';
 import { startHub, makeFolder } from '../hub.mjs';
-import { startFakeAnthropic, claudeAgent, bash, write, edit, callTool, say, think, hang } from '../fake-anthropic.mjs';
+import { startFakeAnthropic, claudeAgent, bash, read, write, edit, callTool, say, think, hang } from '../fake-anthropic.mjs';
 import { hubWithAgent } from '../setup.mjs';
 
 const setup = hubWithAgent(startFakeAnthropic, claudeAgent);
@@ -91,9 +91,10 @@ test('a new file and an edit: each card shows the diff relative to the folder; a
   assert.equal(last(written.events).status, 'success', show(written.events));
   assert.equal(readFileSync(join(folder, 'notes.txt'), 'utf8'), 'hello\nworld\n');
 
-  // Claude Code edits only a file it has read in the session: Read (which does not ask), then Edit.
+  // Claude Code edits only a file it has read in the session: Read (which does not ask, and reads
+  // through the hub), then Edit.
   writeFileSync(join(folder, 'greeting.txt'), 'hello\nworld\n');
-  setup.model.script('edit greeting.txt', callTool('Read', { file_path: join(folder, 'greeting.txt') }),
+  setup.model.script('edit greeting.txt', read(join(folder, 'greeting.txt')),
     edit(join(folder, 'greeting.txt'), 'world', 'there'), say('Edited greeting.txt.'));
   const second = await prompt(folder, 'edit greeting.txt');
   const editId = pendingCall(second);
@@ -278,7 +279,9 @@ test("Claude Code's own modes cannot take the decision away from the hub", async
     assert.equal(picked.currentModeId, 'acceptEdits', JSON.stringify(picked));
     assert.equal(picked.chosenByUser, true, JSON.stringify(picked));
 
-    // The user puts it back in a mode that asks (the header's mode picker): the next write asks again.
+    // The user puts it back in a mode that asks (the header's mode picker). Claude Code's
+    // adapter remembered its own session rule allowing writes in acceptEdits, so it no
+    // longer asks: the hub, which does the write, refuses one nobody approved.
     const setMode = (modeId) => modeHub.api(`/api/sessions/${session}/mode`, { method: 'POST', body: JSON.stringify({ modeId }) });
     const back = await setMode('default');
     assert.equal(back.status, 200, JSON.stringify(back.body));
@@ -286,13 +289,13 @@ test("Claude Code's own modes cannot take the decision away from the hub", async
     const unknown = await setMode('sideways');
     assert.equal(unknown.status, 400, JSON.stringify(unknown.body));
     assert.match(unknown.body.message, /offers no mode 'sideways'/);
-    setup.model.script('write again', write(join(folder, 'again.txt'), 'again\n'), say('Wrote again.txt.'));
+    setup.model.script('write again', write(join(folder, 'again.txt'), 'again\n'), say('Tried again.txt.'));
     const again = await prompt(folder, 'write again', modeHub);
-    const againId = pendingCall(again);
-    assert.equal(existsSync(join(folder, 'again.txt')), false, 'the write waits for the user');
-    const done = await decide(session, { toolId: againId, decision: 'reject' }, modeHub);
-    assert.equal(resultsOf(done.events, againId)[0]?.status, 'skipped', show(done.events));
-    assert.equal(existsSync(join(folder, 'again.txt')), false);
+    const againId = again.events.find((event) => event.type === 'tool_use')?.tool_id;
+    const refused = resultsOf(again.events, againId)[0];
+    assert.equal(refused?.status, 'error', show(again.events));
+    assert.match(refused.error.message, /without approval/);
+    assert.equal(existsSync(join(folder, 'again.txt')), false, 'nothing the hub did not judge is written');
   } finally {
     await modeHub.stop();
   }

@@ -44,6 +44,10 @@ pub fn what_would_run(folder: &Path) -> Vec<String> {
     let mut lines = Vec::new();
     for name in FILES {
         let Ok(text) = crate::folder::read_planted(&folder.join(name), MAX_BYTES) else { continue };
+        // Empty: nothing to run (and what a running sandbox's stand-in for a missing file is).
+        if text.trim().is_empty() {
+            continue;
+        }
         let value = if name.ends_with(".toml") {
             toml::from_str::<toml::Value>(&text).ok().and_then(|value| serde_json::to_value(value).ok())
         } else {
@@ -129,6 +133,19 @@ mod tests {
         assert!(lines.contains(&".gemini/settings.json: tools.discoveryCommand: `./discover.sh`".into()), "{lines:?}");
         assert!(lines.contains(&".codex/config.toml: mcp_servers.x.command: `x-server`".into()), "{lines:?}");
         assert_eq!(lines.len(), 4);
+    }
+
+    #[test]
+    fn an_empty_file_runs_nothing_and_broken_settings_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        // As a running sandbox's stand-in for a missing `.mcp.json` is.
+        std::fs::write(dir.path().join(".mcp.json"), "").unwrap();
+        assert!(what_would_run(dir.path()).is_empty());
+        std::fs::write(dir.path().join(".mcp.json"), "{not json").unwrap();
+        assert_eq!(
+            what_would_run(dir.path()),
+            [".mcp.json: could not be read as settings (hidden from agents until trusted)"]
+        );
     }
 
     #[test]

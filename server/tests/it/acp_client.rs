@@ -23,12 +23,12 @@ fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
 }
 
 #[tokio::test]
-async fn the_hub_says_it_serves_files_and_terminals() {
+async fn the_hub_says_it_serves_writes_and_terminals() {
     let agent = Scripted::start("plain");
     agent.prompt("hello").await;
     let init = &agent.sent("initialize")[0]["message"]["params"]["clientCapabilities"];
     assert_eq!(init["terminal"], true, "{init}");
-    assert_eq!(init["fs"]["readTextFile"], true, "{init}");
+    assert_eq!(init["fs"]["readTextFile"], false, "reads are served, not offered: {init}");
     assert_eq!(init["fs"]["writeTextFile"], true, "{init}");
 }
 
@@ -127,7 +127,7 @@ async fn a_command_the_agent_did_not_ask_about_runs_only_as_the_rules_say() {
     let agent = Scripted::start("unasked");
     let session = agent.session().await;
     let refused = said(&agent.prompt("touch unasked.txt").await);
-    assert!(refused["refused"].as_str().is_some_and(|why| why.contains("approved")), "{refused}");
+    assert!(refused["refused"].as_str().is_some_and(|why| why.contains("without approval")), "{refused}");
     assert!(!agent.folder.join("unasked.txt").exists());
 
     // YOLO lets it run (in the sandbox); a deny rule holds even so.
@@ -149,7 +149,7 @@ async fn a_command_the_agent_did_not_ask_about_runs_only_as_the_rules_say() {
 }
 
 #[tokio::test]
-async fn the_agents_reads_and_writes_stay_in_the_folder_and_off_what_the_sandbox_keeps() {
+async fn the_agents_reads_and_writes_are_judged_and_stay_in_the_folder_off_what_the_sandbox_keeps() {
     let agent = Scripted::start("files");
     let folder = &agent.folder;
     std::fs::create_dir_all(folder.join(".gemini")).unwrap();
@@ -157,6 +157,12 @@ async fn the_agents_reads_and_writes_stay_in_the_folder_and_off_what_the_sandbox
     std::os::unix::fs::symlink(".gemini", folder.join("config")).unwrap();
     let outside = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(outside.path(), "secret").unwrap();
+    // A write no call asked about is judged as one: with YOLO off, it needs the user.
+    let unasked = json!({"writes": [[folder.join("notes.md"), "unasked"]]});
+    let told = said(&agent.prompt(&unasked.to_string()).await);
+    assert!(told[0]["refused"].as_str().is_some_and(|why| why.contains("without approval")), "{told}");
+    assert!(!folder.join("notes.md").exists());
+    agent.hub.set_yolo(&agent.folder, true).await;
     let plan = json!({
         "writes": [
             [folder.join("notes.md"), "# Notes\n"],

@@ -173,6 +173,7 @@ async fn run(
         mode_picked: None,
         terminals: super::terminals::Terminals::new(runtime.log.clone()),
         runnable: Vec::new(),
+        writable: Vec::new(),
     };
     let connection = Client
         .v1()
@@ -324,6 +325,9 @@ struct Driver {
     /// Commands of calls the hub let run, not yet started in a terminal:
     /// `(tool id, command)`.
     runnable: Vec<(String, String)>,
+    /// Paths that edits the hub let run may write through the hub, until
+    /// their results: `(tool id, absolute path)`.
+    writable: Vec<(String, std::path::PathBuf)>,
 }
 
 impl Driver {
@@ -501,9 +505,9 @@ impl Driver {
                 self.link_terminals(&notification.update);
                 let mut events = self.mapper.update(notification.update);
                 for event in &mut events {
-                    if let AgentEvent::ToolResult { tool_id, output, error, .. } = event {
-                        let said_nothing = output.as_deref().is_none_or(str::is_empty) && error.is_none();
-                        if let Some(result) = self.terminal_result(tool_id).filter(|_| said_nothing) {
+                    // A call that ran in the hub's terminal: its result is what the hub ran.
+                    if let AgentEvent::ToolResult { tool_id, output: output @ Some(_), .. } = event {
+                        if let Some(result) = self.terminal_result(tool_id) {
                             *output = Some(result);
                         }
                     }
@@ -517,6 +521,7 @@ impl Driver {
                 for event in events {
                     if let AgentEvent::ToolResult { tool_id, status, .. } = &event {
                         self.awaited.remove(tool_id);
+                        self.writable.retain(|(id, _)| id != tool_id);
                         if self.cleared.remove(tool_id) {
                             let ran = *status == protocol::events::ToolStatus::Success;
                             self.runtime.audit_outcome(tool_id, if ran { Outcome::Ran } else { Outcome::Failed });
@@ -554,6 +559,9 @@ impl Driver {
         let call = super::rule_call::rule_call(&self.mapper.fields(tool_id));
         if let Some(command) = call.args["command"].as_str().filter(|_| call.name == "run_shell_command") {
             self.runnable.push((tool_id.to_string(), command.to_string()));
+        }
+        if let Some(path) = call.args["file_path"].as_str().filter(|path| !path.is_empty()) {
+            self.writable.push((tool_id.to_string(), client::absolute(&self.runtime.root, path)));
         }
     }
 

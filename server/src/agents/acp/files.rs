@@ -25,12 +25,34 @@ pub fn read(
     path: &Path,
     line: Option<u32>,
     limit: Option<u32>,
-) -> Result<String, String> {
-    let (folder, requested, rel) = place(root, path)?;
+) -> Result<String, ReadError> {
+    let (folder, requested, rel) = place(root, path).map_err(ReadError::Refused)?;
     let file = folder.open_read(&rel).map_err(|err| match err {
-        Errno::NOENT => format!("{requested} does not exist."),
-        err => format!("{requested} could not be read ({err}); the hub reads only files inside the folder."),
+        Errno::NOENT => ReadError::Missing(requested.clone()),
+        err => ReadError::Refused(format!(
+            "{requested} could not be read ({err}); the hub reads only files inside the folder."
+        )),
     })?;
+    read_open(file, root, hide_config, &requested, line, limit).map_err(ReadError::Refused)
+}
+
+/// Why a read was not answered with the file's text.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("{0} does not exist.")]
+    Missing(String),
+    #[error("{0}")]
+    Refused(String),
+}
+
+fn read_open(
+    file: std::fs::File,
+    root: &Path,
+    hide_config: bool,
+    requested: &str,
+    line: Option<u32>,
+    limit: Option<u32>,
+) -> Result<String, String> {
     if hide_config {
         let real = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
             .ok()
@@ -103,11 +125,13 @@ mod tests {
         assert_eq!(read(&root, false, &root.join("a.txt"), None, None).unwrap(), "one\ntwo\nthree\n");
         assert_eq!(read(&root, false, &root.join("a.txt"), Some(2), Some(1)).unwrap(), "two\n");
         assert_eq!(read(&root, false, &root.join("a.txt"), Some(3), None).unwrap(), "three\n");
-        assert!(read(&root, false, Path::new("a.txt"), None, None).unwrap_err().contains("not an absolute path"));
-        assert!(read(&root, false, outside.path(), None, None).unwrap_err().contains("inside the folder only"));
-        assert!(read(&root, false, &root.join("out"), None, None).is_err(), "a link leading out is not followed");
+        let refused = |path: &Path| read(&root, false, path, None, None).unwrap_err().to_string();
+        assert!(refused(Path::new("a.txt")).contains("not an absolute path"));
+        assert!(refused(outside.path()).contains("inside the folder only"));
+        assert!(matches!(read(&root, false, &root.join("out"), None, None), Err(ReadError::Refused(_))), "a link out");
         assert!(read(&root, false, &root.join("../a.txt"), None, None).is_err());
-        assert!(read(&root, false, &root.join("none.txt"), None, None).unwrap_err().contains("does not exist"));
+        assert!(matches!(read(&root, false, &root.join("none.txt"), None, None), Err(ReadError::Missing(_))));
+        assert!(refused(&root.join("none.txt")).contains("does not exist"));
     }
 
     #[test]
@@ -117,7 +141,7 @@ mod tests {
         std::fs::write(root.join(".claude/settings.json"), "{\"hooks\":{}}").unwrap();
         std::os::unix::fs::symlink(".claude/settings.json", root.join("innocent.json")).unwrap();
         for path in [".claude/settings.json", "innocent.json"] {
-            let refused = read(&root, true, &root.join(path), None, None).unwrap_err();
+            let refused = read(&root, true, &root.join(path), None, None).unwrap_err().to_string();
             assert!(refused.contains("hidden until the folder is trusted"), "{path}: {refused}");
             assert_eq!(read(&root, false, &root.join(path), None, None).unwrap(), "{\"hooks\":{}}", "trusted: {path}");
         }

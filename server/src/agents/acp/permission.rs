@@ -142,7 +142,7 @@ pub(super) fn judge_unasked(
         read_only: false,
         granted,
         turn_granted,
-        protected: false,
+        protected: runtime.touches_settings(&call.name, &call.args),
         yolo,
         verdict: &verdict,
     });
@@ -156,7 +156,9 @@ pub(super) fn judge_unasked(
         }
         (Initial::Pending | Initial::Asking, None) => {
             return Err(
-                "The hub runs only commands that were approved: ask permission for this command first.".to_string()
+                "Nothing runs through the hub without approval, and this was not asked about: ask permission for \
+                 it first."
+                    .to_string(),
             )
         }
     };

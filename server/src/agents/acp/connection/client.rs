@@ -99,12 +99,16 @@ impl Driver {
                     (self.runtime.root.clone(), self.hub.sandbox_terms(&self.runtime.id).hide_agent_config);
                 // Off the async workers, answered when done: the driver goes on.
                 tokio::task::spawn_blocking(move || {
-                    let read = files::read(&root, hide, &request.path, request.line, request.limit);
+                    let read = files::read(&root, hide, &request.path, request.line, request.limit)
+                        .map_err(|err| err.to_string());
                     let _ = answer(responder, read.map(ReadTextFileResponse::new));
                 });
                 Ok(())
             }
             Service::Write(request, responder) => {
+                if let Err(refused) = self.may_write(&request.path).await {
+                    return responder.respond_with_error(refusal(refused));
+                }
                 let root = self.runtime.root.clone();
                 tokio::task::spawn_blocking(move || {
                     let written = files::write(&root, &request.path, &request.content);
@@ -217,18 +221,41 @@ impl Driver {
             return Ok(Some(tool_id));
         }
         let call = RuleCall { name: "run_shell_command".into(), args: json!({ "command": line }) };
+        self.judge_unasked(call, terminal_id.to_string()).await.map(|()| None)
+    }
+
+    /// Whether the agent may write `path`: a call the hub let run names it
+    /// (until that call's result), else the write is judged now as a call of
+    /// its own, like a command the agent did not ask about.
+    async fn may_write(&mut self, path: &std::path::Path) -> Result<(), String> {
+        let wanted = absolute(&self.runtime.root, &path.display().to_string());
+        if self.writable.iter().any(|(_, path)| *path == wanted) {
+            return Ok(());
+        }
+        let call = RuleCall { name: "write_file".into(), args: json!({ "file_path": path.display().to_string() }) };
+        self.judge_unasked(call, format!("write:{}", wanted.display())).await
+    }
+
+    /// Judges, off the async workers, what the agent does through the hub
+    /// without having asked (see `permission::judge_unasked`).
+    fn judge_unasked(
+        &self,
+        call: RuleCall,
+        audit_id: String,
+    ) -> impl std::future::Future<Output = Result<(), String>> + Send + 'static {
         let picked_mode = self
             .modes
             .as_ref()
             .map(|modes| modes.current_mode_id.0.to_string())
             .filter(|mode| modes::asks(mode) == Some(false));
-        let (hub, runtime, id) = (self.hub.clone(), self.runtime.clone(), terminal_id.to_string());
-        let judged = tokio::task::spawn_blocking(move || {
-            permission::judge_unasked(&*hub, &runtime, &id, &call, picked_mode.as_deref())
-        })
-        .await
-        .unwrap_or_else(|err| Err(format!("The command could not be judged: {err}.")));
-        judged.map(|()| None)
+        let (hub, runtime) = (self.hub.clone(), self.runtime.clone());
+        async move {
+            tokio::task::spawn_blocking(move || {
+                permission::judge_unasked(&*hub, &runtime, &audit_id, &call, picked_mode.as_deref())
+            })
+            .await
+            .unwrap_or_else(|err| Err(format!("It could not be judged: {err}.")))
+        }
     }
 
     /// Calls that show a terminal: its output goes live under them.
@@ -252,6 +279,23 @@ impl Driver {
     pub(super) fn terminal_result(&self, tool_id: &str) -> Option<String> {
         self.terminals.result_of(tool_id)
     }
+}
+
+/// `path` (absolute, or relative to the root) as an absolute path, `.` and
+/// `..` applied without touching the disk: how a call's path and a write's
+/// are compared.
+pub(super) fn absolute(root: &std::path::Path, path: &str) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for part in root.join(path).components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 fn no_terminal(id: &str) -> String {

@@ -37,10 +37,14 @@ impl Driver {
         cx: &ConnectionTo<Agent>,
         inbound: &mut mpsc::UnboundedReceiver<Inbound>,
     ) -> Result<SessionId, agent_client_protocol::Error> {
-        // The agent's reads, writes and commands through the hub: confined,
-        // checkpointed and sandboxed as the built-in agent's (see `client`).
+        // The agent's writes and commands through the hub: judged, confined and
+        // sandboxed as the built-in agent's (see `client`). Reads are served
+        // (Claude Code's Edit reads through the hub) but not offered: an agent's
+        // own reads are bounded by its sandbox, and Gemini CLI, reading a file
+        // before it writes it, cannot tell a client's "does not exist" from a
+        // failure, so it could no longer make a new file.
         let serves = ClientCapabilities::new()
-            .fs(FileSystemCapabilities::new().read_text_file(true).write_text_file(true))
+            .fs(FileSystemCapabilities::new().read_text_file(false).write_text_file(true))
             .terminal(true);
         let hello = InitializeRequest::new(ProtocolVersion::V1)
             .client_capabilities(serves)

@@ -33,6 +33,10 @@ pub fn output_text(raw: &Value) -> String {
                 (None, _) => pretty(raw),
             }
         }
+        // Content blocks, as an MCP tool answers (Claude Code's tools that run through the hub).
+        Value::Array(blocks) if !blocks.is_empty() && blocks.iter().all(|block| block["type"] == "text") => {
+            blocks.iter().filter_map(|block| block["text"].as_str()).collect::<Vec<_>>().join("\n")
+        }
         other => pretty(other),
     }
 }
@@ -54,6 +58,9 @@ mod tests {
         assert_eq!(output_text(&codex), "hi\n");
         assert_eq!(output_text(&json!({"stdout": "out", "stderr": "err", "exit_code": 2})), "out\nerr\n(exit code 2)");
         assert_eq!(output_text(&json!({"exit_code": 1})), "(exit code 1, no output)");
+        let blocks = json!([{"type": "text", "text": "one"}, {"type": "text", "text": "two"}]);
+        assert_eq!(output_text(&blocks), "one\ntwo", "an MCP tool's content blocks read as their text");
+        assert_eq!(output_text(&json!([{"type": "image"}])), "[\n  {\n    \"type\": \"image\"\n  }\n]");
         assert_eq!(output_text(&json!({"exit_code": 0, "stdout": ""})), "");
         let silent = json!({"formatted_output": "", "aggregated_output": "", "exit_code": 0, "stdout": "",
             "call_id": "c", "turn_id": "t", "cwd": "/p", "command": ["/bin/bash", "-lc", "true"]});
