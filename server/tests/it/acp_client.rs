@@ -154,7 +154,8 @@ async fn the_agents_reads_and_writes_are_judged_and_stay_in_the_folder_off_what_
     let folder = &agent.folder;
     std::fs::create_dir_all(folder.join(".gemini")).unwrap();
     std::fs::write(folder.join(".gemini/settings.json"), "{}").unwrap();
-    std::os::unix::fs::symlink(".gemini", folder.join("config")).unwrap();
+    std::fs::create_dir_all(folder.join(".vscode")).unwrap();
+    std::os::unix::fs::symlink(".vscode", folder.join("editor")).unwrap();
     let outside = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(outside.path(), "secret").unwrap();
     // A write no call asked about is judged as one: with YOLO off, it needs the user.
@@ -167,7 +168,7 @@ async fn the_agents_reads_and_writes_are_judged_and_stay_in_the_folder_off_what_
         "writes": [
             [folder.join("notes.md"), "# Notes\n"],
             [folder.join(".gemini/settings.json"), "{\"security\":{\"disableYoloMode\":false}}"],
-            [folder.join("config/settings.json"), "{}"],
+            [folder.join("editor/tasks.json"), "{\"tasks\":[]}"],
             [outside.path(), "overwritten"],
         ],
         "reads": [folder.join("notes.md"), outside.path(), folder.join("missing.md")],
@@ -179,8 +180,11 @@ async fn the_agents_reads_and_writes_are_judged_and_stay_in_the_folder_off_what_
     for refused in &told[1..4] {
         assert!(refused["refused"].is_string(), "{refused}");
     }
-    assert!(told[1]["refused"].as_str().unwrap().contains("read-only"), "{told:?}");
-    assert!(told[2]["refused"].as_str().unwrap().contains("read-only"), "through a link too: {told:?}");
+    // The agents' settings always ask (so YOLO does not write them); what else the sandbox
+    // keeps read-only is refused where the write would land, through a link too.
+    assert!(told[1]["refused"].as_str().unwrap().contains("without approval"), "{told:?}");
+    assert!(told[2]["refused"].as_str().unwrap().contains("read-only"), "through a link: {told:?}");
+    assert!(!folder.join(".vscode/tasks.json").exists());
     assert_eq!(std::fs::read_to_string(folder.join(".gemini/settings.json")).unwrap(), "{}");
     assert_eq!(std::fs::read_to_string(outside.path()).unwrap(), "secret");
     assert_eq!(told[4]["content"], "# Notes\n", "{told:?}");
