@@ -150,6 +150,7 @@ pub fn audit_decision_label(decision: &AuditDecision) -> String {
         AuditDecision::ApprovedTurn => "approved · turn",
         AuditDecision::TimedOut => "timed out",
         AuditDecision::ApprovedNetwork => "approved · with network",
+        AuditDecision::ApprovedUnsandboxed => "approved · outside the sandbox",
         AuditDecision::Other(word) => return unknown_word(word),
     };
     known.to_string()
@@ -201,6 +202,7 @@ pub fn decision_tone(decision: &AuditDecision) -> Tone {
         | AuditDecision::ApprovedAlways
         | AuditDecision::ApprovedTurn
         | AuditDecision::ApprovedNetwork
+        | AuditDecision::ApprovedUnsandboxed
         | AuditDecision::ApprovedAgentAlways => Tone::Go,
         AuditDecision::Rejected
         | AuditDecision::Denied

@@ -82,7 +82,13 @@ pub struct Card {
     pub call: ToolCall,
     pub position: usize,
     pub total: usize,
+    /// The sandbox refused this very command earlier in the session: the card
+    /// may run it outside the sandbox.
+    pub refused_before: bool,
 }
+
+/// What a command's result ends with when the sandbox refused something.
+pub const SANDBOX_REFUSED: &str = "[sandbox: the kernel refused";
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Transcript {
@@ -283,7 +289,20 @@ impl Transcript {
         let item = self.items.get(*self.tools.get(first)?)?;
         let Entry::Tool(call) = &item.entry else { return None };
         let total = self.batch_total.max(self.pending.len());
-        Some(Card { call: (**call).clone(), position: total - self.pending.len() + 1, total })
+        let command = call.parameters.get("command").and_then(|command| command.as_str());
+        let refused_before = call.tool_name == "run_shell_command"
+            && command.is_some_and(|command| {
+                self.items.iter().any(|item| match &item.entry {
+                    Entry::Tool(earlier) => {
+                        earlier.tool_id != call.tool_id
+                            && earlier.tool_name == "run_shell_command"
+                            && earlier.parameters.get("command").and_then(|c| c.as_str()) == Some(command)
+                            && earlier.outcome.as_ref().is_some_and(|outcome| outcome.text.contains(SANDBOX_REFUSED))
+                    }
+                    _ => false,
+                })
+            });
+        Some(Card { call: (**call).clone(), position: total - self.pending.len() + 1, total, refused_before })
     }
 }
 
@@ -330,6 +349,28 @@ mod tests {
             transcript.apply(event);
         }
         transcript
+    }
+
+    #[test]
+    fn a_card_knows_when_the_sandbox_refused_its_very_command_before() {
+        let refused = AgentEvent::ToolResult {
+            tool_id: "a".into(),
+            status: ToolStatus::Success,
+            output: Some(format!("x: Read-only file system\n{SANDBOX_REFUSED} a write]\nExit code: 1")),
+            error: None,
+            diff: None,
+        };
+        let same = events(vec![tool_use("cmd"), refused.clone(), tool_use("cmd"), waiting(&["cmd"])]);
+        // `tool_use(id)` names the call and its command alike: give the first its own id.
+        let mut list = same.clone();
+        if let AgentEvent::ToolUse { tool_id, .. } = &mut list[0].event {
+            *tool_id = "a".into();
+        }
+        assert!(fold(&list).card().unwrap().refused_before);
+        let other = events(vec![tool_use("a"), refused, tool_use("cmd"), waiting(&["cmd"])]);
+        assert!(!fold(&other).card().unwrap().refused_before, "another command was refused");
+        let fine = events(vec![tool_use("cmd"), ran("cmd"), tool_use("cmd2"), waiting(&["cmd2"])]);
+        assert!(!fold(&fine).card().unwrap().refused_before);
     }
 
     #[test]

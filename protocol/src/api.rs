@@ -510,6 +510,10 @@ words! {
         /// Run this one command with the network though the folder's is off
         /// (an addition; the built-in agent's commands only).
         ApproveNetwork = "approve_network",
+        /// Run this one command outside the sandbox (an addition; the built-in
+        /// agent's commands only, and only one the sandbox refused before in
+        /// the session).
+        ApproveUnsandboxed = "approve_unsandboxed",
     }
 }
 

@@ -30,6 +30,8 @@ words! {
         TimedOut = "timed_out",
         /// Approved to run once with the network, the folder's being off.
         ApprovedNetwork = "approved_network",
+        /// Approved to run once outside the sandbox, which had refused the same command.
+        ApprovedUnsandboxed = "approved_unsandboxed",
     }
 }
 

@@ -20,6 +20,9 @@ pub const BUTTONS: [(&str, ButtonAction); 6] = [
 /// "Yes, with network": this command only reaches the network (the sandbox
 /// keeps every command off it unless the folder's Network is on).
 pub const NETWORK_LABEL: &str = "Yes, with network";
+/// "Yes, outside the sandbox": a command the sandbox refused before runs
+/// once without it, when the user says so (never YOLO or a rule).
+pub const UNSANDBOXED_LABEL: &str = "Yes, outside the sandbox";
 /// An edit card's buttons; the last opens the editor.
 pub const EDIT_BUTTONS: [(&str, ButtonAction); 6] = [
     ("Apply", ButtonAction::Decide(ApprovalDecision::Approve)),
@@ -126,6 +129,21 @@ impl CardChoices {
     /// Without the hub's scopes ("for this session", "for this turn", "Always in this folder"):
     /// for a call the agent said nothing about, a grant or a rule would cover
     /// whatever that tool does next, unseen.
+    /// With "Yes, outside the sandbox" (key u): for a command the sandbox
+    /// refused before in this session, the built-in agent's only.
+    pub fn with_unsandboxed(mut self) -> Self {
+        self.hub.push(CardButton {
+            label: UNSANDBOXED_LABEL.to_string(),
+            action: ButtonAction::Decide(ApprovalDecision::ApproveUnsandboxed),
+            description: Some(
+                "Runs this one command outside the sandbox, which refused it before: it can then reach all you \
+                 can (key u)"
+                    .to_string(),
+            ),
+        });
+        self
+    }
+
     pub fn without_scopes(mut self) -> Self {
         self.hub.retain(|button| {
             !matches!(

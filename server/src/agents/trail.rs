@@ -69,6 +69,7 @@ pub fn of_user_decision(decision: &Decision, decided: bool) -> Option<(AuditDeci
     let verdict = match (decision, decided) {
         (Decision::Approve, true) => AuditDecision::Approved,
         (Decision::ApproveNetwork, true) => AuditDecision::ApprovedNetwork,
+        (Decision::ApproveUnsandboxed, true) => AuditDecision::ApprovedUnsandboxed,
         (Decision::ApproveSession, true) => AuditDecision::ApprovedSession,
         (Decision::ApproveTurn, true) => AuditDecision::ApprovedTurn,
         (Decision::ApproveAlways, true) => AuditDecision::ApprovedAlways,

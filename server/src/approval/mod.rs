@@ -49,6 +49,9 @@ pub enum Decision {
     /// Approve this one command with the network, though the folder's is off
     /// (its sandbox shares the host's network for this call only).
     ApproveNetwork,
+    /// Approve this one command to run outside the sandbox: the user's answer
+    /// to the sandbox refusing it (the hub offers it only then).
+    ApproveUnsandboxed,
     /// Skip the call and tell the model why; or, with `modified_content` on an
     /// edit tool, write the user's content instead of the proposal.
     Edit {
@@ -68,6 +71,8 @@ pub enum DecisionError {
     ContentNotEditable(String),
     #[error("approve_network applies to commands (run_shell_command) only, not to {0}.")]
     NetworkForCommandsOnly(String),
+    #[error("approve_unsandboxed applies to commands (run_shell_command) only, not to {0}.")]
+    UnsandboxedForCommandsOnly(String),
 }
 
 /// A runtime that drives the batch out of order: a bug, reported as an error
@@ -140,6 +145,9 @@ pub enum CallState {
         modified_content: Option<String>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         network: bool,
+        /// Approved to run outside the sandbox (a command it refused before).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        unsandboxed: bool,
     },
     /// Written by earlier versions for both of the above: read as `Approved`
     /// when it carries the user's content, else as `Open` (judged again).
@@ -167,7 +175,7 @@ pub struct BatchCall {
 pub enum Step {
     /// Run the call (with the user's content, if given; with the network, if
     /// approved so), then [`ApprovalBatch::finished`].
-    Run { tool_id: String, modified_content: Option<String>, network: bool },
+    Run { tool_id: String, modified_content: Option<String>, network: bool, unsandboxed: bool },
     /// Nobody decided this call: judge it now with the gate and report the
     /// judgement ([`ApprovalBatch::judged`]) before the next step.
     Judge(String),
@@ -274,20 +282,31 @@ impl ApprovalBatch {
         let name = self.calls[index].tool_name.clone();
         match decision {
             Decision::Approve | Decision::ApproveAlways => {
-                self.calls[index].state = CallState::Approved { modified_content: None, network: false }
+                self.calls[index].state =
+                    CallState::Approved { modified_content: None, network: false, unsandboxed: false }
             }
             Decision::ApproveNetwork => {
                 if name != "run_shell_command" {
                     return Err(DecisionError::NetworkForCommandsOnly(name));
                 }
-                self.calls[index].state = CallState::Approved { modified_content: None, network: true }
+                self.calls[index].state =
+                    CallState::Approved { modified_content: None, network: true, unsandboxed: false }
+            }
+            Decision::ApproveUnsandboxed => {
+                if name != "run_shell_command" {
+                    return Err(DecisionError::UnsandboxedForCommandsOnly(name));
+                }
+                self.calls[index].state =
+                    CallState::Approved { modified_content: None, network: false, unsandboxed: true }
             }
             Decision::ApproveSession => {
-                self.calls[index].state = CallState::Approved { modified_content: None, network: false };
+                self.calls[index].state =
+                    CallState::Approved { modified_content: None, network: false, unsandboxed: false };
                 return Ok(Some(Grant::Session(name)));
             }
             Decision::ApproveTurn => {
-                self.calls[index].state = CallState::Approved { modified_content: None, network: false };
+                self.calls[index].state =
+                    CallState::Approved { modified_content: None, network: false, unsandboxed: false };
                 return Ok(Some(Grant::Turn(name)));
             }
             Decision::Reject => self.reject_all(),
@@ -295,7 +314,8 @@ impl ApprovalBatch {
                 if !self.calls[index].editable {
                     return Err(DecisionError::ContentNotEditable(name));
                 }
-                self.calls[index].state = CallState::Approved { modified_content: Some(content), network: false };
+                self.calls[index].state =
+                    CallState::Approved { modified_content: Some(content), network: false, unsandboxed: false };
             }
             Decision::Edit { instruction, modified_content: None } => {
                 let instruction = instruction.as_deref().map(str::trim).unwrap_or_default();
@@ -468,9 +488,9 @@ impl ApprovalBatch {
                 CallState::Running => return Err(BatchError::StillRunning(call.tool_id.clone())),
                 CallState::Pending => return Ok(Step::Wait(self.pending())),
                 CallState::Asking => return Ok(Step::Ask(call.tool_id.clone())),
-                CallState::Approved { modified_content, network } => {
-                    let (modified_content, network) = (modified_content.clone(), *network);
-                    let step = Step::Run { tool_id: call.tool_id.clone(), modified_content, network };
+                CallState::Approved { modified_content, network, unsandboxed } => {
+                    let (modified_content, network, unsandboxed) = (modified_content.clone(), *network, *unsandboxed);
+                    let step = Step::Run { tool_id: call.tool_id.clone(), modified_content, network, unsandboxed };
                     call.state = CallState::Running;
                     return Ok(step);
                 }
@@ -479,6 +499,7 @@ impl ApprovalBatch {
                         tool_id: call.tool_id.clone(),
                         modified_content: modified_content.clone(),
                         network: false,
+                        unsandboxed: false,
                     };
                     call.state = CallState::Running;
                     return Ok(step);

@@ -22,7 +22,10 @@ fn three_shell_calls() -> ApprovalBatch {
 
 /// Runs a call the user approved.
 fn run(batch: &mut ApprovalBatch, id: &str) {
-    assert_eq!(batch.step().unwrap(), Step::Run { tool_id: id.into(), modified_content: None, network: false });
+    assert_eq!(
+        batch.step().unwrap(),
+        Step::Run { tool_id: id.into(), modified_content: None, network: false, unsandboxed: false }
+    );
     batch.finished(id).unwrap();
 }
 
@@ -181,7 +184,7 @@ fn a_batch_saved_by_an_earlier_version_keeps_only_the_users_content_as_a_decisio
     let mut batch: ApprovalBatch = serde_json::from_str(old).unwrap();
     assert_eq!(
         batch.step().unwrap(),
-        Step::Run { tool_id: "a".into(), modified_content: Some("mine".into()), network: false }
+        Step::Run { tool_id: "a".into(), modified_content: Some("mine".into()), network: false, unsandboxed: false }
     );
     batch.finished("a").unwrap();
     assert_eq!(batch.step().unwrap(), Step::Judge("b".into()), "cleared by whom is unknown: judged again");
@@ -227,7 +230,7 @@ fn modified_content_only_for_edit_tools() {
     run(&mut batch, "b");
     assert_eq!(
         batch.step().unwrap(),
-        Step::Run { tool_id: "c".into(), modified_content: Some("mine".into()), network: false }
+        Step::Run { tool_id: "c".into(), modified_content: Some("mine".into()), network: false, unsandboxed: false }
     );
 }
 
@@ -295,7 +298,10 @@ fn a_crash_interrupts_the_running_call_and_keeps_the_waiting_ones_and_what_was_a
     let mut batch = three_shell_calls();
     batch.decide("a", Decision::Approve).unwrap();
     batch.decide("c", Decision::Approve).unwrap();
-    assert_eq!(batch.step().unwrap(), Step::Run { tool_id: "a".into(), modified_content: None, network: false });
+    assert_eq!(
+        batch.step().unwrap(),
+        Step::Run { tool_id: "a".into(), modified_content: None, network: false, unsandboxed: false }
+    );
     // The hub dies while `a` runs; the batch was saved in this state.
     let mut recovered: ApprovalBatch = serde_json::from_str(&serde_json::to_string(&batch).unwrap()).unwrap();
     assert_eq!(recovered.running(), Some("a"));
@@ -452,17 +458,50 @@ fn a_command_approved_with_network_runs_with_it_and_only_a_command_takes_it() {
     batch.decide("a", Decision::ApproveNetwork).unwrap();
     batch.decide("b", Decision::Approve).unwrap();
     batch.decide("c", Decision::Approve).unwrap();
-    assert_eq!(batch.step().unwrap(), Step::Run { tool_id: "a".into(), modified_content: None, network: true });
+    assert_eq!(
+        batch.step().unwrap(),
+        Step::Run { tool_id: "a".into(), modified_content: None, network: true, unsandboxed: false }
+    );
     batch.finished("a").unwrap();
-    assert_eq!(batch.step().unwrap(), Step::Run { tool_id: "b".into(), modified_content: None, network: false });
+    assert_eq!(
+        batch.step().unwrap(),
+        Step::Run { tool_id: "b".into(), modified_content: None, network: false, unsandboxed: false }
+    );
     batch.finished("b").unwrap();
-    assert_eq!(batch.step().unwrap(), Step::Run { tool_id: "c".into(), modified_content: None, network: false });
+    assert_eq!(
+        batch.step().unwrap(),
+        Step::Run { tool_id: "c".into(), modified_content: None, network: false, unsandboxed: false }
+    );
     // Kept across a restart as the batch is saved.
-    let saved = serde_json::to_string(&CallState::Approved { modified_content: None, network: true }).unwrap();
+    let saved =
+        serde_json::to_string(&CallState::Approved { modified_content: None, network: true, unsandboxed: false })
+            .unwrap();
     assert_eq!(
         serde_json::from_str::<CallState>(&saved).unwrap(),
-        CallState::Approved { modified_content: None, network: true }
+        CallState::Approved { modified_content: None, network: true, unsandboxed: false }
     );
     let older: CallState = serde_json::from_str(r#"{"Approved":{"modified_content":null}}"#).unwrap();
-    assert_eq!(older, CallState::Approved { modified_content: None, network: false });
+    assert_eq!(older, CallState::Approved { modified_content: None, network: false, unsandboxed: false });
+}
+
+/// "Yes, outside the sandbox": that command runs without it, that call only;
+/// a file edit cannot take it, and it is kept across a restart.
+#[test]
+fn a_command_approved_outside_the_sandbox_runs_so_and_only_a_command_takes_it() {
+    let mut batch = ApprovalBatch::new([call("a", "run_shell_command", true), call("b", "write_file", true)]).unwrap();
+    assert_eq!(
+        batch.decide("b", Decision::ApproveUnsandboxed),
+        Err(DecisionError::UnsandboxedForCommandsOnly("write_file".into()))
+    );
+    assert_eq!(batch.pending(), ["a", "b"], "the refusal changed nothing");
+    batch.decide("a", Decision::ApproveUnsandboxed).unwrap();
+    batch.decide("b", Decision::Approve).unwrap();
+    let unsandboxed = Step::Run { tool_id: "a".into(), modified_content: None, network: false, unsandboxed: true };
+    assert_eq!(batch.step().unwrap(), unsandboxed);
+    batch.finished("a").unwrap();
+    let plain = Step::Run { tool_id: "b".into(), modified_content: None, network: false, unsandboxed: false };
+    assert_eq!(batch.step().unwrap(), plain);
+    let state = CallState::Approved { modified_content: None, network: false, unsandboxed: true };
+    let saved = serde_json::to_string(&state).unwrap();
+    assert_eq!(serde_json::from_str::<CallState>(&saved).unwrap(), state);
 }

@@ -137,6 +137,11 @@ impl Sandbox {
         Arc::new(Self::with_mode(mode, SandboxConfig::for_hub(false, data_dir)))
     }
 
+    /// No sandbox at all: a command the user approved to run outside it.
+    pub fn off() -> Arc<Self> {
+        Arc::new(Self::with_mode(Mode::Disabled, SandboxConfig::for_hub(true, None)))
+    }
+
     /// Stand-ins a killed hub left in folders are removed here, at its start.
     fn with_mode(mode: Mode, config: SandboxConfig) -> Self {
         let layout = plan::Layout::new(config.home.clone(), [config.data_dir.clone(), config.config_dir.clone()]);
@@ -259,6 +264,14 @@ pub fn tidy_git(root: &Path) -> Option<String> {
     (!removed.is_empty()).then(|| {
         format!("[sandbox: removed {}, which would have led git to another repository's config]", removed.join(", "))
     })
+}
+
+/// How a result says the sandbox refused something (see [`refusal_in`]).
+pub(crate) const REFUSED_NOTE: &str = "[sandbox: the kernel refused";
+
+/// Whether a command's result says the sandbox refused something.
+pub fn refusal_said(output: &str) -> bool {
+    output.contains(REFUSED_NOTE)
 }
 
 /// Words a sandboxed call's output carries when the kernel refused it, so the

@@ -132,7 +132,7 @@ impl Started {
             notes.push('\n');
         }
         if let Some(what) = crate::sandbox::refusal_in(output) {
-            notes.push_str(&format!("[sandbox: the kernel refused {what}]\n"));
+            notes.push_str(&format!("{} {what}]\n", crate::sandbox::REFUSED_NOTE));
         }
         notes
     }

@@ -366,3 +366,42 @@ async fn a_command_approved_with_network_connects_and_the_next_does_not() {
     assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{:?}", refused.body);
     assert!(!setup.folder.join("a.txt").exists());
 }
+
+/// "Yes, outside the sandbox": offered for a command the sandbox refused
+/// before in the session, and only then; that one call runs without it, the
+/// audit says so, and YOLO never does it.
+#[tokio::test]
+async fn a_command_the_sandbox_refused_runs_outside_it_once_when_the_user_says_so() {
+    let outside = tempdir();
+    let outside = canonical(&outside);
+    let script = format!("echo x > {}/escaped.txt && echo wrote || echo refused\n", outside.display());
+    let Some((setup, model)) = setup(&script).await else { return };
+    // In YOLO the sandbox refuses it, and nothing else happens.
+    let first = setup.result().await;
+    assert!(first["output"].as_str().unwrap().contains("[sandbox: the kernel refused"), "{first}");
+    assert!(!outside.join("escaped.txt").exists());
+    assert_eq!(setup.hub.set_yolo(&setup.folder, false).await.status, StatusCode::OK);
+    let session = setup.hub.config(&setup.folder).await.json()["sessionId"].as_str().unwrap().to_string();
+
+    // Another command was never refused: not for it, and it still waits.
+    model.push(shell("s2", "echo other"));
+    let events = setup.hub.prompt(&setup.folder, "other").await.lines();
+    assert_eq!(events.last().unwrap()["status"], "waiting_approval", "{events:?}");
+    let refused = setup.hub.decide(&session, json!({"toolId": "s2", "decision": "approve_unsandboxed"})).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{:?}", refused.body);
+    assert!(refused.json()["message"].as_str().unwrap().contains("refused before"), "{:?}", refused.body);
+    // A reject ends the turn without asking the model again.
+    setup.hub.decide(&session, json!({"toolId": "s2", "decision": "reject"})).await;
+
+    // The same command again: the user runs it outside the sandbox.
+    model.push(shell("s3", "bash s.sh"));
+    model.push(text(&["done"]));
+    let events = setup.hub.prompt(&setup.folder, "again").await.lines();
+    assert_eq!(events.last().unwrap()["status"], "waiting_approval", "{events:?}");
+    let ran = setup.hub.decide(&session, json!({"toolId": "s3", "decision": "approve_unsandboxed"})).await.lines();
+    let result = ran.iter().find(|event| event["type"] == "tool_result").unwrap();
+    assert!(result["output"].as_str().unwrap().contains("wrote"), "{result}");
+    assert_eq!(std::fs::read_to_string(outside.join("escaped.txt")).unwrap(), "x\n");
+    let audit = setup.hub.get(&format!("/api/audit?folderPath={}", urlencoding(&setup.folder))).await.lines();
+    assert!(audit.iter().any(|row| row["decision"] == "approved_unsandboxed" && row["toolId"] == "s3"), "{audit:?}");
+}

@@ -37,6 +37,7 @@ pub fn card_key(key: &str, shift: bool, selected: usize, kind: CardKind, choices
         "5" => return choices.has(&ButtonAction::OpenAlways).then_some(CardAction::OpenAlways),
         "t" | "T" => return decide(ApprovalDecision::ApproveTurn),
         "n" | "N" if !edit_card => return decide(ApprovalDecision::ApproveNetwork),
+        "u" | "U" if !edit_card => return decide(ApprovalDecision::ApproveUnsandboxed),
         "a" if edit_card => return decide(ApprovalDecision::ApproveSession),
         "d" if edit_card => return decide(ApprovalDecision::Reject),
         "e" if edit_card => return choices.has(&ButtonAction::OpenEditor).then_some(CardAction::OpenEditor),
@@ -72,6 +73,9 @@ pub fn card_hint(kind: CardKind, choices: &CardChoices) -> String {
             }
             if choices.has(&ButtonAction::Decide(ApprovalDecision::ApproveNetwork)) {
                 parts.push("n With network".to_string());
+            }
+            if choices.has(&ButtonAction::Decide(ApprovalDecision::ApproveUnsandboxed)) {
+                parts.push("u Outside the sandbox".to_string());
             }
             parts.push("4 Edit".to_string());
         }

@@ -65,6 +65,7 @@ pub fn ApprovalCard(
     let blind = !has_details(&card.call);
     let choices = card_choices(kind, options.as_deref());
     let choices = if blind { choices.without_scopes() } else { choices };
+    let choices = if card.refused_before && options.is_none() { choices.with_unsandboxed() } else { choices };
     // A rule (or the hub's own check) made this call ask: no allow that would pass it unseen next time.
     let rule_asks = card.call.policy.as_ref().is_some_and(|note| note.decision == PolicyDecision::AskUser);
     let choices = match (&options, rule_asks) {

@@ -264,3 +264,16 @@ fn the_agents_option_is_sent_as_it_is() {
     let plain = serde_json::to_value(request("t", ApprovalDecision::Approve, "").unwrap()).unwrap();
     assert_eq!(plain, serde_json::json!({"toolId": "t", "decision": "approve"}), "no optionId otherwise");
 }
+
+#[test]
+fn u_runs_outside_the_sandbox_only_where_the_card_offers_it() {
+    let plain = card_choices(CardKind::Call, None);
+    assert_eq!(card_key("u", false, 0, CardKind::Call, &plain), None, "not offered: u does nothing");
+    let refused = card_choices(CardKind::Call, None).with_unsandboxed();
+    assert_eq!(
+        card_key("u", false, 0, CardKind::Call, &refused),
+        Some(CardAction::Decide(ApprovalDecision::ApproveUnsandboxed))
+    );
+    assert!(card_hint(CardKind::Call, &refused).contains("u Outside the sandbox"));
+    assert!(!card_hint(CardKind::Call, &plain).contains("sandbox"));
+}

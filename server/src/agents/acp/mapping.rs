@@ -405,7 +405,8 @@ pub fn answer(decision: &Decision, options: &[PermissionOption]) -> Result<Reque
         | Decision::ApproveSession
         | Decision::ApproveTurn
         | Decision::ApproveAlways
-        | Decision::ApproveNetwork => {
+        | Decision::ApproveNetwork
+        | Decision::ApproveUnsandboxed => {
             Some(find(PermissionOptionKind::AllowOnce).ok_or("This agent offers no 'allow once' here.")?)
         }
         Decision::Reject | Decision::Edit { .. } => find(PermissionOptionKind::RejectOnce),

@@ -403,9 +403,11 @@ fn decide(
     decision: Decision,
     option: Option<AgentChoice>,
 ) -> Result<Command, AgentError> {
-    if decision == Decision::ApproveNetwork {
+    if matches!(decision, Decision::ApproveNetwork | Decision::ApproveUnsandboxed) {
         return Err(AgentError::Invalid(
-            "approve_network is for the built-in agent's commands: an ACP agent runs its own, with its network.".into(),
+            "approve_network and approve_unsandboxed are for the built-in agent's commands: an ACP agent's commands \
+             run in the terminals the hub opens for it, as the card's call was judged."
+                .into(),
         ));
     }
     if state.acp.link.as_ref().is_none_or(|link| link.is_closed()) {
@@ -423,7 +425,8 @@ fn decide(
             | Decision::ApproveSession
             | Decision::ApproveTurn
             | Decision::ApproveAlways
-            | Decision::ApproveNetwork,
+            | Decision::ApproveNetwork
+            | Decision::ApproveUnsandboxed,
             None,
         ) => true,
         (Decision::Reject | Decision::Edit { .. }, None) => false,
@@ -442,9 +445,9 @@ fn decide(
              what to do instead (decision edit with editInstruction)."
                 .into(),
         ),
-        DecisionError::BlankInstruction | DecisionError::NetworkForCommandsOnly(_) => {
-            AgentError::Invalid(err.to_string())
-        }
+        DecisionError::BlankInstruction
+        | DecisionError::NetworkForCommandsOnly(_)
+        | DecisionError::UnsandboxedForCommandsOnly(_) => AgentError::Invalid(err.to_string()),
     })?;
     let answer = match &option {
         Some(option) => mapping::selected(PermissionOptionId::new(option.id.clone())),
@@ -471,7 +474,9 @@ fn decide(
     let (verdict, outcome) = match (&decision, option.map(|option| option.kind)) {
         (_, Some(ChoiceKind::AllowAlways)) => (AuditDecision::ApprovedAgentAlways, None),
         (_, Some(ChoiceKind::RejectAlways)) => (AuditDecision::RejectedAgentAlways, Some(Outcome::Rejected)),
-        (Decision::Approve | Decision::ApproveNetwork, _) => (AuditDecision::Approved, None),
+        (Decision::Approve | Decision::ApproveNetwork | Decision::ApproveUnsandboxed, _) => {
+            (AuditDecision::Approved, None)
+        }
         (Decision::ApproveSession, _) => {
             state.allowed_tools.insert(call.name.clone());
             (AuditDecision::ApprovedSession, None)

@@ -30,7 +30,7 @@ pub(crate) type Judge<'a> = &'a (dyn Fn(&PlannedCall, Grants) -> gate::Ruling + 
 #[derive(Debug, PartialEq, Eq)]
 pub enum Settled {
     /// Run this call: it is saved as running; flush, then run it, then [`finish`].
-    Run { tool_id: String, modified_content: Option<String>, network: bool },
+    Run { tool_id: String, modified_content: Option<String>, network: bool, unsandboxed: bool },
     /// Waiting for the user's decisions on these calls.
     Wait(Vec<String>),
     /// Waiting for the answer to this question (its `input_request` is out).
@@ -152,7 +152,12 @@ impl SessionRuntime {
                         Initial::Cleared => {
                             // Running is on disk before the call runs (the caller flushes).
                             self.save(state);
-                            return Ok(Settled::Run { tool_id, modified_content: None, network: false });
+                            return Ok(Settled::Run {
+                                tool_id,
+                                modified_content: None,
+                                network: false,
+                                unsandboxed: false,
+                            });
                         }
                         Initial::Pending | Initial::Asking => {
                             // It gets its card now; the card says why when a rule or the hub asks.
@@ -174,10 +179,10 @@ impl SessionRuntime {
                         }
                     }
                 }
-                Step::Run { tool_id, modified_content, network } => {
+                Step::Run { tool_id, modified_content, network, unsandboxed } => {
                     // Running is on disk before the call runs (the caller flushes).
                     self.save(state);
-                    return Ok(Settled::Run { tool_id, modified_content, network });
+                    return Ok(Settled::Run { tool_id, modified_content, network, unsandboxed });
                 }
                 Step::Skip { tool_id, result, reason } => {
                     if let Some(outcome) = outcome_of_skip(reason) {

@@ -327,6 +327,16 @@ pub(crate) fn apply_decision(
 ) -> Result<(), AgentError> {
     let not_pending = || AgentError::call_not_pending(tool_id);
     let paused = state.builtin.paused.as_mut().ok_or_else(not_pending)?;
+    if decision == Decision::ApproveUnsandboxed {
+        let command = paused.calls.get(tool_id).and_then(|call| call.args["command"].as_str().map(str::to_string));
+        if !command.is_some_and(|command| refused_before(runtime, tool_id, &command)) {
+            return Err(AgentError::Invalid(
+                "approve_unsandboxed is for a command the sandbox refused before in this session; it did not \
+                 refuse this one."
+                    .into(),
+            ));
+        }
+    }
     let waiting = paused.batch.pending();
     match paused.batch.decide(tool_id, decision.clone()) {
         Ok(allowed) => {
@@ -658,8 +668,10 @@ impl Turn {
             })
             .await
             .map_err(|err| TurnError::Lost(format!("(the gate's task failed: {err})")))?;
-            let (tool_id, modified_content, network) = match settled? {
-                Settled::Run { tool_id, modified_content, network } => (tool_id, modified_content, network),
+            let (tool_id, modified_content, network, unsandboxed) = match settled? {
+                Settled::Run { tool_id, modified_content, network, unsandboxed } => {
+                    (tool_id, modified_content, network, unsandboxed)
+                }
                 other => return Ok(other),
             };
             // Write-ahead: the call runs only once it is on disk as running.
@@ -679,6 +691,10 @@ impl Turn {
                     let mut terms = self.hub.sandbox_terms(&self.runtime.id);
                     // The user approved this one command with the network.
                     terms.network |= network;
+                    if unsandboxed {
+                        // The user's answer to the sandbox refusing this very command.
+                        terms.sandbox = crate::sandbox::Sandbox::off();
+                    }
                     let shown = Arc::new(LiveOutput::new(self.runtime.log.clone(), &tool_id));
                     let live: tools::shell::Live = Arc::new(move |stream, piece: &[u8]| shown.push(stream, piece));
                     self.workspace.run(tool, &args, modified_content, &terms, Some(live)).await
@@ -689,6 +705,31 @@ impl Turn {
             self.runtime.finish(&tool_id, event, text)?;
         }
     }
+}
+
+/// Whether the sandbox refused `command` in an earlier call of the session
+/// (its result says so): the only command the user may run outside it.
+fn refused_before(runtime: &SessionRuntime, tool_id: &str, command: &str) -> bool {
+    let events = runtime.log.published();
+    let earlier: std::collections::HashSet<&str> = events
+        .iter()
+        .filter_map(|event| match &event.event {
+            AgentEvent::ToolUse { tool_id: id, tool_name, parameters, .. }
+                if id != tool_id
+                    && tool_name == Tool::RunShellCommand.name()
+                    && parameters["command"].as_str() == Some(command) =>
+            {
+                Some(id.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    events.iter().any(|event| match &event.event {
+        AgentEvent::ToolResult { tool_id: id, output: Some(output), .. } => {
+            earlier.contains(id.as_str()) && crate::sandbox::refusal_said(output)
+        }
+        _ => false,
+    })
 }
 
 /// The workspace tools and `ask_user`, as offered to the model.

@@ -87,6 +87,7 @@ pub fn decision_of(request: ApproveRequest) -> ApiResult<Decided> {
         (ApprovalDecision::ApproveSession, None) => Decision::ApproveSession,
         (ApprovalDecision::ApproveTurn, None) => Decision::ApproveTurn,
         (ApprovalDecision::ApproveNetwork, None) => Decision::ApproveNetwork,
+        (ApprovalDecision::ApproveUnsandboxed, None) => Decision::ApproveUnsandboxed,
         (ApprovalDecision::ApproveAlways, None) => return Ok(Decided::Always(request.command_prefix)),
         (ApprovalDecision::Edit, None) => {
             Decision::Edit { instruction: request.edit_instruction, modified_content: None }
@@ -102,6 +103,7 @@ pub fn decision_of(request: ApproveRequest) -> ApiResult<Decided> {
             | ApprovalDecision::ApproveSession
             | ApprovalDecision::ApproveTurn
             | ApprovalDecision::ApproveNetwork
+            | ApprovalDecision::ApproveUnsandboxed
             | ApprovalDecision::ApproveAlways
             | ApprovalDecision::AgentOption,
             Some(_),
