@@ -137,6 +137,15 @@ impl Sandbox {
         Arc::new(Self::with_mode(mode, SandboxConfig::for_hub(false, data_dir)))
     }
 
+    /// Whether `path` (as it really is, links resolved) is masked in every
+    /// sandbox: the hub's own dirs, the credential stores, the agents' logins.
+    /// What the hub reads or writes for an agent never is.
+    pub fn masks_path(&self, path: &Path) -> bool {
+        let home = self.layout.home.as_deref();
+        let logins = plan::AGENT_CREDENTIALS.iter().filter_map(|login| home.map(|home| home.join(login)));
+        self.layout.masks().into_iter().chain(logins).any(|mask| path.starts_with(mask))
+    }
+
     /// No sandbox at all: a command the user approved to run outside it.
     pub fn off() -> Arc<Self> {
         Arc::new(Self::with_mode(Mode::Disabled, SandboxConfig::for_hub(true, None)))

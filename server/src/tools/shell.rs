@@ -41,7 +41,7 @@ struct Captured {
 }
 
 /// Where a command's output goes as it comes (the page's live view), besides
-/// its result.
+/// its result; an empty piece says it has ended.
 pub(crate) type Live = std::sync::Arc<dyn Fn(OutputStream, &[u8]) + Send + Sync>;
 
 /// Reads the stream to its end, handing each piece to `take`; what came stays
@@ -180,6 +180,10 @@ pub async fn run(folder: &Folder, args: ShellArgs, timeout: Duration, terms: &Te
         };
         tokio::time::timeout(timeout, ended).await
     };
+    // Its output is all in: what the live view gathered goes out.
+    if let Some(live) = &live {
+        live(OutputStream::Stdout, &[]);
+    }
     let Ok(status) = finished else {
         return Err(ToolFailure::new(
             "timeout",

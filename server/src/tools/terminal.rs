@@ -118,6 +118,9 @@ impl Terminal {
                 if !notes.is_empty() {
                     lock(&output).take(OutputStream::Stderr, notes.as_bytes());
                 }
+                if let Some(live) = &lock(&output).live {
+                    live(OutputStream::Stdout, &[]);
+                }
                 let exit = match status {
                     Ok(status) => {
                         use std::os::unix::process::ExitStatusExt;
@@ -153,7 +156,18 @@ impl Terminal {
 
     /// Waits until the command has ended.
     pub async fn wait(&self) -> Exit {
-        let mut exit = self.exit.clone();
+        Self::wait_on(self.exit_watch()).await
+    }
+
+    /// What [`Terminal::wait_on`] waits on: holding it does not keep the
+    /// terminal (and its command) alive.
+    pub fn exit_watch(&self) -> watch::Receiver<Option<Exit>> {
+        self.exit.clone()
+    }
+
+    /// Waits until the command of the terminal `exit` watches has ended (or
+    /// the terminal is gone, which ends it).
+    pub async fn wait_on(mut exit: watch::Receiver<Option<Exit>>) -> Exit {
         let ended = exit.wait_for(Option::is_some).await.map(|exit| exit.clone());
         match ended {
             Ok(exit) => exit.unwrap_or(Exit { code: None, signal: None }),
@@ -212,13 +226,17 @@ mod tests {
     async fn output_and_exit_are_kept_and_shown_live_from_the_start() {
         let dir = tempfile::tempdir().unwrap();
         let folder = Folder::held(&dir.path().canonicalize().unwrap()).unwrap();
-        let terminal = bash(&folder, "echo one; sleep 0.3; echo two >&2; exit 4", 4096);
-        tokio::time::sleep(Duration::from_millis(150)).await;
+        let terminal = bash(&folder, "echo one; while [ ! -e go ]; do sleep 0.02; done; echo two >&2; exit 4", 4096);
+        // Shown live from the start: what came before `show_live`, then what comes after.
+        while terminal.output().0.is_empty() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         let seen = Arc::new(Mutex::new(Vec::<(OutputStream, String)>::new()));
         let shown = seen.clone();
         terminal.show_live(Arc::new(move |stream, piece: &[u8]| {
             shown.lock().unwrap().push((stream, String::from_utf8_lossy(piece).into_owned()));
         }));
+        std::fs::write(dir.path().join("go"), "").unwrap();
         let exit = terminal.wait().await;
         assert_eq!(exit, Exit { code: Some(4), signal: None });
         let (text, truncated, ended) = terminal.output();
@@ -226,7 +244,12 @@ mod tests {
         assert!(!truncated);
         assert_eq!(ended, Some(exit));
         let seen = seen.lock().unwrap().clone();
-        assert_eq!(seen, [(OutputStream::Stdout, "one\n".into()), (OutputStream::Stderr, "two\n".into())]);
+        let end = (OutputStream::Stdout, String::new());
+        assert_eq!(
+            seen,
+            [(OutputStream::Stdout, "one\n".into()), (OutputStream::Stderr, "two\n".into()), end],
+            "the end said last"
+        );
     }
 
     #[tokio::test]
@@ -256,14 +279,18 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_dropped_terminal_ends_its_command() {
+    async fn a_dropped_terminal_ends_its_command_though_someone_still_waits() {
         let dir = tempfile::tempdir().unwrap();
         let folder = Folder::held(&dir.path().canonicalize().unwrap()).unwrap();
         let marker = dir.path().join("survived");
         let terminal = bash(&folder, &format!("sleep 1; touch {}", marker.display()), 4096);
+        // As the agent's `terminal/wait_for_exit` does.
+        let waiting = tokio::spawn(Terminal::wait_on(terminal.exit_watch()));
         tokio::time::sleep(Duration::from_millis(200)).await;
         drop(terminal);
-        tokio::time::sleep(Duration::from_millis(3000)).await;
+        let exit = tokio::time::timeout(Duration::from_secs(5), waiting).await.expect("the wait ends").unwrap();
+        assert_eq!(exit.code, None, "{exit:?}");
+        tokio::time::sleep(Duration::from_millis(2000)).await;
         assert!(!marker.exists(), "the command outlived its terminal");
     }
 }

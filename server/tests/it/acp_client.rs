@@ -195,3 +195,32 @@ async fn the_agents_reads_and_writes_are_judged_and_stay_in_the_folder_off_what_
 fn last_status(events: &[Value]) -> String {
     events.last().map(|event| event["status"].as_str().unwrap_or_default().to_string()).unwrap_or_default()
 }
+
+#[tokio::test]
+async fn an_approved_command_cannot_be_swapped_for_another_in_its_terminal() {
+    let agent = Scripted::start("terminal-swap");
+    let session = agent.session().await;
+    let first = agent.prompt("list").await;
+    let call = of_type(&first, "tool_use")[0]["tool_id"].as_str().unwrap().to_string();
+    let rest = agent.hub.decide(&session, json!({"toolId": call, "decision": "approve"})).await.lines();
+    let told = said(&rest);
+    assert!(told["refused"].as_str().is_some_and(|why| why.contains("without approval")), "{told}");
+    assert!(!agent.folder.join("swapped").exists());
+}
+
+#[tokio::test]
+async fn an_approved_edit_writes_its_path_through_the_hub_until_its_result() {
+    let agent = Scripted::start("approved-write");
+    let session = agent.session().await;
+    let path = agent.folder.join("notes.md");
+    let first = agent.prompt(&json!({"path": path, "content": "# Notes\n"}).to_string()).await;
+    let call = of_type(&first, "tool_use")[0]["tool_id"].as_str().unwrap().to_string();
+    assert_eq!(last_status(&first), "waiting_approval", "{first:?}");
+    assert!(!path.exists(), "nothing is written before the decision");
+    let rest = agent.hub.decide(&session, json!({"toolId": call, "decision": "approve"})).await.lines();
+    let told = said(&rest);
+    assert_eq!(told[0]["written"], true, "{told}");
+    let again = told[1]["refused"].as_str();
+    assert!(again.is_some_and(|why| why.contains("without approval")), "once its result is in: {told}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "# Notes\n");
+}

@@ -420,8 +420,11 @@ impl Driver {
                     }
                     Some(Command::Cancel) => {
                         self.stop_asked = true;
-                        // Stop ends every command the agent runs through the hub.
+                        // Stop ends every command the agent runs through the hub, and
+                        // what the turn's approved calls might still have started.
                         self.terminals.kill_all();
+                        self.runnable.clear();
+                        self.writable.clear();
                         // Stop wins over an instruction that waited for the turn's end.
                         self.next_prompt = None;
                         if let Some((id, _)) = &self.asking {
@@ -502,7 +505,8 @@ impl Driver {
                 if let SessionUpdate::CurrentModeUpdate(update) = &notification.update {
                     self.mode_changed(cx, session, &update.current_mode_id.0).await;
                 }
-                self.link_terminals(&notification.update);
+                // Linked once the call is shown: its live output has a line to go under.
+                let links = client::terminals_shown(&notification.update);
                 let mut events = self.mapper.update(notification.update);
                 for event in &mut events {
                     // A call that ran in the hub's terminal: its result is what the hub ran.
@@ -521,13 +525,18 @@ impl Driver {
                 for event in events {
                     if let AgentEvent::ToolResult { tool_id, status, .. } = &event {
                         self.awaited.remove(tool_id);
+                        // What a call let run may do through the hub ends with it.
                         self.writable.retain(|(id, _)| id != tool_id);
+                        self.runnable.retain(|(id, _)| id != tool_id);
                         if self.cleared.remove(tool_id) {
                             let ran = *status == protocol::events::ToolStatus::Success;
                             self.runtime.audit_outcome(tool_id, if ran { Outcome::Ran } else { Outcome::Failed });
                         }
                     }
                     self.runtime.log.push(event);
+                }
+                for (terminal_id, tool_id) in links {
+                    self.terminals.link(&terminal_id, &tool_id);
                 }
                 if between_turns {
                     self.hub.projects_changed();
@@ -560,7 +569,8 @@ impl Driver {
         if let Some(command) = call.args["command"].as_str().filter(|_| call.name == "run_shell_command") {
             self.runnable.push((tool_id.to_string(), command.to_string()));
         }
-        if let Some(path) = call.args["file_path"].as_str().filter(|path| !path.is_empty()) {
+        let edit = call.name == "write_file" || call.name == "replace";
+        if let Some(path) = call.args["file_path"].as_str().filter(|path| edit && !path.is_empty()) {
             self.writable.push((tool_id.to_string(), client::absolute(&self.runtime.root, path)));
         }
     }

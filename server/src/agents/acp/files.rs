@@ -22,6 +22,7 @@ const MAX_READ: u64 = 10 * 1024 * 1024;
 pub fn read(
     root: &Path,
     hide_config: bool,
+    masked: &dyn Fn(&Path) -> bool,
     path: &Path,
     line: Option<u32>,
     limit: Option<u32>,
@@ -33,7 +34,7 @@ pub fn read(
             "{requested} could not be read ({err}); the hub reads only files inside the folder."
         )),
     })?;
-    read_open(file, root, hide_config, &requested, line, limit).map_err(ReadError::Refused)
+    read_open(file, root, hide_config, masked, &requested, line, limit).map_err(ReadError::Refused)
 }
 
 /// Why a read was not answered with the file's text.
@@ -49,15 +50,19 @@ fn read_open(
     file: std::fs::File,
     root: &Path,
     hide_config: bool,
+    masked: &dyn Fn(&Path) -> bool,
     requested: &str,
     line: Option<u32>,
     limit: Option<u32>,
 ) -> Result<String, String> {
+    // Where it really is (links inside the folder followed): judged there.
+    let real = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok();
+    if real.as_deref().is_none_or(masked) {
+        return Err(format!("{requested} is masked from the agents (a credential store or the hub's own data)."));
+    }
     if hide_config {
-        let real = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
-            .ok()
-            .and_then(|real| real.strip_prefix(root).ok().map(Path::to_path_buf));
-        if real.as_deref().is_none_or(hidden_until_trust) {
+        let in_root = real.as_deref().and_then(|real| real.strip_prefix(root).ok());
+        if in_root.is_none_or(hidden_until_trust) {
             return Err(format!(
                 "{requested} is the folder's agent config, hidden until the folder is trusted (the Trust banner)."
             ));
@@ -78,9 +83,12 @@ fn read_open(
 }
 
 /// Writes `content` as the whole file at `path` (absolute).
-pub fn write(root: &Path, path: &Path, content: &str) -> Result<(), String> {
+pub fn write(root: &Path, masked: &dyn Fn(&Path) -> bool, path: &Path, content: &str) -> Result<(), String> {
     let (folder, requested, _) = place(root, path)?;
-    write_whole_file(&folder, &requested, content, kept_read_only).map_err(|failure| failure.message)
+    // The folder's real place: `kept` judges paths relative to it.
+    let real_root = std::fs::canonicalize(root).map_err(|err| format!("The folder could not be found: {err}."))?;
+    let kept = |rel: &Path| kept_read_only(rel) || masked(&real_root.join(rel));
+    write_whole_file(&folder, &requested, content, kept).map_err(|failure| failure.message)
 }
 
 /// The folder, and `path` in it.
@@ -110,6 +118,30 @@ fn lines(text: &str, line: Option<u32>, limit: Option<u32>) -> String {
 mod tests {
     use super::*;
 
+    fn nothing(_: &Path) -> bool {
+        false
+    }
+
+    #[test]
+    fn what_the_sandbox_masks_is_neither_read_nor_written_even_in_the_folder() {
+        let (_dir, root) = folder();
+        std::fs::create_dir_all(root.join(".ssh")).unwrap();
+        std::fs::write(root.join(".ssh/id_ed25519"), "key").unwrap();
+        std::os::unix::fs::symlink(".ssh/id_ed25519", root.join("notes.txt")).unwrap();
+        // As with a home directory opened as the folder.
+        let ssh = root.join(".ssh");
+        let masked = |path: &Path| path.starts_with(&ssh);
+        for path in [".ssh/id_ed25519", "notes.txt"] {
+            let refused = read(&root, false, &masked, &root.join(path), None, None).unwrap_err().to_string();
+            assert!(refused.contains("masked"), "{path}: {refused}");
+        }
+        let refused = write(&root, &masked, &root.join(".ssh/authorized_keys"), "evil").unwrap_err();
+        assert!(refused.contains("read-only"), "{refused}");
+        assert!(write(&root, &masked, &root.join("notes.txt"), "evil").is_err(), "through a link too");
+        assert_eq!(std::fs::read_to_string(ssh.join("id_ed25519")).unwrap(), "key");
+        assert!(!ssh.join("authorized_keys").exists());
+    }
+
     fn folder() -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
@@ -122,15 +154,18 @@ mod tests {
         std::fs::write(root.join("a.txt"), "one\ntwo\nthree\n").unwrap();
         let outside = tempfile::NamedTempFile::new().unwrap();
         std::os::unix::fs::symlink(outside.path(), root.join("out")).unwrap();
-        assert_eq!(read(&root, false, &root.join("a.txt"), None, None).unwrap(), "one\ntwo\nthree\n");
-        assert_eq!(read(&root, false, &root.join("a.txt"), Some(2), Some(1)).unwrap(), "two\n");
-        assert_eq!(read(&root, false, &root.join("a.txt"), Some(3), None).unwrap(), "three\n");
-        let refused = |path: &Path| read(&root, false, path, None, None).unwrap_err().to_string();
+        assert_eq!(read(&root, false, &nothing, &root.join("a.txt"), None, None).unwrap(), "one\ntwo\nthree\n");
+        assert_eq!(read(&root, false, &nothing, &root.join("a.txt"), Some(2), Some(1)).unwrap(), "two\n");
+        assert_eq!(read(&root, false, &nothing, &root.join("a.txt"), Some(3), None).unwrap(), "three\n");
+        let refused = |path: &Path| read(&root, false, &nothing, path, None, None).unwrap_err().to_string();
         assert!(refused(Path::new("a.txt")).contains("not an absolute path"));
         assert!(refused(outside.path()).contains("inside the folder only"));
-        assert!(matches!(read(&root, false, &root.join("out"), None, None), Err(ReadError::Refused(_))), "a link out");
-        assert!(read(&root, false, &root.join("../a.txt"), None, None).is_err());
-        assert!(matches!(read(&root, false, &root.join("none.txt"), None, None), Err(ReadError::Missing(_))));
+        assert!(
+            matches!(read(&root, false, &nothing, &root.join("out"), None, None), Err(ReadError::Refused(_))),
+            "a link out"
+        );
+        assert!(read(&root, false, &nothing, &root.join("../a.txt"), None, None).is_err());
+        assert!(matches!(read(&root, false, &nothing, &root.join("none.txt"), None, None), Err(ReadError::Missing(_))));
         assert!(refused(&root.join("none.txt")).contains("does not exist"));
     }
 
@@ -141,24 +176,28 @@ mod tests {
         std::fs::write(root.join(".claude/settings.json"), "{\"hooks\":{}}").unwrap();
         std::os::unix::fs::symlink(".claude/settings.json", root.join("innocent.json")).unwrap();
         for path in [".claude/settings.json", "innocent.json"] {
-            let refused = read(&root, true, &root.join(path), None, None).unwrap_err().to_string();
+            let refused = read(&root, true, &nothing, &root.join(path), None, None).unwrap_err().to_string();
             assert!(refused.contains("hidden until the folder is trusted"), "{path}: {refused}");
-            assert_eq!(read(&root, false, &root.join(path), None, None).unwrap(), "{\"hooks\":{}}", "trusted: {path}");
+            assert_eq!(
+                read(&root, false, &nothing, &root.join(path), None, None).unwrap(),
+                "{\"hooks\":{}}",
+                "trusted: {path}"
+            );
         }
     }
 
     #[test]
     fn writes_inside_the_folder_never_where_the_sandbox_keeps_read_only() {
         let (_dir, root) = folder();
-        write(&root, &root.join("src/new.rs"), "fn main() {}\n").unwrap();
+        write(&root, &nothing, &root.join("src/new.rs"), "fn main() {}\n").unwrap();
         assert_eq!(std::fs::read_to_string(root.join("src/new.rs")).unwrap(), "fn main() {}\n");
         for kept in [".gemini/settings.json", ".claude/settings.local.json", ".git/config", ".envrc"] {
-            let refused = write(&root, &root.join(kept), "x").unwrap_err();
+            let refused = write(&root, &nothing, &root.join(kept), "x").unwrap_err();
             assert!(refused.contains("keeps read-only"), "{kept}: {refused}");
             assert!(!root.join(kept).exists(), "{kept}");
         }
         let outside = tempfile::tempdir().unwrap();
-        let refused = write(&root, &outside.path().join("x.txt"), "x").unwrap_err();
+        let refused = write(&root, &nothing, &outside.path().join("x.txt"), "x").unwrap_err();
         assert!(refused.contains("inside the folder only"), "{refused}");
         assert!(!outside.path().join("x.txt").exists());
     }

@@ -29,6 +29,15 @@ const SKIPPING: [&str; 10] = [
     "agent-full-access",
 ];
 
+/// Modes that skip asking for edits only: commands still ask.
+const EDITS_ONLY: [&str; 4] = ["acceptEdits", "autoEdit", "auto-edit", "auto_edit"];
+
+/// Whether the mode lets the agent run commands without asking (`false`
+/// for a mode that skips asking for edits only, or asks).
+pub fn skips_for_commands(mode_id: &str) -> bool {
+    asks(mode_id) == Some(false) && !EDITS_ONLY.contains(&mode_id)
+}
+
 /// Whether the agent asks before a command or a file write in this mode
 /// (`None`: a mode the hub does not know).
 pub fn asks(mode_id: &str) -> Option<bool> {

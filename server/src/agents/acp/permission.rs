@@ -121,7 +121,8 @@ pub(super) fn judge(
 /// A command the agent runs through the hub without having asked (its own
 /// mode let it): judged as a call of its own by the folder's rules, the
 /// session's grants and YOLO, audited under `audit_id`. `picked_mode`: the
-/// mode the user put the agent in, when it runs commands without asking. A
+/// mode the user put the agent in, when it lets such a call run without
+/// asking; it counts only where no rule, guard rail or protection asks. A
 /// deny holds in every case; what would need the user is refused (there is
 /// no request to put on a card), with the reason the agent reads.
 pub(super) fn judge_unasked(
@@ -146,15 +147,18 @@ pub(super) fn judge_unasked(
         yolo,
         verdict: &verdict,
     });
+    // Nothing spoke (no rule, guard rail or protection made it ask): only then
+    // does the mode the user picked count.
+    let nothing_spoke = start.note.is_none();
     let decided = match (start.initial, picked_mode) {
         (Initial::Cleared, _) => start.decided,
         (Initial::Denied(message), _) => {
             return Err(format!("The folder's rules deny this command: {message}"));
         }
-        (Initial::Pending | Initial::Asking, Some(mode)) => {
+        (Initial::Pending, Some(mode)) if nothing_spoke => {
             Some((AuditDecision::Allowed, Authority::Rule(format!("the agent's mode '{mode}', picked by the user"))))
         }
-        (Initial::Pending | Initial::Asking, None) => {
+        (Initial::Pending | Initial::Asking, _) => {
             return Err(
                 "Nothing runs through the hub without approval, and this was not asked about: ask permission for \
                  it first."

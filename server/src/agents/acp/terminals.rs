@@ -41,7 +41,8 @@ impl Terminals {
     /// The id the next terminal gets (each asked for once).
     pub fn reserve_id(&mut self) -> String {
         self.next += 1;
-        format!("term-{}", self.next)
+        // Unique beyond this process too: the audit trail names unasked commands by it.
+        format!("term-{}-{}", crate::clock::now_ms(), self.next)
     }
 
     /// Keeps a started terminal under its reserved id. `tool_id`: the call it
@@ -105,4 +106,11 @@ fn result_text(terminal: &Terminal) -> String {
     }
     text.push_str(&exit.map_or_else(|| "[still running]".to_string(), |exit| exit.describe()));
     text
+}
+
+impl Drop for Terminals {
+    /// The agent's connection is gone: so is every command it ran through the hub.
+    fn drop(&mut self) {
+        self.kill_all();
+    }
 }

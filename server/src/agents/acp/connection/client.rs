@@ -19,7 +19,7 @@ use serde_json::json;
 use super::super::files;
 use super::super::modes;
 use super::super::permission;
-use super::super::rule_call::{command_line, RuleCall};
+use super::super::rule_call::RuleCall;
 use super::Driver;
 use crate::tools::terminal::{Exit, Terminal};
 use crate::tools::{Folder, MAX_OUTPUT};
@@ -95,11 +95,12 @@ impl Driver {
         }
         match service {
             Service::Read(request, responder) => {
-                let (root, hide) =
-                    (self.runtime.root.clone(), self.hub.sandbox_terms(&self.runtime.id).hide_agent_config);
+                let terms = self.hub.sandbox_terms(&self.runtime.id);
+                let (root, hide, sandbox) = (self.runtime.root.clone(), terms.hide_agent_config, terms.sandbox);
                 // Off the async workers, answered when done: the driver goes on.
                 tokio::task::spawn_blocking(move || {
-                    let read = files::read(&root, hide, &request.path, request.line, request.limit)
+                    let masked = |path: &std::path::Path| sandbox.masks_path(path);
+                    let read = files::read(&root, hide, &masked, &request.path, request.line, request.limit)
                         .map_err(|err| err.to_string());
                     let _ = answer(responder, read.map(ReadTextFileResponse::new));
                 });
@@ -109,9 +110,10 @@ impl Driver {
                 if let Err(refused) = self.may_write(&request.path).await {
                     return responder.respond_with_error(refusal(refused));
                 }
-                let root = self.runtime.root.clone();
+                let (root, sandbox) = (self.runtime.root.clone(), self.hub.sandbox_terms(&self.runtime.id).sandbox);
                 tokio::task::spawn_blocking(move || {
-                    let written = files::write(&root, &request.path, &request.content);
+                    let masked = |path: &std::path::Path| sandbox.masks_path(path);
+                    let written = files::write(&root, &masked, &request.path, &request.content);
                     let _ = answer(responder, written.map(|()| WriteTextFileResponse::new()));
                 });
                 Ok(())
@@ -131,8 +133,11 @@ impl Driver {
                 let Some(terminal) = self.terminals.get(&request.terminal_id.0) else {
                     return responder.respond_with_error(refusal(no_terminal(&request.terminal_id.0)));
                 };
+                // The wait holds no terminal: released or dropped, it ends, and so does its command.
+                let exit = terminal.exit_watch();
+                drop(terminal);
                 tokio::spawn(async move {
-                    let exit = terminal.wait().await;
+                    let exit = Terminal::wait_on(exit).await;
                     let _ = responder.respond(WaitForTerminalExitResponse::new(exit_status(&exit)));
                 });
                 Ok(())
@@ -157,7 +162,11 @@ impl Driver {
         }
     }
 
-    /// Starts the agent's command if it may run; its terminal's id.
+    /// Starts the agent's command if it may run; its terminal's id. What
+    /// runs is one shell line the hub renders and judges whole: the command
+    /// (its words quoted when it came as words), after the `cd` into its
+    /// `cwd` and the `export`s of its variables; only variables known to be
+    /// harmless are set outside that line.
     async fn create_terminal(&mut self, request: &CreateTerminalRequest) -> Result<String, String> {
         if self.terminals.is_full() {
             return Err(format!(
@@ -165,48 +174,21 @@ impl Driver {
                 super::super::terminals::MAX_OPEN
             ));
         }
-        let words: Vec<&str> =
-            std::iter::once(request.command.as_str()).chain(request.args.iter().map(String::as_str)).collect();
-        let line = if request.args.is_empty() { request.command.clone() } else { command_line(&words) };
+        if self.stopping || self.stop_asked {
+            return Err("The user stopped this turn: nothing more runs in it.".into());
+        }
+        let (line, plain_env) = terminal_line(&self.runtime.root, request)?;
         let terminal_id = self.terminals.reserve_id();
         let tool_id = self.may_run(&terminal_id, &line).await?;
-        let (program, mut args) = if request.args.is_empty() {
-            ("bash".to_string(), vec![OsString::from("-c"), OsString::from(&request.command)])
-        } else {
-            (request.command.clone(), request.args.iter().map(OsString::from).collect())
-        };
-        let mut program = program;
-        if let Some(cwd) = request.cwd.as_ref().filter(|cwd| **cwd != self.runtime.root) {
-            let rel = crate::tools::paths::relative_in_folder(&self.runtime.root, &cwd.display().to_string())
-                .map_err(|failure| format!("{} A terminal runs inside the folder.", failure.message))?;
-            // `cd` in the sandbox: where it leads is bounded by the sandbox, like the command.
-            let mut wrapped =
-                vec!["-c".into(), "cd -- \"$1\" && shift && exec \"$@\"".into(), "bash".into(), rel.into_os_string()];
-            wrapped.push(program.into());
-            wrapped.append(&mut args);
-            (program, args) = ("bash".to_string(), wrapped);
-        }
-        if !request.env.is_empty() {
-            // Set inside the sandbox (by `env`), never on the sandbox's own process.
-            let mut wrapped = vec![OsString::from("--")];
-            for variable in &request.env {
-                let name = &variable.name;
-                let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                    && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-                if !valid {
-                    return Err(format!("'{name}' is not a variable name."));
-                }
-                wrapped.push(format!("{name}={}", variable.value).into());
-            }
-            wrapped.push(program.into());
-            wrapped.append(&mut args);
-            (program, args) = ("env".to_string(), wrapped);
-        }
+        let mut args: Vec<OsString> = vec!["--".into()];
+        args.extend(plain_env.into_iter().map(OsString::from));
+        args.extend(["bash".into(), "-c".into(), OsString::from(&line)]);
         let folder =
             Folder::held(&self.runtime.root).map_err(|err| format!("The folder could not be opened: {err}."))?;
         let limit = request.output_byte_limit.map_or(MAX_OUTPUT, |limit| usize::try_from(limit).unwrap_or(usize::MAX));
         let terms = self.hub.sandbox_terms(&self.runtime.id);
-        let terminal = Terminal::start(&folder, &program, &args, &terms, limit).map_err(|failure| failure.message)?;
+        // `env` in the sandbox sets the harmless variables, never the sandbox's own process.
+        let terminal = Terminal::start(&folder, "env", &args, &terms, limit).map_err(|failure| failure.message)?;
         self.terminals.add(&terminal_id, terminal, tool_id);
         Ok(terminal_id)
     }
@@ -221,7 +203,7 @@ impl Driver {
             return Ok(Some(tool_id));
         }
         let call = RuleCall { name: "run_shell_command".into(), args: json!({ "command": line }) };
-        self.judge_unasked(call, terminal_id.to_string()).await.map(|()| None)
+        self.judge_unasked(call, terminal_id.to_string(), modes::skips_for_commands).await.map(|()| None)
     }
 
     /// Whether the agent may write `path`: a call the hub let run names it
@@ -233,21 +215,26 @@ impl Driver {
             return Ok(());
         }
         let call = RuleCall { name: "write_file".into(), args: json!({ "file_path": path.display().to_string() }) };
-        self.judge_unasked(call, format!("write:{}", wanted.display())).await
+        self.judge_unasked(call, format!("write:{}", wanted.display()), |mode| modes::asks(mode) == Some(false)).await
     }
 
     /// Judges, off the async workers, what the agent does through the hub
     /// without having asked (see `permission::judge_unasked`).
+    /// `skips`: whether a mode lets this kind of call run without asking; the
+    /// agent's current mode counts only when the user picked it (an agent may
+    /// switch itself, and a switch back may fail).
     fn judge_unasked(
         &self,
         call: RuleCall,
         audit_id: String,
+        skips: fn(&str) -> bool,
     ) -> impl std::future::Future<Output = Result<(), String>> + Send + 'static {
+        let chosen = self.runtime.state().agent.acp.chosen_mode.clone();
         let picked_mode = self
             .modes
             .as_ref()
             .map(|modes| modes.current_mode_id.0.to_string())
-            .filter(|mode| modes::asks(mode) == Some(false));
+            .filter(|mode| chosen.as_deref() == Some(mode.as_str()) && skips(mode));
         let (hub, runtime) = (self.hub.clone(), self.runtime.clone());
         async move {
             tokio::task::spawn_blocking(move || {
@@ -258,27 +245,51 @@ impl Driver {
         }
     }
 
-    /// Calls that show a terminal: its output goes live under them.
-    pub(super) fn link_terminals(&mut self, update: &SessionUpdate) {
-        let (id, content) = match update {
-            SessionUpdate::ToolCall(call) => (call.tool_call_id.0.to_string(), Some(&call.content)),
-            SessionUpdate::ToolCallUpdate(update) => {
-                (update.tool_call_id.0.to_string(), update.fields.content.as_ref())
-            }
-            _ => return,
-        };
-        for item in content.into_iter().flatten() {
-            if let ToolCallContent::Terminal(terminal) = item {
-                self.terminals.link(&terminal.terminal_id.0, &id);
-            }
-        }
-    }
-
     /// The result of a call that showed a terminal: what its command printed
     /// and how it ended (the agent reports such a call's end without it).
     pub(super) fn terminal_result(&self, tool_id: &str) -> Option<String> {
         self.terminals.result_of(tool_id)
     }
+}
+
+/// Variables an agent may set for its command outside the judged line:
+/// they change how output looks, never what runs.
+const HARMLESS_VARIABLES: [&str; 10] =
+    ["CLAUDECODE", "TERM", "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CI", "LANG", "LC_ALL"];
+
+/// The shell line a `terminal/create` runs, as the hub judges it, and the
+/// harmless variables (`NAME=value`) set around it.
+fn terminal_line(root: &std::path::Path, request: &CreateTerminalRequest) -> Result<(String, Vec<String>), String> {
+    let mut line = if request.args.is_empty() {
+        request.command.clone()
+    } else {
+        // Words, as a shell reads them: the program itself is judged, whatever it is.
+        let words = std::iter::once(request.command.as_str()).chain(request.args.iter().map(String::as_str));
+        shell_words::join(words)
+    };
+    let (mut before, mut plain) = (Vec::new(), Vec::new());
+    if let Some(cwd) = request.cwd.as_ref().filter(|cwd| cwd.as_path() != root) {
+        let rel = crate::tools::paths::relative_in_folder(root, &cwd.display().to_string())
+            .map_err(|failure| format!("{} A terminal runs inside the folder.", failure.message))?;
+        before.push(format!("cd -- {} || exit", shell_words::quote(&rel.display().to_string())));
+    }
+    for variable in &request.env {
+        let name = &variable.name;
+        let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(format!("'{name}' is not a variable name."));
+        }
+        if HARMLESS_VARIABLES.contains(&name.as_str()) {
+            plain.push(format!("{name}={}", variable.value));
+        } else {
+            before.push(format!("export {name}={}", shell_words::quote(&variable.value)));
+        }
+    }
+    if !before.is_empty() {
+        line = format!("{}; {line}", before.join("; "));
+    }
+    Ok((line, plain))
 }
 
 /// `path` (absolute, or relative to the root) as an absolute path, `.` and
@@ -298,6 +309,59 @@ pub(super) fn absolute(root: &std::path::Path, path: &str) -> std::path::PathBuf
     out
 }
 
+/// The terminals an update shows, and the call showing each:
+/// `(terminal id, tool id)`.
+pub(super) fn terminals_shown(update: &SessionUpdate) -> Vec<(String, String)> {
+    let (id, content) = match update {
+        SessionUpdate::ToolCall(call) => (call.tool_call_id.0.to_string(), Some(&call.content)),
+        SessionUpdate::ToolCallUpdate(update) => (update.tool_call_id.0.to_string(), update.fields.content.as_ref()),
+        _ => return Vec::new(),
+    };
+    content
+        .into_iter()
+        .flatten()
+        .filter_map(|item| match item {
+            ToolCallContent::Terminal(terminal) => Some((terminal.terminal_id.0.to_string(), id.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
 fn no_terminal(id: &str) -> String {
     format!("No terminal {id} is open.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_client_protocol::v1::schema::EnvVariable;
+
+    fn create(command: &str, args: &[&str]) -> CreateTerminalRequest {
+        CreateTerminalRequest::new("s", command).args(args.iter().map(|arg| arg.to_string()).collect())
+    }
+
+    #[test]
+    fn the_line_judged_is_the_line_run_with_its_program_place_and_variables() {
+        let root = std::path::Path::new("/p");
+        let plain = create("ls -la", &[]).env(vec![EnvVariable::new("CLAUDECODE", "1")]);
+        assert_eq!(terminal_line(root, &plain).unwrap(), ("ls -la".into(), vec!["CLAUDECODE=1".into()]));
+        // A program given by path is judged as that program, never as the shell's script.
+        let planted = create("/p/bash", &["-c", "ls"]);
+        assert_eq!(terminal_line(root, &planted).unwrap().0, "/p/bash -c ls");
+        let words = create("git", &["commit", "-m", "two words"]);
+        assert_eq!(terminal_line(root, &words).unwrap().0, "git commit -m 'two words'");
+        // Any other variable is part of the line judged.
+        let env = create("git status", &[]).env(vec![EnvVariable::new("GIT_SSH_COMMAND", "evil now")]);
+        assert_eq!(
+            terminal_line(root, &env).unwrap(),
+            ("export GIT_SSH_COMMAND='evil now'; git status".into(), vec![])
+        );
+        let sub = create("make", &[]).cwd(std::path::PathBuf::from("/p/sub dir"));
+        assert_eq!(terminal_line(root, &sub).unwrap().0, "cd -- 'sub dir' || exit; make");
+        let same = create("make", &[]).cwd(std::path::PathBuf::from("/p"));
+        assert_eq!(terminal_line(root, &same).unwrap().0, "make");
+        assert!(terminal_line(root, &create("make", &[]).cwd(std::path::PathBuf::from("/etc"))).is_err());
+        let bad = create("ls", &[]).env(vec![EnvVariable::new("A=B", "x")]);
+        assert!(terminal_line(root, &bad).is_err());
+    }
 }
