@@ -139,6 +139,7 @@ pub async fn set_yolo(folder_path: &str, session_id: &str, yolo_mode: bool) -> R
         yolo_mode: Some(yolo_mode),
         approval_timeout_secs: None,
         network: None,
+        ..Default::default()
     };
     send_json("POST", "/api/chat/config", Some(&body)).await
 }
@@ -151,6 +152,7 @@ pub async fn set_network(folder_path: &str, session_id: &str, network: bool) -> 
         yolo_mode: None,
         approval_timeout_secs: None,
         network: Some(network),
+        ..Default::default()
     };
     send_json("POST", "/api/chat/config", Some(&body)).await
 }

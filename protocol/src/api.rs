@@ -77,6 +77,10 @@ pub struct ChatConfig {
     /// Neither YOLO nor a rule turns it on.
     #[serde(default)]
     pub network: bool,
+    /// What the folder's sandbox masks besides the default list (an addition):
+    /// absolute paths, for its commands and agents alike.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sandbox_mask: Vec<String>,
     /// Whether commands and agents run in the kernel sandbox, and why not
     /// (an addition; absent from a hub older than the sandbox).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -237,7 +241,7 @@ pub struct ConfigQuery {
     pub session_id: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Default, Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SetConfigRequest {
     pub folder_path: String,
@@ -253,6 +257,10 @@ pub struct SetConfigRequest {
     /// The folder's network for commands (an addition): absent leaves it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<bool>,
+    /// What the folder's sandbox masks besides the default list (an
+    /// addition): `~/…` or absolute paths; absent leaves it, `[]` clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_mask: Option<Vec<String>>,
 }
 
 /// A field that is absent (`None`), `null` (`Some(None)`) or a value.

@@ -62,6 +62,7 @@ async fn main() {
             hide_agent_config: true,
             env: &[],
             agent: (reach == Reach::Agent).then_some("claude"),
+            masks: &[],
         };
         let (mut with, mut without) = (Vec::new(), Vec::new());
         // Warm both (page cache, the binaries), then alternate so drift hits both alike.

@@ -120,6 +120,7 @@ pub struct Hub {
     sandbox: Arc<crate::sandbox::Sandbox>,
     /// Each folder's network for commands.
     networks: sandbox::Networks,
+    masks: sandbox::Masks,
 }
 
 impl Hub {
@@ -179,6 +180,7 @@ impl Hub {
                     crate::sandbox::Sandbox::detected(data_dir)
                 }),
                 networks: sandbox::Networks::load(options.store.as_deref()),
+                masks: sandbox::Masks::load(options.store.as_deref()),
             }
         });
         hub.restore()?;
@@ -549,6 +551,7 @@ impl Hub {
             yolo_mode,
             note,
             network: self.network(&session.folder),
+            sandbox_mask: self.masks(&session.folder).iter().map(|mask| mask.display().to_string()).collect(),
             sandbox: Some(self.sandbox.status()),
             accepts_modified_content: builtin,
             agent_modes,

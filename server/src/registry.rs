@@ -109,6 +109,7 @@ impl Session {
             approval_timeout_secs: None,
             // The hub says the folder's network and the sandbox.
             network: false,
+            sandbox_mask: Vec::new(),
             sandbox: None,
         }
     }

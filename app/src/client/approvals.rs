@@ -44,6 +44,7 @@ pub async fn set_timeout(folder_path: &str, session_id: &str, secs: Option<u64>)
         yolo_mode: None,
         approval_timeout_secs: Some(secs),
         network: None,
+        ..Default::default()
     };
     send_json("POST", "/api/chat/config", Some(&body)).await
 }

@@ -52,6 +52,7 @@ async fn a_turn_grant_ends_with_its_turn_and_not_with_a_pause() {
                 sandbox: crate::sandbox::Sandbox::detected(None),
                 network: false,
                 hide_agent_config: true,
+                masks: Vec::new(),
             }
         }
     }

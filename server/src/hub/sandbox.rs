@@ -4,7 +4,7 @@
 //! was started with `--no-sandbox`), and the terms a session's process starts
 //! under, asked when it starts.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -14,6 +14,58 @@ use super::{Hub, HubError, HubResult};
 use crate::agents::port::SandboxTerms;
 use crate::folder::canonical_folder;
 use crate::sandbox::Mode;
+
+/// What each folder's sandbox masks besides the default list, as the store has it.
+#[derive(Debug, Default)]
+pub(crate) struct Masks(Mutex<HashMap<PathBuf, Vec<PathBuf>>>, tokio::sync::Mutex<()>);
+
+impl Masks {
+    pub fn load(store: Option<&crate::store::Store>) -> Self {
+        let kept = store.map(crate::store::Store::folder_masks).transpose().unwrap_or_else(|err| {
+            tracing::error!("the folders' own masks could not be read; only the default list holds: {err}");
+            None
+        });
+        Self(Mutex::new(kept.unwrap_or_default().into_iter().collect()), tokio::sync::Mutex::new(()))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<PathBuf, Vec<PathBuf>>> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// The most paths a folder may mask besides the default list.
+pub const MAX_MASKS: usize = 64;
+
+/// A folder's masks as given (`~/…` or absolute), checked: absolute, no `..`,
+/// never the folder itself or a folder around it (its agents could not work).
+pub(crate) fn checked_masks(folder: &Path, given: &[String]) -> HubResult<Vec<PathBuf>> {
+    if given.len() > MAX_MASKS {
+        return Err(HubError::Invalid(format!("At most {MAX_MASKS} paths can be masked for a folder.")));
+    }
+    let home = std::env::var_os("HOME").filter(|home| !home.is_empty()).map(PathBuf::from);
+    let mut masks = Vec::new();
+    for text in given {
+        let path = match (text.strip_prefix("~/"), &home) {
+            (Some(rest), Some(home)) => home.join(rest),
+            _ => PathBuf::from(text),
+        };
+        let bad = |why: &str| HubError::Invalid(format!("'{text}' cannot be masked: {why}."));
+        if text.len() > 4096 || !path.is_absolute() {
+            return Err(bad("give an absolute path, or one starting with ~/"));
+        }
+        if path.components().any(|part| matches!(part, std::path::Component::ParentDir)) {
+            return Err(bad("it holds '..'"));
+        }
+        let real = path.canonicalize().unwrap_or_else(|_| path.clone());
+        if folder.starts_with(&path) || folder.starts_with(&real) {
+            return Err(bad("it is the folder itself or holds it"));
+        }
+        if !masks.contains(&path) {
+            masks.push(path);
+        }
+    }
+    Ok(masks)
+}
 
 /// The folders whose commands may reach the network, as the store has them.
 #[derive(Debug, Default)]
@@ -78,6 +130,40 @@ impl Hub {
         self.peek_off_thread(folder_path, session_id).await
     }
 
+    /// What the folder's sandbox masks besides the default list.
+    pub fn masks(&self, folder: &Path) -> Vec<PathBuf> {
+        self.masks.lock().get(folder).cloned().unwrap_or_default()
+    }
+
+    /// Sets what the folder's sandbox masks besides the default list (`~/…`
+    /// or absolute paths), kept across restarts; answers the session's config.
+    /// Checked whole first: nothing changes on error. Processes started from
+    /// now on get it (a running agent keeps its own until it starts again).
+    pub async fn set_masks(
+        self: &Arc<Self>,
+        folder_path: &str,
+        session_id: Option<&str>,
+        given: &[String],
+    ) -> HubResult<ChatConfig> {
+        let folder = canonical_folder(folder_path)?;
+        let masks = checked_masks(&folder, given)?;
+        self.peek_off_thread(folder_path, session_id).await?;
+        let _changing = self.masks.1.lock().await;
+        if let Some(store) = &self.store {
+            store.set_masks(&folder, &masks).await.map_err(|err| HubError::StoreFailed(err.to_string()))?;
+        }
+        if masks.is_empty() {
+            self.masks.lock().remove(&folder);
+        } else {
+            self.masks.lock().insert(folder.clone(), masks.clone());
+        }
+        tracing::info!(folder = %folder.display(), masks = ?masks, "the folder's own sandbox masks changed");
+        for id in self.sessions_in(&folder) {
+            self.config_changed(&id);
+        }
+        self.peek_off_thread(folder_path, session_id).await
+    }
+
     /// What a session's process starts under now: the sandbox, the folder's
     /// network, and whether its agents' own config waits for trust.
     pub fn sandbox_terms(&self, session_id: &str) -> SandboxTerms {
@@ -87,6 +173,7 @@ impl Hub {
             network: folder.as_deref().is_some_and(|folder| self.network(folder)),
             // An unknown session's folder is not trusted.
             hide_agent_config: !folder.as_deref().is_some_and(|folder| self.trusted(folder)),
+            masks: folder.as_deref().map(|folder| self.masks(folder)).unwrap_or_default(),
         }
     }
 }

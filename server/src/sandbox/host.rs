@@ -39,6 +39,7 @@ impl Facts {
         drop(standing);
         let home = layout.home.as_deref();
         let mut masks = layout.masks();
+        masks.extend(request.masks.iter().cloned());
         let logins: Vec<&str> = match request.reach {
             Reach::Command => AGENT_CREDENTIALS.to_vec(),
             Reach::Agent => super::plan::others_logins(request.agent).collect(),

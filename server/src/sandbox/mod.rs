@@ -89,6 +89,8 @@ pub struct Terms {
     pub network: bool,
     /// The folder is not trusted: its agents' own config is hidden from them.
     pub hide_agent_config: bool,
+    /// What the folder masks besides the default list (absolute paths).
+    pub masks: Vec<PathBuf>,
 }
 
 /// One process to start in the sandbox.
@@ -108,6 +110,8 @@ pub struct Request<'a> {
     pub env: &'a [(OsString, OsString)],
     /// Which known agent it is (`plan::agent_of`): only its own state is writable.
     pub agent: Option<&'static str>,
+    /// What the folder masks besides the default list (absolute paths).
+    pub masks: &'a [PathBuf],
 }
 
 /// A command ready to spawn, and what must live as long as it runs.
@@ -144,6 +148,12 @@ impl Sandbox {
         let home = self.layout.home.as_deref();
         let logins = plan::AGENT_CREDENTIALS.iter().filter_map(|login| home.map(|home| home.join(login)));
         self.layout.masks().into_iter().chain(logins).any(|mask| path.starts_with(mask))
+    }
+
+    /// A folder's own masks as they are on disk (links resolved where they
+    /// exist), so a path reached through a link is masked too.
+    pub fn resolved(masks: &[PathBuf]) -> Vec<PathBuf> {
+        masks.iter().flat_map(|mask| [mask.clone(), mask.canonicalize().unwrap_or_else(|_| mask.clone())]).collect()
     }
 
     /// No sandbox at all: a command the user approved to run outside it.

@@ -357,7 +357,7 @@ mod tests {
     use super::*;
 
     fn request(root: &Path, reach: Reach, network: bool, hide: bool) -> Request<'_> {
-        Request { root, root_fd: None, reach, network, hide_agent_config: hide, env: &[], agent: None }
+        Request { root, root_fd: None, reach, network, hide_agent_config: hide, env: &[], agent: None, masks: &[] }
     }
 
     fn words(args: &[OsString]) -> Vec<String> {

@@ -52,6 +52,43 @@ impl Store {
     }
 }
 
+/// The folders with masks of their own, and those masks.
+pub type FolderMasks = Vec<(PathBuf, Vec<PathBuf>)>;
+
+impl Store {
+    /// The paths each folder's sandbox masks besides the default list.
+    pub fn folder_masks(&self) -> Result<FolderMasks, StoreError> {
+        self.read(|db| {
+            let mut statement = db.prepare_cached("SELECT folder, masks FROM folder_settings WHERE masks != '[]'")?;
+            let rows = statement.query_map([], |row| {
+                let (folder, masks): (String, String) = (row.get(0)?, row.get(1)?);
+                // A list this hub did not write reads as none (the default list still holds).
+                let masks: Vec<PathBuf> = serde_json::from_str(&masks).unwrap_or_default();
+                Ok((PathBuf::from(folder), masks))
+            })?;
+            rows.collect()
+        })
+    }
+
+    /// Sets the paths the folder's sandbox masks besides the default list;
+    /// answered once committed.
+    pub async fn set_masks(&self, folder: &Path, masks: &[PathBuf]) -> Result<(), StoreError> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.send(Command::Rule(RuleChange::Masks(folder.to_path_buf(), masks.to_vec(), reply)));
+        answer.await.unwrap_or(Err(StoreError::Closed))
+    }
+}
+
+pub(super) fn set_masks(db: &mut Connection, folder: &Path, masks: &[PathBuf]) -> rusqlite::Result<()> {
+    let list = serde_json::to_string(masks).unwrap_or_else(|_| "[]".into());
+    db.execute(
+        "INSERT INTO folder_settings (folder, masks) VALUES (?1, ?2)
+         ON CONFLICT(folder) DO UPDATE SET masks = excluded.masks",
+        params![folder.to_string_lossy(), list],
+    )?;
+    Ok(())
+}
+
 pub(super) fn set_network(db: &mut Connection, folder: &Path, enabled: bool) -> rusqlite::Result<()> {
     db.execute(
         "INSERT INTO folder_settings (folder, network) VALUES (?1, ?2)

@@ -49,6 +49,7 @@ pub(super) enum RuleChange {
     Untrust(std::path::PathBuf, Reply<bool>),
     ApprovalTimeout(std::path::PathBuf, Option<u64>, u64, Reply<()>),
     Network(std::path::PathBuf, bool, Reply<()>),
+    Masks(std::path::PathBuf, Vec<std::path::PathBuf>, Reply<()>),
     Device(super::devices::DeviceChange),
     /// A paired device's Web Push subscription (`push.rs`).
     Push(super::push::PushChange),
@@ -117,6 +118,10 @@ impl RuleChange {
             }
             RuleChange::Network(folder, enabled, reply) => {
                 let stored = super::folder_settings::set_network(db, &folder, enabled);
+                let _ = reply.send(stored.map_err(failed));
+            }
+            RuleChange::Masks(folder, masks, reply) => {
+                let stored = super::folder_settings::set_masks(db, &folder, &masks);
                 let _ = reply.send(stored.map_err(failed));
             }
             RuleChange::Device(change) => change.apply(db, failed),

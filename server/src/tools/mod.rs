@@ -298,6 +298,7 @@ mod tests {
             sandbox: crate::sandbox::Sandbox::detected(None),
             network: false,
             hide_agent_config: false,
+            masks: Vec::new(),
         }
     }
 

@@ -92,6 +92,7 @@ pub(crate) fn start(folder: &Folder, program: &str, args: &[OsString], terms: &T
         hide_agent_config: false,
         env: &[],
         agent: None,
+        masks: &terms.masks,
     };
     let could_not =
         |err: &dyn std::fmt::Display| ToolFailure::new("spawn_failed", format!("Could not start {program}: {err}."));
@@ -236,7 +237,12 @@ mod tests {
 
     /// The sandbox as this machine has it, network off.
     fn terms() -> Terms {
-        Terms { sandbox: crate::sandbox::Sandbox::detected(None), network: false, hide_agent_config: false }
+        Terms {
+            sandbox: crate::sandbox::Sandbox::detected(None),
+            network: false,
+            hide_agent_config: false,
+            masks: Vec::new(),
+        }
     }
 
     fn args(command: &str) -> ShellArgs {

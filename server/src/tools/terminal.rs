@@ -215,7 +215,12 @@ mod tests {
     use super::*;
 
     fn terms() -> Terms {
-        Terms { sandbox: crate::sandbox::Sandbox::detected(None), network: false, hide_agent_config: false }
+        Terms {
+            sandbox: crate::sandbox::Sandbox::detected(None),
+            network: false,
+            hide_agent_config: false,
+            masks: Vec::new(),
+        }
     }
 
     fn bash(folder: &Folder, script: &str, limit: usize) -> Arc<Terminal> {

@@ -405,3 +405,42 @@ async fn a_command_the_sandbox_refused_runs_outside_it_once_when_the_user_says_s
     let audit = setup.hub.get(&format!("/api/audit?folderPath={}", urlencoding(&setup.folder))).await.lines();
     assert!(audit.iter().any(|row| row["decision"] == "approved_unsandboxed" && row["toolId"] == "s3"), "{audit:?}");
 }
+
+/// A folder masks more than the default list: its commands cannot read what it
+/// names, the list is kept across a restart, and a bad list changes nothing.
+#[tokio::test]
+async fn a_folder_masks_more_for_its_commands_and_keeps_the_list() {
+    let Some((setup, model)) = setup("cat \"$SECRET\" 2>/dev/null || echo masked\n").await else { return };
+    let secrets = setup.home.join("team-secrets");
+    std::fs::create_dir_all(&secrets).unwrap();
+    std::fs::write(secrets.join("key"), "s3cret").unwrap();
+    let script = format!("cat '{}' 2>/dev/null || echo masked\n", secrets.join("key").display());
+    std::fs::write(setup.folder.join("s.sh"), script).unwrap();
+    // Without a mask of its own, the home is readable (read-only).
+    assert!(setup.run().await.contains("s3cret"));
+
+    let set = |masks: Value| {
+        let body = json!({"folderPath": setup.folder, "sandboxMask": masks}).to_string();
+        setup.hub.post("/api/chat/config", body)
+    };
+    let reply = set(json!([secrets])).await;
+    assert_eq!(reply.status, StatusCode::OK, "{:?}", reply.body);
+    assert_eq!(reply.json()["sandboxMask"], json!([secrets]));
+    for bad in [json!(["relative/path"]), json!([setup.folder]), json!(["/"]), json!(["/etc/../root"])] {
+        let refused = set(bad.clone()).await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{bad}: {:?}", refused.body);
+    }
+    assert_eq!(setup.hub.read_config(&setup.folder).await.json()["sandboxMask"], json!([secrets]), "nothing changed");
+    model.push(shell("s2", "bash s.sh"));
+    model.push(text(&["done"]));
+    let events = setup.hub.prompt(&setup.folder, "again").await.lines();
+    let output = events.iter().find(|event| event["type"] == "tool_result").unwrap()["output"].clone();
+    assert!(output.as_str().unwrap().contains("masked") && !output.to_string().contains("s3cret"), "{output}");
+
+    // Kept across a restart of the hub.
+    let Setup { hub, folder, data, _dirs, .. } = setup;
+    drop(hub);
+    let store = agent_hub::store::Store::open(&data).unwrap();
+    let again = TestHub::with_options(HubOptions { store: Some(store), ..HubOptions::default() });
+    assert_eq!(again.read_config(&folder).await.json()["sandboxMask"], json!([secrets]));
+}

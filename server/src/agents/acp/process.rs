@@ -61,6 +61,7 @@ pub(super) fn spawn(
         hide_agent_config: terms.hide_agent_config,
         env: &env,
         agent: crate::sandbox::agent_of(&launch.command),
+        masks: &terms.masks,
     };
     let args: Vec<OsString> = args.iter().map(OsString::from).collect();
     let Prepared { command: mut process, placeholders, sandboxed, held: held_paths } =

@@ -116,10 +116,17 @@ async fn set_config(
     State(hub): State<Arc<Hub>>,
     ApiJson(body): ApiJson<SetConfigRequest>,
 ) -> ApiResult<Json<ChatConfig>> {
-    let SetConfigRequest { folder_path, session_id, yolo_mode, approval_timeout_secs, network } = body;
+    let SetConfigRequest { folder_path, session_id, yolo_mode, approval_timeout_secs, network, sandbox_mask } = body;
     // Checked whole before anything changes: YOLO refused here changes no network either.
     if yolo_mode == Some(true) {
         hub.yolo_allowed()?;
+    }
+    if let Some(masks) = &sandbox_mask {
+        // The masks alone, or with the rest: set first (a bad list changes nothing).
+        let config = hub.set_masks(&folder_path, session_id.as_deref(), masks).await?;
+        if network.is_none() && yolo_mode.is_none() && approval_timeout_secs.is_none() {
+            return Ok(Json(config));
+        }
     }
     if let Some(enabled) = network {
         // The network alone, or with the rest: set first, checked like the rest.

@@ -96,10 +96,10 @@ impl Driver {
         match service {
             Service::Read(request, responder) => {
                 let terms = self.hub.sandbox_terms(&self.runtime.id);
-                let (root, hide, sandbox) = (self.runtime.root.clone(), terms.hide_agent_config, terms.sandbox);
+                let (root, hide) = (self.runtime.root.clone(), terms.hide_agent_config);
                 // Off the async workers, answered when done: the driver goes on.
                 tokio::task::spawn_blocking(move || {
-                    let masked = |path: &std::path::Path| sandbox.masks_path(path);
+                    let masked = masked_by(&terms);
                     let read = files::read(&root, hide, &masked, &request.path, request.line, request.limit)
                         .map_err(|err| err.to_string());
                     let _ = answer(responder, read.map(ReadTextFileResponse::new));
@@ -110,9 +110,9 @@ impl Driver {
                 if let Err(refused) = self.may_write(&request.path).await {
                     return responder.respond_with_error(refusal(refused));
                 }
-                let (root, sandbox) = (self.runtime.root.clone(), self.hub.sandbox_terms(&self.runtime.id).sandbox);
+                let (root, terms) = (self.runtime.root.clone(), self.hub.sandbox_terms(&self.runtime.id));
                 tokio::task::spawn_blocking(move || {
-                    let masked = |path: &std::path::Path| sandbox.masks_path(path);
+                    let masked = masked_by(&terms);
                     let written = files::write(&root, &masked, &request.path, &request.content);
                     let _ = answer(responder, written.map(|()| WriteTextFileResponse::new()));
                 });
@@ -250,6 +250,13 @@ impl Driver {
     pub(super) fn terminal_result(&self, tool_id: &str) -> Option<String> {
         self.terminals.result_of(tool_id)
     }
+}
+
+/// Whether a path (as it really is) is masked in the sandbox `terms` give:
+/// the default list and the folder's own.
+fn masked_by(terms: &crate::sandbox::Terms) -> impl Fn(&std::path::Path) -> bool + '_ {
+    let own = crate::sandbox::Sandbox::resolved(&terms.masks);
+    move |path| terms.sandbox.masks_path(path) || own.iter().any(|mask| path.starts_with(mask))
 }
 
 /// Variables an agent may set for its command outside the judged line:
