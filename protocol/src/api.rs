@@ -819,9 +819,11 @@ mod tests {
             agent: Some(AgentRef { id: "gemini".into(), name: "Gemini CLI".into() }),
             approval_timeout_secs: None,
             network: false,
+            sandbox_mask: vec!["/srv/keys".into()],
             sandbox: Some(SandboxStatus { state: SandboxState::Unavailable, reason: Some("no bwrap".into()) }),
         };
         let json = serde_json::to_value(&config).unwrap();
+        assert_eq!(json["sandboxMask"], serde_json::json!(["/srv/keys"]));
         assert_eq!(json["sandbox"], serde_json::json!({"state": "unavailable", "reason": "no bwrap"}));
         assert_eq!(json["network"], false);
         assert_eq!(json["agent"], serde_json::json!({"id": "gemini", "name": "Gemini CLI"}));
