@@ -79,13 +79,8 @@ mod tests {
 
     #[test]
     fn clearing_the_timeout_sends_null_not_nothing() {
-        let body = SetConfigRequest {
-            folder_path: "/p".into(),
-            session_id: None,
-            yolo_mode: None,
-            approval_timeout_secs: Some(None),
-            network: None,
-        };
+        let body =
+            SetConfigRequest { folder_path: "/p".into(), approval_timeout_secs: Some(None), ..Default::default() };
         assert_eq!(
             serde_json::to_value(body).unwrap(),
             serde_json::json!({"folderPath": "/p", "sessionId": null, "approvalTimeoutSecs": null})
