@@ -855,7 +855,7 @@ mod tests {
             assert_eq!(serde_json::to_value(decision).unwrap(), decision.as_str());
             assert_eq!(read(decision.as_str().into()).unwrap(), *decision);
         }
-        assert_eq!(ApprovalDecision::ALL.len(), 8);
+        assert_eq!(ApprovalDecision::ALL.len(), 9);
         let unknown = read("approve_everything".into()).unwrap();
         assert_eq!(unknown, ApprovalDecision::Other("approve_everything".into()));
         assert_eq!(serde_json::to_value(&unknown).unwrap(), "approve_everything");

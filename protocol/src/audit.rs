@@ -130,7 +130,7 @@ mod tests {
         check(Decider::ALL);
         check(Outcome::ALL);
         assert_eq!(AuditDecision::from_word("approved_turn "), AuditDecision::Other("approved_turn ".into()));
-        assert_eq!(AuditDecision::ALL.len(), 15);
+        assert_eq!(AuditDecision::ALL.len(), 16);
     }
 
     #[test]
