@@ -371,6 +371,12 @@ mod tests {
         assert!(!fold(&other).card().unwrap().refused_before, "another command was refused");
         let fine = events(vec![tool_use("cmd"), ran("cmd"), tool_use("cmd2"), waiting(&["cmd2"])]);
         assert!(!fold(&fine).card().unwrap().refused_before);
+        // The same command, run before without a refusal.
+        let mut ran_fine = events(vec![tool_use("cmd"), ran("a"), tool_use("cmd"), waiting(&["cmd"])]);
+        if let AgentEvent::ToolUse { tool_id, .. } = &mut ran_fine[0].event {
+            *tool_id = "a".into();
+        }
+        assert!(!fold(&ran_fine).card().unwrap().refused_before, "the same command, not refused");
     }
 
     #[test]

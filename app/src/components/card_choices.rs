@@ -136,8 +136,8 @@ impl CardChoices {
             label: UNSANDBOXED_LABEL.to_string(),
             action: ButtonAction::Decide(ApprovalDecision::ApproveUnsandboxed),
             description: Some(
-                "Runs this one command outside the sandbox, which refused it before: it can then reach all you \
-                 can (key u)"
+                "Its earlier run looked refused by the sandbox (a command can print that too): this runs it once \
+                 outside the sandbox, where it reaches all you can (key u)"
                     .to_string(),
             ),
         });

@@ -173,6 +173,15 @@ impl EventLog {
         self.evicted.load(std::sync::atomic::Ordering::Acquire)
     }
 
+    /// The published events still in memory (no read of the store): for
+    /// checks that may miss what left memory long ago, and fail closed then.
+    pub fn recent(&self) -> Vec<SeqEvent> {
+        let published = self.last_seq();
+        let events = self.events();
+        let end = events.partition_point(|event| event.seq <= published);
+        events_of(&events[..end])
+    }
+
     /// How many events are in memory.
     pub fn resident(&self) -> usize {
         self.events().len()

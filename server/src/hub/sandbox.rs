@@ -60,6 +60,11 @@ pub(crate) fn checked_masks(folder: &Path, given: &[String]) -> HubResult<Vec<Pa
         if folder.starts_with(&path) || folder.starts_with(&real) {
             return Err(bad("it is the folder itself or holds it"));
         }
+        if path.starts_with(folder) || real.starts_with(folder) {
+            // The folder's own files are its agents' to read (the file tools, git's
+            // objects, a renamed parent): a mask there would promise what it cannot keep.
+            return Err(bad("it is inside the folder; keep secrets outside it"));
+        }
         if !masks.contains(&path) {
             masks.push(path);
         }

@@ -62,8 +62,11 @@ impl Store {
             let mut statement = db.prepare_cached("SELECT folder, masks FROM folder_settings WHERE masks != '[]'")?;
             let rows = statement.query_map([], |row| {
                 let (folder, masks): (String, String) = (row.get(0)?, row.get(1)?);
-                // A list this hub did not write reads as none (the default list still holds).
-                let masks: Vec<PathBuf> = serde_json::from_str(&masks).unwrap_or_default();
+                // A list this hub did not write reads as none (the default list still holds), said loudly.
+                let masks: Vec<PathBuf> = serde_json::from_str(&masks).unwrap_or_else(|err| {
+                    tracing::error!(folder, "the folder's own sandbox masks could not be read ({err}): set them again");
+                    Vec::new()
+                });
                 Ok((PathBuf::from(folder), masks))
             })?;
             rows.collect()

@@ -200,6 +200,10 @@ fn last_status(events: &[Value]) -> String {
 async fn an_approved_command_cannot_be_swapped_for_another_in_its_terminal() {
     let agent = Scripted::start("terminal-swap");
     let session = agent.session().await;
+    // The repository's own `bash`: what would run were the script judged instead of the program.
+    let planted = agent.folder.join("bash");
+    std::fs::write(&planted, "#!/bin/sh\ntouch swapped\n").unwrap();
+    std::fs::set_permissions(&planted, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let first = agent.prompt("list").await;
     let call = of_type(&first, "tool_use")[0]["tool_id"].as_str().unwrap().to_string();
     let rest = agent.hub.decide(&session, json!({"toolId": call, "decision": "approve"})).await.lines();

@@ -393,17 +393,32 @@ async fn a_command_the_sandbox_refused_runs_outside_it_once_when_the_user_says_s
     // A reject ends the turn without asking the model again.
     setup.hub.decide(&session, json!({"toolId": "s2", "decision": "reject"})).await;
 
-    // The same command again: the user runs it outside the sandbox.
+    // The same command again: the user runs it outside the sandbox, on its card only.
     model.push(shell("s3", "bash s.sh"));
     model.push(text(&["done"]));
     let events = setup.hub.prompt(&setup.folder, "again").await.lines();
     assert_eq!(events.last().unwrap()["status"], "waiting_approval", "{events:?}");
+    let batch = json!({"decisions": [{"sessionId": session, "toolId": "s3", "decision": "approve_unsandboxed"}]});
+    let in_batch = setup.hub.post("/api/approvals", batch.to_string()).await;
+    // The batch answers per item: this one refused, nothing decided.
+    assert_eq!(in_batch.json()["results"][0]["error"], "bad_request", "{:?}", in_batch.body);
+    assert_eq!(setup.hub.read_config(&setup.folder).await.status, StatusCode::OK);
     let ran = setup.hub.decide(&session, json!({"toolId": "s3", "decision": "approve_unsandboxed"})).await.lines();
     let result = ran.iter().find(|event| event["type"] == "tool_result").unwrap();
     assert!(result["output"].as_str().unwrap().contains("wrote"), "{result}");
     assert_eq!(std::fs::read_to_string(outside.join("escaped.txt")).unwrap(), "x\n");
     let audit = setup.hub.get(&format!("/api/audit?folderPath={}", urlencoding(&setup.folder))).await.lines();
     assert!(audit.iter().any(|row| row["decision"] == "approved_unsandboxed" && row["toolId"] == "s3"), "{audit:?}");
+
+    // Once: the next run of it, approved plainly, is sandboxed again.
+    std::fs::remove_file(outside.join("escaped.txt")).unwrap();
+    model.push(shell("s4", "bash s.sh"));
+    model.push(text(&["done"]));
+    setup.hub.prompt(&setup.folder, "once more").await;
+    let plain = setup.hub.decide(&session, json!({"toolId": "s4", "decision": "approve"})).await.lines();
+    let result = plain.iter().find(|event| event["type"] == "tool_result").unwrap();
+    assert!(result["output"].as_str().unwrap().contains("refused"), "{result}");
+    assert!(!outside.join("escaped.txt").exists());
 }
 
 /// A folder masks more than the default list: its commands cannot read what it
@@ -426,7 +441,9 @@ async fn a_folder_masks_more_for_its_commands_and_keeps_the_list() {
     let reply = set(json!([secrets])).await;
     assert_eq!(reply.status, StatusCode::OK, "{:?}", reply.body);
     assert_eq!(reply.json()["sandboxMask"], json!([secrets]));
-    for bad in [json!(["relative/path"]), json!([setup.folder]), json!(["/"]), json!(["/etc/../root"])] {
+    let inside = setup.folder.join("secrets");
+    for bad in [json!(["relative/path"]), json!([setup.folder]), json!(["/"]), json!(["/etc/../root"]), json!([inside])]
+    {
         let refused = set(bad.clone()).await;
         assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{bad}: {:?}", refused.body);
     }

@@ -327,7 +327,7 @@ pub(crate) fn apply_decision(
 ) -> Result<(), AgentError> {
     let not_pending = || AgentError::call_not_pending(tool_id);
     let paused = state.builtin.paused.as_mut().ok_or_else(not_pending)?;
-    if decision == Decision::ApproveUnsandboxed {
+    if decision == Decision::ApproveUnsandboxed && paused.batch.pending().iter().any(|id| id == tool_id) {
         let command = paused.calls.get(tool_id).and_then(|call| call.args["command"].as_str().map(str::to_string));
         if !command.is_some_and(|command| refused_before(runtime, tool_id, &command)) {
             return Err(AgentError::Invalid(
@@ -708,9 +708,12 @@ impl Turn {
 }
 
 /// Whether the sandbox refused `command` in an earlier call of the session
-/// (its result says so): the only command the user may run outside it.
+/// (its result says so): the only command the user may run outside it. The
+/// hub tells a refusal from the command's output (a command could print the
+/// words itself), so the card says "looked like": the user decides. Only
+/// what is still in memory is read (this runs under the session's lock).
 fn refused_before(runtime: &SessionRuntime, tool_id: &str, command: &str) -> bool {
-    let events = runtime.log.published();
+    let events = runtime.log.recent();
     let earlier: std::collections::HashSet<&str> = events
         .iter()
         .filter_map(|event| match &event.event {

@@ -28,6 +28,10 @@ fn batch_decision(item: &BatchDecision) -> ApiResult<Decision> {
         return Err(ApiError::bad_request("modifiedContent is sent from the edit's card, not in a batch."));
     }
     match decision_of(item.request.clone())? {
+        // Running outside the sandbox is decided with the call in view, one at a time.
+        Decided::Plain(Decision::ApproveUnsandboxed) => {
+            Err(ApiError::bad_request("approve_unsandboxed is decided on the call's card, not in a batch."))
+        }
         Decided::Plain(decision) => Ok(decision),
         // A rule for the whole folder, or the agent's own option: each on its card.
         Decided::Always(_) | Decided::AgentOption(_) => Err(ApiError::bad_request(
@@ -128,7 +132,9 @@ mod tests {
     fn a_batch_takes_the_decisions_a_card_takes_but_its_rule_and_the_agents_own_options() {
         assert_eq!(batch_decision(&item(ApprovalDecision::ApproveTurn)).unwrap(), Decision::ApproveTurn);
         assert_eq!(batch_decision(&item(ApprovalDecision::Reject)).unwrap(), Decision::Reject);
-        for decision in [ApprovalDecision::ApproveAlways, ApprovalDecision::AgentOption] {
+        for decision in
+            [ApprovalDecision::ApproveAlways, ApprovalDecision::AgentOption, ApprovalDecision::ApproveUnsandboxed]
+        {
             assert_eq!(batch_decision(&item(decision)).unwrap_err().code, "bad_request");
         }
     }

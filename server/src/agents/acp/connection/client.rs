@@ -230,11 +230,16 @@ impl Driver {
         skips: fn(&str) -> bool,
     ) -> impl std::future::Future<Output = Result<(), String>> + Send + 'static {
         let chosen = self.runtime.state().agent.acp.chosen_mode.clone();
+        // A mode that skips asking is the agent's YOLO: not while the sandbox cannot work.
+        let sandboxed = !matches!(
+            self.hub.sandbox_terms(&self.runtime.id).sandbox.mode(),
+            crate::sandbox::Mode::Unavailable { .. }
+        );
         let picked_mode = self
             .modes
             .as_ref()
             .map(|modes| modes.current_mode_id.0.to_string())
-            .filter(|mode| chosen.as_deref() == Some(mode.as_str()) && skips(mode));
+            .filter(|mode| sandboxed && chosen.as_deref() == Some(mode.as_str()) && skips(mode));
         let (hub, runtime) = (self.hub.clone(), self.runtime.clone());
         async move {
             tokio::task::spawn_blocking(move || {
@@ -267,6 +272,12 @@ const HARMLESS_VARIABLES: [&str; 10] =
 /// The shell line a `terminal/create` runs, as the hub judges it, and the
 /// harmless variables (`NAME=value`) set around it.
 fn terminal_line(root: &std::path::Path, request: &CreateTerminalRequest) -> Result<(String, Vec<String>), String> {
+    let texts = std::iter::once(&request.command)
+        .chain(&request.args)
+        .chain(request.env.iter().flat_map(|variable| [&variable.name, &variable.value]));
+    if texts.into_iter().any(|text| text.contains('\0')) {
+        return Err("A command, argument or variable holds a NUL byte: no shell line can carry it.".into());
+    }
     let mut line = if request.args.is_empty() {
         request.command.clone()
     } else {
@@ -287,7 +298,9 @@ fn terminal_line(root: &std::path::Path, request: &CreateTerminalRequest) -> Res
         if !valid {
             return Err(format!("'{name}' is not a variable name."));
         }
-        if HARMLESS_VARIABLES.contains(&name.as_str()) {
+        // Plain words only (a locale given as a path would be loaded from there).
+        let plain_value = variable.value.chars().all(|c| c.is_ascii_alphanumeric() || "_.@:-".contains(c));
+        if HARMLESS_VARIABLES.contains(&name.as_str()) && plain_value {
             plain.push(format!("{name}={}", variable.value));
         } else {
             before.push(format!("export {name}={}", shell_words::quote(&variable.value)));
@@ -370,5 +383,12 @@ mod tests {
         assert!(terminal_line(root, &create("make", &[]).cwd(std::path::PathBuf::from("/etc"))).is_err());
         let bad = create("ls", &[]).env(vec![EnvVariable::new("A=B", "x")]);
         assert!(terminal_line(root, &bad).is_err());
+        assert!(terminal_line(root, &create("ls\0rm", &[])).is_err(), "a NUL is refused before judging");
+        let locale = create("ls", &[]).env(vec![EnvVariable::new("LANG", "/p/evil")]);
+        assert_eq!(
+            terminal_line(root, &locale).unwrap(),
+            ("export LANG=/p/evil; ls".into(), vec![]),
+            "a path is judged"
+        );
     }
 }
