@@ -23,7 +23,12 @@ pub fn summarize_within(tool_name: &str, args: &Value, max: usize) -> String {
     let text = |key: &str| args.get(key).and_then(Value::as_str).filter(|text| !text.is_empty());
     let readable = match tool_name {
         "run_shell_command" => text("command").map(str::to_string),
-        "write_file" | "replace" | "read_file" => text("file_path").map(str::to_string),
+        // An edit naming several paths (an ACP agent's) is summed up by all of them.
+        "write_file" | "replace" => match args.get("paths").and_then(Value::as_array) {
+            Some(paths) => Some(paths.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", ")),
+            None => text("file_path").map(str::to_string),
+        },
+        "read_file" => text("file_path").map(str::to_string),
         _ => match (text("pattern"), text("path").or_else(|| text("file_path"))) {
             (Some(pattern), Some(path)) => Some(format!("{pattern} in {path}")),
             (Some(pattern), None) => Some(pattern.to_string()),
@@ -164,6 +169,11 @@ mod tests {
             ("write_file", json!({"file_path": "src/a.rs", "content": "fn main() {}"}), "src/a.rs".into()),
             ("replace", json!({"file_path": "b.rs", "old_string": "a", "new_string": "b"}), "b.rs".into()),
             ("read_file", json!({"file_path": "README.md"}), "README.md".into()),
+            (
+                "write_file",
+                json!({"file_path": "/p/notes.md", "paths": ["/p/notes.md", "/p/.gemini/settings.json"]}),
+                "/p/notes.md, /p/.gemini/settings.json".into(),
+            ),
             ("list_directory", json!({"path": "src"}), "src".into()),
             ("glob", json!({"pattern": "**/*.rs"}), "**/*.rs".into()),
             ("search_file_content", json!({"pattern": "TODO", "path": "src"}), "TODO in src".into()),

@@ -77,6 +77,8 @@ pub fn touches_settings_within(folder: &Path, worktree: Option<&Path>, name: &st
         "write_file" | "replace" => ["file_path", "path", "absolute_path"]
             .iter()
             .filter_map(|key| args.get(*key).and_then(Value::as_str))
+            // Every path an edit names (an ACP agent's may name several).
+            .chain(args.get("paths").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str))
             .any(|path| under_settings(folder, path) || under_home_settings(path) || hub(&folder.join(path))),
         _ => false,
     }

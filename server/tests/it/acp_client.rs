@@ -228,3 +228,32 @@ async fn an_approved_edit_writes_its_path_through_the_hub_until_its_result() {
     assert!(again.is_some_and(|why| why.contains("without approval")), "once its result is in: {told}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "# Notes\n");
 }
+
+/// An edit is judged by every path it names: the agents' settings among them
+/// put it on the card, in YOLO too, and the audit names both.
+#[tokio::test]
+async fn an_edit_naming_two_paths_is_judged_and_audited_by_both() {
+    const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/scripted-acp-agent.mjs");
+    let data = tempfile::tempdir().unwrap();
+    let command = format!("node '{SCRIPT}' two-paths received.jsonl");
+    let hub = agent_hub_test_hub(&command, &data);
+    let (_dir, folder) = project(None);
+    hub.set_yolo(&folder, true).await;
+    let first = hub.prompt(&folder, &folder.join("notes.md").display().to_string()).await.lines();
+    assert_eq!(last_status(&first), "waiting_approval", "not allowed by YOLO: {first:?}");
+    let session = session_of(&first);
+    let rest = hub.decide(&session, json!({"toolId": "two-1", "decision": "reject"})).await.lines();
+    assert_eq!(said(&rest)["selected"], "reject-once", "{rest:?}");
+    let audit = hub.settled_audit(&folder, &["two-1"]).await;
+    let row = audit.iter().find(|row| row["toolId"] == "two-1").unwrap_or_else(|| panic!("{audit:?}"));
+    let summary = row["summary"].as_str().unwrap();
+    assert!(summary.contains("notes.md") && summary.contains(".gemini/settings.json"), "{row}");
+}
+
+fn agent_hub_test_hub(command: &str, data: &tempfile::TempDir) -> TestHub {
+    TestHub::with_options(agent_hub::hub::HubOptions {
+        acp: Some(std::sync::Arc::new(agent_hub::agents::acp::AcpAgent::new(command).unwrap())),
+        store: Some(agent_hub::store::Store::open(data.path()).unwrap()),
+        ..agent_hub::hub::HubOptions::default()
+    })
+}

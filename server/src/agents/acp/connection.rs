@@ -570,8 +570,10 @@ impl Driver {
             self.runnable.push((tool_id.to_string(), command.to_string()));
         }
         let edit = call.name == "write_file" || call.name == "replace";
-        if let Some(path) = call.args["file_path"].as_str().filter(|path| edit && !path.is_empty()) {
-            self.writable.push((tool_id.to_string(), client::absolute(&self.runtime.root, path)));
+        for each in call.each_path().iter().filter(|_| edit) {
+            if let Some(path) = each.args["file_path"].as_str().filter(|path| !path.is_empty()) {
+                self.writable.push((tool_id.to_string(), client::absolute(&self.runtime.root, path)));
+            }
         }
     }
 

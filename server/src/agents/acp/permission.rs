@@ -28,9 +28,34 @@ pub(super) enum Judged {
     Ask(RuleCall),
 }
 
-/// What the folder's rules (guard rails included) say of the call in this mode.
+/// What the folder's rules (guard rails included) say of the call in this
+/// mode. An edit naming several paths is judged by each: a deny of any denies
+/// it, an ask of any asks, and it is allowed by rules only if every path is.
 pub(super) fn rules_verdict(hub: &dyn HubPort, runtime: &SessionRuntime, call: &RuleCall, yolo: bool) -> Verdict {
-    hub.policy_set(&runtime.folder).evaluate(&ToolCall { name: &call.name, args: &call.args }, Mode::from_yolo(yolo))
+    let rules = hub.policy_set(&runtime.folder);
+    let verdicts: Vec<Verdict> = call
+        .each_path()
+        .iter()
+        .map(|call| rules.evaluate(&ToolCall { name: &call.name, args: &call.args }, Mode::from_yolo(yolo)))
+        .collect();
+    strictest(verdicts)
+}
+
+/// The verdict of a call judged path by path (see [`rules_verdict`]).
+fn strictest(verdicts: Vec<Verdict>) -> Verdict {
+    use protocol::api::PolicyDecision;
+    let first = |decision: PolicyDecision| verdicts.iter().find(|verdict| verdict.decision == Some(decision)).cloned();
+    if let Some(deny) = first(PolicyDecision::Deny) {
+        return deny;
+    }
+    if let Some(ask) = first(PolicyDecision::AskUser) {
+        return ask;
+    }
+    match verdicts.iter().position(|verdict| verdict.decision.is_none()) {
+        // A path no rule spoke for: the call takes the hub's default (grants, YOLO, a card).
+        Some(unspoken) => verdicts[unspoken].clone(),
+        None => verdicts.into_iter().next().unwrap_or_default(),
+    }
 }
 
 /// [`judge`], off the async workers: the folder's rules are read from their

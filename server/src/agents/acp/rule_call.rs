@@ -13,6 +13,26 @@ pub struct RuleCall {
     pub args: Value,
 }
 
+impl RuleCall {
+    /// The call once per path it names (an edit may name several: each is
+    /// judged as an edit of its own); else the call itself.
+    pub fn each_path(&self) -> Vec<RuleCall> {
+        let Some(paths) = self.args.get("paths").and_then(Value::as_array) else { return vec![self.clone()] };
+        paths
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|path| {
+                let mut args = self.args.clone();
+                args["file_path"] = json!(path);
+                if let Some(args) = args.as_object_mut() {
+                    args.remove("paths");
+                }
+                RuleCall { name: self.name.clone(), args }
+            })
+            .collect()
+    }
+}
+
 pub fn rule_call(fields: &ToolCallUpdateFields) -> RuleCall {
     let raw: Map<String, Value> = match &fields.raw_input {
         Some(Value::Object(map)) => map.clone(),
@@ -36,12 +56,19 @@ pub fn rule_call(fields: &ToolCallUpdateFields) -> RuleCall {
             RuleCall { name: "run_shell_command".into(), args }
         }
         Some(AcpKind::Edit | AcpKind::Delete | AcpKind::Move) => {
-            let diff_path = fields.content.iter().flatten().find_map(|item| match item {
+            // Every path the agent names for the edit, its own argument first: each is judged.
+            let diff_paths = fields.content.iter().flatten().filter_map(|item| match item {
                 ToolCallContent::Diff(diff) => Some(diff.path.display().to_string()),
                 _ => None,
             });
-            let location = fields.locations.iter().flatten().next().map(|location| location.path.display().to_string());
-            let path = text("file_path").or_else(|| text("path")).or(diff_path).or(location).unwrap_or_default();
+            let locations = fields.locations.iter().flatten().map(|location| location.path.display().to_string());
+            let mut paths: Vec<String> = Vec::new();
+            for path in text("file_path").into_iter().chain(text("path")).chain(diff_paths).chain(locations) {
+                if !path.is_empty() && !paths.contains(&path) {
+                    paths.push(path);
+                }
+            }
+            let path = paths.first().cloned().unwrap_or_default();
             let replaces = raw.contains_key("old_string") || raw.contains_key("new_string");
             // Only what an edit is: a key of the agent's own cannot lend its text
             // to a rule (a nested `"command":"git status"` matched an allow).
@@ -50,6 +77,9 @@ pub fn rule_call(fields: &ToolCallUpdateFields) -> RuleCall {
                 .filter_map(|key| raw.get(key).map(|value| (key.to_string(), value.clone())))
                 .collect();
             args.insert("file_path".into(), json!(path));
+            if paths.len() > 1 {
+                args.insert("paths".into(), json!(paths));
+            }
             RuleCall { name: if replaces { "replace" } else { "write_file" }.into(), args: Value::Object(args) }
         }
         _ => {
@@ -116,6 +146,22 @@ mod tests {
         assert_eq!(call.name, "replace");
         assert_eq!(call.args["file_path"], "/p/b.rs");
         assert_eq!(call.args["old_string"], "a", "argsPattern sees the other arguments");
+    }
+
+    #[test]
+    fn an_edit_naming_several_paths_is_judged_by_each() {
+        let two = ToolCallUpdateFields::new()
+            .kind(AcpKind::Edit)
+            .locations(vec![ToolCallLocation::new("/p/notes.md"), ToolCallLocation::new("/p/.gemini/settings.json")]);
+        let call = rule_call(&two);
+        assert_eq!(call.args["file_path"], "/p/notes.md");
+        assert_eq!(call.args["paths"], json!(["/p/notes.md", "/p/.gemini/settings.json"]));
+        let each: Vec<Value> = call.each_path().into_iter().map(|call| call.args["file_path"].clone()).collect();
+        assert_eq!(each, [json!("/p/notes.md"), json!("/p/.gemini/settings.json")]);
+        assert!(call.each_path().iter().all(|call| call.args.get("paths").is_none()));
+        let one = ToolCallUpdateFields::new().kind(AcpKind::Edit).locations(vec![ToolCallLocation::new("/p/a.md")]);
+        assert!(rule_call(&one).args.get("paths").is_none(), "one path: as before");
+        assert_eq!(rule_call(&one).each_path(), [rule_call(&one)]);
     }
 
     #[test]
