@@ -7,6 +7,7 @@
 //! here ever holds a turn up.
 
 mod derive;
+pub mod public;
 pub mod queue;
 pub mod vapid;
 pub mod webhook;
@@ -40,12 +41,23 @@ pub struct AlertsConfig {
 /// not followed: an alert goes where it was sent (with its headers and body)
 /// or nowhere.
 pub fn http_client() -> reqwest::Client {
+    client_builder().build().expect("the HTTP client builds once a TLS provider is installed")
+}
+
+/// [`http_client`], connecting to `host` only at `addresses` (checked before):
+/// no second lookup may lead it elsewhere.
+pub fn pinned_client(host: &str, addresses: &[std::net::SocketAddr]) -> reqwest::Client {
+    client_builder()
+        .resolve_to_addrs(host, addresses)
+        .build()
+        .expect("the HTTP client builds once a TLS provider is installed")
+}
+
+fn client_builder() -> reqwest::ClientBuilder {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .connect_timeout(std::time::Duration::from_secs(10))
         .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("the HTTP client builds once a TLS provider is installed")
 }
 
 /// The hub's page of a session (the query the page reads: `app/src/location.rs`).

@@ -47,6 +47,22 @@ pub fn checked(subscription: &PushSubscription) -> Result<(), PushError> {
     ua_keys(&subscription.keys.p256dh, &subscription.keys.auth).map(drop)
 }
 
+/// [`checked`], and the endpoint's host resolves to public addresses only
+/// (a device may not have the hub connect to its own machine, the LAN or a
+/// cloud's metadata service).
+pub async fn checked_public(subscription: &PushSubscription) -> Result<(), PushError> {
+    checked(subscription)?;
+    let url = checked_endpoint(&subscription.endpoint, false)?;
+    public_addresses(&url).await.map(drop)
+}
+
+/// Where `url` may be reached: its host's addresses, every one public.
+async fn public_addresses(url: &reqwest::Url) -> Result<Vec<std::net::SocketAddr>, PushError> {
+    let host = url.host_str().ok_or_else(|| PushError::BadEndpoint("no host".into()))?;
+    let port = url.port_or_known_default().unwrap_or(443);
+    super::public::resolve_public(host, port).await.map_err(PushError::BadEndpoint)
+}
+
 /// The endpoint as a URL: https with a host (`loopback_http`: or http to 127.0.0.1, for tests).
 fn checked_endpoint(endpoint: &str, loopback_http: bool) -> Result<reqwest::Url, PushError> {
     if endpoint.len() > MAX_ENDPOINT {
@@ -196,6 +212,19 @@ impl WebPush {
         };
         // The endpoint's path identifies the device at its push service: only its host is logged.
         let host = url.host_str().unwrap_or_default().to_string();
+        // Checked again at each send (a name may resolve elsewhere by now), and the
+        // connection pinned to what was checked.
+        let client = if self.loopback_http && host == "127.0.0.1" {
+            self.client.clone()
+        } else {
+            match public_addresses(&url).await {
+                Ok(addresses) => super::pinned_client(&host, &addresses),
+                Err(err) => {
+                    tracing::warn!(device, host, "a push message was not sent: {err}");
+                    return Sent::Failed;
+                }
+            }
+        };
         let mut pause = Duration::from_millis(500);
         for attempt in 0..=RETRIES {
             if attempt > 0 {
@@ -204,7 +233,7 @@ impl WebPush {
             }
             // Encrypted once: each try sends the same bytes.
             let Some(request) = request.try_clone() else { return Sent::Failed };
-            match self.client.execute(request).await {
+            match client.execute(request).await {
                 Ok(response) if response.status().is_success() => return Sent::Delivered,
                 Ok(response) if matches!(response.status().as_u16(), 404 | 410) => {
                     tracing::info!(device, host, "a push subscription is gone at its push service: dropped");

@@ -253,7 +253,8 @@ async fn only_a_paired_device_subscribes_and_bad_input_changes_nothing() {
     let browser = Browser::new();
     let subscription = |endpoint: &str, p256dh: &str, auth: &str| json!({"endpoint": endpoint, "expirationTime": null, "keys": {"p256dh": p256dh, "auth": auth}});
     let auth = URL_SAFE_NO_PAD.encode(browser.auth);
-    let good = subscription("https://fcm.googleapis.com/fcm/send/x1", &browser.p256dh(), &auth);
+    // A public address (the suite may run without DNS): a name is checked on what it resolves to.
+    let good = subscription("https://142.250.74.46/fcm/send/x1", &browser.p256dh(), &auth);
 
     let (status, key) = call(&router, "GET", "/api/push/key", None, Value::Null).await;
     assert_eq!((status, &key["subscribable"]), (StatusCode::OK, &json!(false)), "loopback: no device");
@@ -270,6 +271,15 @@ async fn only_a_paired_device_subscribes_and_bad_input_changes_nothing() {
         (subscription("https://push.example/x", &browser.p256dh(), "AAAA"), StatusCode::BAD_REQUEST),
         // Not the shape at all: 422, as every JSON body of the hub.
         (json!({"endpoint": "https://push.example/x"}), StatusCode::UNPROCESSABLE_ENTITY),
+        // The hub's own machine, the LAN, a cloud's metadata service: never connected to.
+        (subscription("https://127.0.0.1:8443/x", &browser.p256dh(), &auth), StatusCode::BAD_REQUEST),
+        (subscription("https://[::1]/x", &browser.p256dh(), &auth), StatusCode::BAD_REQUEST),
+        (subscription("https://169.254.169.254/x", &browser.p256dh(), &auth), StatusCode::BAD_REQUEST),
+        (subscription("https://10.0.0.7/x", &browser.p256dh(), &auth), StatusCode::BAD_REQUEST),
+        (subscription("https://[fd00::7]/x", &browser.p256dh(), &auth), StatusCode::BAD_REQUEST),
+        (subscription("https://[::ffff:192.168.1.1]/x", &browser.p256dh(), &auth), StatusCode::BAD_REQUEST),
+        (subscription("https://localhost/x", &browser.p256dh(), &auth), StatusCode::BAD_REQUEST),
+        (subscription("https://push.invalid/x", &browser.p256dh(), &auth), StatusCode::BAD_REQUEST),
     ] {
         let (status, error) = call(&router, "POST", "/api/push/subscribe", Some("d1"), bad.clone()).await;
         assert_eq!(status, expected, "{bad}: {error}");
@@ -282,7 +292,7 @@ async fn only_a_paired_device_subscribes_and_bad_input_changes_nothing() {
     let kept = store.push_subscriptions().unwrap();
     assert_eq!((kept.len(), kept[0].device_id.as_str()), (1, "d1"));
 
-    let endpoint = json!({"endpoint": "https://fcm.googleapis.com/fcm/send/x1"});
+    let endpoint = json!({"endpoint": "https://142.250.74.46/fcm/send/x1"});
     let (status, _) = call(&router, "DELETE", "/api/push/subscribe", Some("d2"), endpoint.clone()).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "another device's is not d2's to remove");
     let (status, _) = call(&router, "DELETE", "/api/push/subscribe", None, endpoint.clone()).await;
@@ -398,4 +408,22 @@ async fn a_cards_wait_gives_one_approval_alert_naming_the_command_and_its_turns_
     let kinds: Vec<&Value> = all.iter().map(|notice| &notice["kind"]).collect();
     assert_eq!(kinds, ["approval", "done"], "{all:?}");
     assert_eq!(all[1]["sessionId"], session.as_str());
+}
+
+/// A subscription kept from before (or planted in the database) that names a
+/// private address is never connected to: checked again at each send.
+#[tokio::test]
+async fn a_push_to_a_private_address_is_never_sent() {
+    let data = tempfile::tempdir().unwrap();
+    let (_store, push) = push_in(&data).await;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let browser = Browser::new();
+    let payload = serde_json::to_vec(&message()).unwrap();
+    for endpoint in [format!("https://127.0.0.1:{port}/x"), format!("https://localhost:{port}/x")] {
+        let sent = push.send(&browser.row(&endpoint, "d1"), &payload).await;
+        assert_eq!(sent, agent_hub::alerts::webpush::Sent::Failed, "{endpoint}");
+    }
+    assert!(listener.accept().is_err(), "nothing connected to the hub's own machine");
 }

@@ -27,7 +27,7 @@ pub async fn key(push: Push, device: Device) -> ApiResult<Json<PushKeyResponse>>
 pub async fn subscribe(push: Push, device: Device, ApiJson(body): ApiJson<PushSubscription>) -> ApiResult<StatusCode> {
     let Some(Extension(push)) = push else { return Err(PushError::Off.into()) };
     let Some(Extension(device)) = device else { return Err(PushError::NotPaired.into()) };
-    webpush::checked(&body)?;
+    webpush::checked_public(&body).await?;
     let row = PushSubscriptionRow {
         endpoint: body.endpoint,
         device_id: device.id,
