@@ -84,11 +84,21 @@ pub struct AuditEntry {
     /// The rule that decided, when one did: its source.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
+    /// The paired device the user decided from, over the remote listener (an addition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<DecidingDevice>,
     /// None yet while it waits or runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<Outcome>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome_at: Option<u64>,
+}
+
+/// A paired device, as an audit row names the one a decision came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DecidingDevice {
+    pub id: String,
+    pub name: String,
 }
 
 /// Filters of `GET /api/audit`.

@@ -155,6 +155,7 @@ mod tests {
             summary: "git status".into(),
             decision: protocol::audit::AuditDecision::Allowed,
             decided_by: protocol::audit::Decider::Rule,
+            device: None,
             rule: Some("/home/me/project/.gemini/policies/a.toml, rule 1".into()),
             outcome: Some(protocol::audit::Outcome::Ran),
             outcome_at: Some(1_700_000_000_500 + id),

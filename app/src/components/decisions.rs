@@ -219,7 +219,11 @@ fn AuditRow(entry: AuditEntry, across: bool) -> impl IntoView {
     let rule = entry.rule.clone().unwrap_or_default();
     let rule_short = if rule.is_empty() { "—".to_string() } else { short_source(&rule).to_string() };
     let outcome_text = outcome_label(outcome);
-    let decided_by = decided_by_label(&entry.decided_by);
+    // The paired device the user decided from, when it was one.
+    let decided_by = match &entry.device {
+        Some(device) => format!("{} · {}", decided_by_label(&entry.decided_by), device.name),
+        None => decided_by_label(&entry.decided_by),
+    };
     view! {
         <tr
             data-testid="audit-row"
@@ -305,6 +309,7 @@ mod tests {
             decision: protocol::audit::AuditDecision::Approved,
             decided_by: protocol::audit::Decider::User,
             rule: None,
+            device: None,
             outcome: Some(protocol::audit::Outcome::Ran),
             outcome_at: None,
         }

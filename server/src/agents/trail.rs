@@ -10,6 +10,23 @@ use crate::approval::{Decision, SkipReason};
 use crate::clock::now_ms;
 use crate::store::{DecisionRecord, OutcomeRecord};
 
+tokio::task_local! {
+    /// The paired device a request of the remote listener came from, while the
+    /// hub acts on that request: the audit names it on the user's decisions.
+    pub static DECIDING_DEVICE: Option<protocol::audit::DecidingDevice>;
+}
+
+/// The device deciding now, if the user decides from a paired device.
+pub(crate) fn deciding_device() -> Option<protocol::audit::DecidingDevice> {
+    DECIDING_DEVICE.try_with(Clone::clone).ok().flatten()
+}
+
+/// Runs `work` as the device deciding now would (the task-local does not
+/// follow work sent to a blocking thread).
+pub(crate) fn as_deciding<T>(device: Option<protocol::audit::DecidingDevice>, work: impl FnOnce() -> T) -> T {
+    DECIDING_DEVICE.sync_scope(device, work)
+}
+
 /// Who let a call run, or kept it from running.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Authority {
@@ -102,6 +119,8 @@ impl SessionRuntime {
             decision,
             decided_by: by.decider(),
             rule: by.rule(),
+            // Only the user's own decisions come from a device.
+            device: (*by == Authority::User).then(deciding_device).flatten(),
         });
     }
 

@@ -118,8 +118,10 @@ pub async fn check(State(gate): State<Arc<RemoteAccess>>, mut request: Request, 
         )
         .into_response();
     };
+    let deciding = protocol::audit::DecidingDevice { id: device.id.clone(), name: device.name.clone() };
     request.extensions_mut().insert(device);
-    let response = next.run(request).await;
+    // What the user decides through this request, the audit says this device decided.
+    let response = crate::agents::trail::DECIDING_DEVICE.scope(Some(deciding), next.run(request)).await;
     if revoked.is_cancelled() {
         return ApiError::unauthorized("This device was revoked.").into_response();
     }

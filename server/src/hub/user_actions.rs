@@ -76,6 +76,7 @@ impl Hub {
                 decision: AuditDecision::Approved,
                 decided_by: Decider::User,
                 rule: None,
+                device: crate::agents::trail::deciding_device(),
             });
         }
         let result = act();

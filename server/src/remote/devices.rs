@@ -158,6 +158,7 @@ impl Devices {
             .devices
             .insert(id.clone(), Known { row, revoked: CancellationToken::new(), seen_written_ms: now_ms });
         let device = PairedDevice { id: id.clone(), name };
+        tracing::info!(device = %device.id, name = %device.name, address, "a device was paired");
         if let Some(tell) = self.on_paired.get() {
             tell(&device, address);
         }
@@ -221,8 +222,9 @@ impl Devices {
                 store.revoke_device(&id).await?;
             }
             // Taken out after the write: a second revoke racing this one finds it gone.
-            let known = devices.book().devices.remove(&id).ok_or(DeviceError::UnknownDevice(id))?;
+            let known = devices.book().devices.remove(&id).ok_or(DeviceError::UnknownDevice(id.clone()))?;
             known.revoked.cancel();
+            tracing::info!(device = %id, name = %known.row.name, "a device was revoked");
             Ok(())
         });
         revoking.await.unwrap_or_else(|err| Err(DeviceError::Unfinished(err.to_string())))

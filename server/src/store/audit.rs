@@ -29,6 +29,8 @@ pub struct DecisionRecord {
     pub decided_by: Decider,
     /// The source of the rule that decided, when one did.
     pub rule: Option<String>,
+    /// The paired device the user decided from (the remote listener).
+    pub device: Option<protocol::audit::DecidingDevice>,
 }
 
 /// How a call ended (see [`AuditEntry::outcome`]).
@@ -93,7 +95,7 @@ impl Store {
         // index on decision_id gives its smallest id at once).
         let sql = format!(
             "SELECT d.id, d.at_ms, d.folder, d.session_id, d.tool_id, d.tool_name, d.summary, d.decision,
-                    d.decided_by, d.rule, o.outcome, o.at_ms
+                    d.decided_by, d.rule, o.outcome, o.at_ms, d.device_id, d.device_name
              FROM (SELECT * FROM audit_decisions {condition} ORDER BY at_ms DESC, id DESC LIMIT ?{limit_param}) AS d
              LEFT JOIN audit_outcomes AS o
                ON o.id = (SELECT min(first.id) FROM audit_outcomes AS first WHERE first.decision_id = d.id)
@@ -117,6 +119,12 @@ impl Store {
                     rule: row.get(9)?,
                     outcome: row.get::<_, Option<String>>(10)?.map(|word| Outcome::from_word(&word)),
                     outcome_at: row.get::<_, Option<i64>>(11)?.map(ms),
+                    device: match (row.get::<_, Option<String>>(12)?, row.get::<_, Option<String>>(13)?) {
+                        (Some(id), name) => {
+                            Some(protocol::audit::DecidingDevice { id, name: name.unwrap_or_default() })
+                        }
+                        (None, _) => None,
+                    },
                 })
             })?;
             rows.collect()
@@ -168,8 +176,8 @@ fn ms(value: i64) -> u64 {
 pub(super) fn insert_decision(tx: &Transaction<'_>, record: &DecisionRecord) -> rusqlite::Result<()> {
     tx.prepare_cached(
         "INSERT INTO audit_decisions
-           (at_ms, folder, session_id, tool_id, tool_name, summary, decision, decided_by, rule)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+           (at_ms, folder, session_id, tool_id, tool_name, summary, decision, decided_by, rule, device_id, device_name)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?
     .execute(params![
         sql_ms(record.at_ms),
@@ -181,6 +189,8 @@ pub(super) fn insert_decision(tx: &Transaction<'_>, record: &DecisionRecord) -> 
         record.decision.as_str(),
         record.decided_by.as_str(),
         record.rule,
+        record.device.as_ref().map(|device| device.id.as_str()),
+        record.device.as_ref().map(|device| device.name.as_str()),
     ])?;
     Ok(())
 }

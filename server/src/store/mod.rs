@@ -52,6 +52,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/009_session_worktrees.sql"),
     include_str!("../../migrations/010_folder_network.sql"),
     include_str!("../../migrations/011_folder_masks.sql"),
+    include_str!("../../migrations/012_audit_device.sql"),
 ];
 
 /// What went wrong with the database, said so that the user can act on it.

@@ -118,6 +118,7 @@ async fn a_deleted_session_leaves_nothing_but_its_audit_rows_and_may_come_back_n
             decision: protocol::audit::AuditDecision::Approved,
             decided_by: protocol::audit::Decider::User,
             rule: None,
+            device: None,
         });
         // Sent in the same batch as the writes it undoes: the order holds.
         store.delete_session("gone");

@@ -18,6 +18,7 @@ fn row(folder: &str, tool_name: &str, summary: &str, decision: AuditDecision, by
         decision,
         decided_by: by,
         rule: None,
+        device: None,
     }
 }
 

@@ -41,6 +41,7 @@ fn decision(at_ms: u64, folder: &str, session: &str, tool_id: &str, decision: &s
         decision: AuditDecision::from_word(decision),
         decided_by: Decider::User,
         rule: None,
+        device: None,
     }
 }
 

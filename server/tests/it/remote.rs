@@ -317,7 +317,8 @@ async fn a_code_pairs_once_wrong_codes_are_limited_and_host_and_origin_are_check
     use web_push_native::p256::elliptic_curve::sec1::ToEncodedPoint as _;
     let point = web_push_native::p256::SecretKey::from_slice(&[0x5a; 32]).unwrap().public_key().to_encoded_point(false);
     let subscription = json!({
-        "endpoint": "https://push.example.test/send/abc",
+        // A public address: the hub refuses an endpoint that is not (the suite may run without DNS).
+        "endpoint": "https://142.250.74.46/send/abc",
         "keys": {
             "p256dh": base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(point.as_bytes()),
             "auth": base64::engine::general_purpose::URL_SAFE_NO_PAD.encode([0x22; 16]),
@@ -419,4 +420,73 @@ async fn without_a_remote_listener_devices_are_listed_but_no_code_is_made() {
         )
         .await;
     assert_eq!(gone.status, 404);
+}
+
+/// A decision made from a paired phone names the phone in the audit trail;
+/// one made on the hub's own machine names none.
+#[tokio::test]
+async fn a_decision_from_a_paired_device_names_it_in_the_audit() {
+    use crate::common::fake_model::{text, FakeModel};
+    let model = FakeModel::start(vec![crate::common::shell("c1", "echo one"), text(&["ok"])]).await;
+    model.push(crate::common::shell("c2", "echo two"));
+    model.push(text(&["ok"]));
+    let (data, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let folder = project.path().canonicalize().unwrap();
+    let hub = start(data.path(), &["--model-url", &model.base_url, "--model", "fake-model"]);
+    let phone = hub.phone();
+    let code = hub.new_code().await;
+    let device = cookie_pair(&hub.pair(&phone, &code).await.2.unwrap());
+    let local = reqwest::Client::new();
+    let prompt = |message: &str| {
+        local
+            .post(format!("{}/api/chat/prompt", hub.local))
+            .bearer_auth(&hub.token)
+            .header("content-type", "application/json")
+            .body(json!({"folderPath": folder, "message": message}).to_string())
+            .send()
+    };
+    let lines = |text: String| -> Vec<Value> { text.lines().map(|line| serde_json::from_str(line).unwrap()).collect() };
+    let first = lines(prompt("one").await.unwrap().text().await.unwrap());
+    let session =
+        first.iter().find(|event| event["type"] == "init").unwrap()["session_id"].as_str().unwrap().to_string();
+    assert_eq!(first.last().unwrap()["status"], "waiting_approval", "{first:?}");
+    let own = format!("https://{NAME}:{}", hub.remote.port());
+    let decided = phone
+        .post(hub.remote_url(&format!("/api/sessions/{session}/approve")))
+        .header(COOKIE, device.clone())
+        .header(ORIGIN, own)
+        .header("content-type", "application/json")
+        .body(json!({"toolId": "c1", "decision": "approve"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(decided.status(), StatusCode::OK);
+    decided.text().await.unwrap();
+    // The second call is decided on the hub's own machine.
+    let second = lines(prompt("two").await.unwrap().text().await.unwrap());
+    assert_eq!(second.last().unwrap()["status"], "waiting_approval", "{second:?}");
+    let local_decision = local
+        .post(format!("{}/api/sessions/{session}/approve", hub.local))
+        .bearer_auth(&hub.token)
+        .header("content-type", "application/json")
+        .body(json!({"toolId": "c2", "decision": "approve"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    local_decision.text().await.unwrap();
+    let audit = local
+        .get(format!("{}/api/audit?sessionId={session}", hub.local))
+        .bearer_auth(&hub.token)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let rows = lines(audit);
+    let row = |id: &str| rows.iter().find(|row| row["toolId"] == id).cloned().unwrap_or_else(|| panic!("{rows:?}"));
+    let (_, listed) = hub.local(reqwest::Method::GET, "/api/devices").await;
+    let id = listed["devices"][0]["id"].clone();
+    assert_eq!(row("c1")["device"], json!({"id": id, "name": "Test phone"}), "{rows:?}");
+    assert!(row("c2").get("device").is_none(), "decided on the hub's machine: {rows:?}");
 }

@@ -104,7 +104,9 @@ where
     T: Send + 'static,
     E: Into<ApiError> + Send + 'static,
 {
-    match tokio::task::spawn_blocking(work).await {
+    // The device deciding (the remote listener's) goes with the work.
+    let device = crate::agents::trail::deciding_device();
+    match tokio::task::spawn_blocking(move || crate::agents::trail::as_deciding(device, work)).await {
         Ok(answer) => answer.map_err(Into::into),
         Err(err) => Err(ApiError::internal(format!("The request's work failed: {err}."))),
     }
