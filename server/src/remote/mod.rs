@@ -4,6 +4,7 @@ pub mod cert;
 pub mod devices;
 pub mod listener;
 pub mod pairing;
+pub mod places;
 
 /// The paired device a request on the remote listener comes from, put in the
 /// request's extensions by the remote gate; absent on the loopback listener.

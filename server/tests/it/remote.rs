@@ -490,3 +490,38 @@ async fn a_decision_from_a_paired_device_names_it_in_the_audit() {
     assert_eq!(row("c1")["device"], json!({"id": id, "name": "Test phone"}), "{rows:?}");
     assert!(row("c2").get("device").is_none(), "decided on the hub's machine: {rows:?}");
 }
+
+/// Idle connections held by an unpaired peer (from the phone's own address,
+/// as hosts of one IPv6 /64 are counted together) lock nobody out: the paired
+/// phone gets a connection, and keeps it while the crowd grows.
+#[tokio::test]
+async fn a_paired_device_is_served_however_many_unpaired_connections_are_held() {
+    let data = tempfile::tempdir().unwrap();
+    let hub = start(data.path(), &[]);
+    let phone = hub.phone();
+    let code = hub.new_code().await;
+    let device = cookie_pair(&hub.pair(&phone, &code).await.2.unwrap());
+    let tls = tokio_rustls::TlsConnector::from(Arc::new(rustls_for(&hub)));
+    let crowd = |count: usize| {
+        let tls = tls.clone();
+        let remote = hub.remote;
+        async move {
+            let mut held = Vec::new();
+            for _ in 0..count {
+                let tcp = tokio::net::TcpStream::connect(remote).await.unwrap();
+                let name = rustls::pki_types::ServerName::try_from(NAME).unwrap();
+                // Handshaken and idle, as a peer holding places would keep them.
+                if let Ok(stream) = tls.connect(name, tcp).await {
+                    held.push(stream);
+                }
+            }
+            held
+        }
+    };
+    let first = crowd(40).await;
+    let projects = || phone.get(hub.remote_url("/api/projects")).header(COOKIE, device.clone()).send();
+    assert_eq!(projects().await.unwrap().status(), StatusCode::OK, "the phone gets in past the crowd");
+    let second = crowd(80).await;
+    assert_eq!(projects().await.unwrap().status(), StatusCode::OK, "and stays served as it grows");
+    drop((first, second));
+}
