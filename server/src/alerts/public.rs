@@ -23,6 +23,7 @@ fn public_v4(ip: Ipv4Addr) -> bool {
     let shared = a == 100 && (64..128).contains(&b); // 100.64.0.0/10
     let protocol_assignments = a == 192 && b == 0 && c == 0; // 192.0.0.0/24
     let benchmarking = a == 198 && (b == 18 || b == 19); // 198.18.0.0/15
+    let relay_anycast = a == 192 && b == 88 && c == 99; // 192.88.99.0/24
     let reserved = a >= 240; // 240.0.0.0/4 and broadcast
     !(ip.is_unspecified()
         || ip.is_loopback()
@@ -34,11 +35,22 @@ fn public_v4(ip: Ipv4Addr) -> bool {
         || shared
         || protocol_assignments
         || benchmarking
+        || relay_anycast
         || reserved)
 }
 
 fn public_v6(ip: Ipv6Addr) -> bool {
     let first = ip.segments()[0];
+    // Global unicast is 2000::/3; the rest (NAT64 for local use, IPv4-translated,
+    // discard-only…) is not reached on a device's word.
+    let global = first & 0xe000 == 0x2000;
+    let teredo_and_protocols = first == 0x2001 && ip.segments()[1] < 0x0200; // 2001::/23
+    if !global && ip.segments()[..6] != [0x0064, 0xff9b, 0, 0, 0, 0] {
+        return false;
+    }
+    if teredo_and_protocols {
+        return false;
+    }
     let unique_local = first & 0xfe00 == 0xfc00; // fc00::/7
     let link_local = first & 0xffc0 == 0xfe80; // fe80::/10
     let site_local = first & 0xffc0 == 0xfec0; // fec0::/10 (deprecated)
@@ -118,6 +130,12 @@ mod tests {
             "::ffff:169.254.169.254",
             "64:ff9b::a9fe:a9fe",
             "2002:c0a8:0101::1",
+            "64:ff9b:1::a00:1",
+            "::ffff:0:a00:1",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            "100::1",
+            "192.88.99.1",
+            "::a00:1",
         ];
         for address in refused {
             assert!(!is_public(address.parse().unwrap()), "{address} is not public");

@@ -120,7 +120,7 @@ pub async fn check(State(gate): State<Arc<RemoteAccess>>, mut request: Request, 
     };
     // A paired device's connection leaves the unpaired pool: no crowd of others can close it.
     if let Some(place) = request.extensions().get::<crate::remote::listener::ConnectionPlace>() {
-        place.0.paired_device();
+        place.0.paired_device(&device.id);
     }
     let deciding = protocol::audit::DecidingDevice { id: device.id.clone(), name: device.name.clone() };
     request.extensions_mut().insert(device);

@@ -141,8 +141,10 @@ impl TlsListener {
                     },
                     () = done.closed() => return,
                 };
-                // Never refused: a full pool closes its oldest unpaired connection.
-                let place = Arc::new(places.take(peer.ip()));
+                // A full pool closes an unpaired connection of the busiest address; an
+                // address opening connections too fast is closed at once.
+                let Some(place) = places.take(peer.ip()) else { continue };
+                let place = Arc::new(place);
                 let _ = stream.set_nodelay(true);
                 let (acceptor, done) = (acceptor.clone(), done.clone());
                 tokio::spawn(async move {

@@ -196,3 +196,30 @@ pub(super) fn judge_unasked(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::api::PolicyDecision;
+
+    fn verdict(decision: Option<PolicyDecision>, rule: &str) -> Verdict {
+        Verdict { decision, rule_id: Some(rule.into()), ..Verdict::default() }
+    }
+
+    #[test]
+    fn a_call_judged_path_by_path_takes_the_strictest_verdict() {
+        let (allow, ask, deny, none) = (
+            verdict(Some(PolicyDecision::Allow), "allow"),
+            verdict(Some(PolicyDecision::AskUser), "ask"),
+            verdict(Some(PolicyDecision::Deny), "deny"),
+            verdict(None, "none"),
+        );
+        let strictest_of = |list: &[&Verdict]| strictest(list.iter().map(|v| (*v).clone()).collect()).rule_id;
+        assert_eq!(strictest_of(&[&allow, &deny]), Some("deny".into()), "a deny of any path denies");
+        assert_eq!(strictest_of(&[&allow, &ask, &deny]), Some("deny".into()));
+        assert_eq!(strictest_of(&[&allow, &ask]), Some("ask".into()), "an ask of any path asks");
+        assert_eq!(strictest_of(&[&allow, &none]), Some("none".into()), "allowed only if every path is");
+        assert_eq!(strictest_of(&[&allow, &allow]), Some("allow".into()));
+        assert_eq!(strictest_of(&[&none]), Some("none".into()));
+    }
+}

@@ -15,12 +15,20 @@ pub struct RuleCall {
 
 impl RuleCall {
     /// The call once per path it names (an edit may name several: each is
-    /// judged as an edit of its own); else the call itself.
+    /// judged as an edit of its own); else the call itself. Only an edit's
+    /// `paths` count (the hub sets them; another tool's input is the agent's),
+    /// and a list without paths leaves the call as it is.
     pub fn each_path(&self) -> Vec<RuleCall> {
-        let Some(paths) = self.args.get("paths").and_then(Value::as_array) else { return vec![self.clone()] };
+        let edit = self.name == "write_file" || self.name == "replace";
+        let paths: Vec<&str> = match self.args.get("paths").and_then(Value::as_array) {
+            Some(paths) if edit => paths.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        if paths.is_empty() {
+            return vec![self.clone()];
+        }
         paths
-            .iter()
-            .filter_map(Value::as_str)
+            .into_iter()
             .map(|path| {
                 let mut args = self.args.clone();
                 args["file_path"] = json!(path);
@@ -162,6 +170,13 @@ mod tests {
         let one = ToolCallUpdateFields::new().kind(AcpKind::Edit).locations(vec![ToolCallLocation::new("/p/a.md")]);
         assert!(rule_call(&one).args.get("paths").is_none(), "one path: as before");
         assert_eq!(rule_call(&one).each_path(), [rule_call(&one)]);
+        // Another tool's `paths` is the agent's own input: the call is judged whole.
+        for paths in [json!([]), json!([1]), json!(["/p/a"])] {
+            let fetch = RuleCall { name: "web_fetch".into(), args: json!({"url": "https://x", "paths": paths}) };
+            assert_eq!(fetch.each_path(), std::slice::from_ref(&fetch), "{paths}");
+        }
+        let empty = RuleCall { name: "write_file".into(), args: json!({"file_path": "/p/a", "paths": []}) };
+        assert_eq!(empty.each_path(), std::slice::from_ref(&empty), "no paths: the call itself");
     }
 
     #[test]
