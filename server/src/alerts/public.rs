@@ -81,8 +81,9 @@ pub async fn resolve_public(host: &str, port: u16) -> Result<Vec<SocketAddr>, St
     let literal = host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>().ok();
     let addresses: Vec<SocketAddr> = match literal {
         Some(ip) => vec![SocketAddr::new(ip, port)],
-        None => tokio::net::lookup_host((host, port))
+        None => tokio::time::timeout(std::time::Duration::from_secs(5), tokio::net::lookup_host((host, port)))
             .await
+            .map_err(|_| format!("{host} could not be resolved within 5 s"))?
             .map_err(|err| format!("{host} could not be resolved ({err})"))?
             .collect(),
     };
