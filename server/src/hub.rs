@@ -179,8 +179,16 @@ impl Hub {
                         options.store.as_ref().and_then(|store| store.path().parent().map(Path::to_path_buf));
                     crate::sandbox::Sandbox::detected(data_dir)
                 }),
-                networks: sandbox::Networks::load(options.store.as_deref()),
-                masks: sandbox::Masks::load(options.store.as_deref()),
+                networks: sandbox::Networks::load(
+                    options.store.as_deref(),
+                    crate::store::Store::network_folders,
+                    "the folders' network settings could not be read; every folder's is off",
+                ),
+                masks: sandbox::Masks::load(
+                    options.store.as_deref(),
+                    crate::store::Store::folder_masks,
+                    "the folders' own masks could not be read; only the default list holds",
+                ),
             }
         });
         hub.restore()?;

@@ -15,23 +15,37 @@ use crate::agents::port::SandboxTerms;
 use crate::folder::canonical_folder;
 use crate::sandbox::Mode;
 
-/// What each folder's sandbox masks besides the default list, as the store has it.
+/// A per-folder setting as the store has it, read once at start, and the lock
+/// a change holds until it is saved (changes of one setting go one at a time).
 #[derive(Debug, Default)]
-pub(crate) struct Masks(Mutex<HashMap<PathBuf, Vec<PathBuf>>>, tokio::sync::Mutex<()>);
+pub(crate) struct Kept<T>(Mutex<T>, tokio::sync::Mutex<()>);
 
-impl Masks {
-    pub fn load(store: Option<&crate::store::Store>) -> Self {
-        let kept = store.map(crate::store::Store::folder_masks).transpose().unwrap_or_else(|err| {
-            tracing::error!("the folders' own masks could not be read; only the default list holds: {err}");
+impl<T: Default> Kept<T> {
+    /// What `read` gives, else (no store, or an error, logged with `lost`) the default.
+    pub fn load<R: IntoIterator>(
+        store: Option<&crate::store::Store>,
+        read: impl FnOnce(&crate::store::Store) -> Result<R, crate::store::StoreError>,
+        lost: &str,
+    ) -> Self
+    where
+        T: FromIterator<R::Item>,
+    {
+        let kept = store.map(read).transpose().unwrap_or_else(|err| {
+            tracing::error!("{lost}: {err}");
             None
         });
-        Self(Mutex::new(kept.unwrap_or_default().into_iter().collect()), tokio::sync::Mutex::new(()))
+        Self(Mutex::new(kept.map(|rows| rows.into_iter().collect()).unwrap_or_default()), tokio::sync::Mutex::new(()))
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<PathBuf, Vec<PathBuf>>> {
+    fn lock(&self) -> MutexGuard<'_, T> {
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
+
+/// What each folder's sandbox masks besides the default list.
+pub(crate) type Masks = Kept<HashMap<PathBuf, Vec<PathBuf>>>;
+/// The folders whose commands may reach the network.
+pub(crate) type Networks = Kept<HashSet<PathBuf>>;
 
 /// The most paths a folder may mask besides the default list.
 pub const MAX_MASKS: usize = 64;
@@ -70,24 +84,6 @@ pub(crate) fn checked_masks(folder: &Path, given: &[String]) -> HubResult<Vec<Pa
         }
     }
     Ok(masks)
-}
-
-/// The folders whose commands may reach the network, as the store has them.
-#[derive(Debug, Default)]
-pub(crate) struct Networks(Mutex<HashSet<PathBuf>>, tokio::sync::Mutex<()>);
-
-impl Networks {
-    pub fn load(store: Option<&crate::store::Store>) -> Self {
-        let kept = store.map(crate::store::Store::network_folders).transpose().unwrap_or_else(|err| {
-            tracing::error!("the folders' network settings could not be read; every folder's is off: {err}");
-            None
-        });
-        Self(Mutex::new(kept.unwrap_or_default().into_iter().collect()), tokio::sync::Mutex::new(()))
-    }
-
-    fn lock(&self) -> MutexGuard<'_, HashSet<PathBuf>> {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
 }
 
 impl Hub {

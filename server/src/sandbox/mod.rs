@@ -93,6 +93,14 @@ pub struct Terms {
     pub masks: Vec<PathBuf>,
 }
 
+#[cfg(test)]
+impl Terms {
+    /// The sandbox as this machine has it, network off, nothing hidden or masked more.
+    pub fn on_this_machine() -> Self {
+        Self { sandbox: Sandbox::detected(None), network: false, hide_agent_config: false, masks: Vec::new() }
+    }
+}
+
 /// One process to start in the sandbox.
 #[derive(Debug, Clone)]
 pub struct Request<'a> {

@@ -294,12 +294,7 @@ mod tests {
     /// Failed on the code that opened the folder by its path at each call:
     /// after the swap, the tools read, wrote and ran in the symlink's target.
     fn terms() -> crate::sandbox::Terms {
-        crate::sandbox::Terms {
-            sandbox: crate::sandbox::Sandbox::detected(None),
-            network: false,
-            hide_agent_config: false,
-            masks: Vec::new(),
-        }
+        crate::sandbox::Terms::on_this_machine()
     }
 
     #[tokio::test]

@@ -236,13 +236,8 @@ mod tests {
     }
 
     /// The sandbox as this machine has it, network off.
-    fn terms() -> Terms {
-        Terms {
-            sandbox: crate::sandbox::Sandbox::detected(None),
-            network: false,
-            hide_agent_config: false,
-            masks: Vec::new(),
-        }
+    fn terms() -> crate::sandbox::Terms {
+        crate::sandbox::Terms::on_this_machine()
     }
 
     fn args(command: &str) -> ShellArgs {

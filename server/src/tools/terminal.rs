@@ -214,13 +214,8 @@ fn signal_name(number: i32) -> String {
 mod tests {
     use super::*;
 
-    fn terms() -> Terms {
-        Terms {
-            sandbox: crate::sandbox::Sandbox::detected(None),
-            network: false,
-            hide_agent_config: false,
-            masks: Vec::new(),
-        }
+    fn terms() -> crate::sandbox::Terms {
+        crate::sandbox::Terms::on_this_machine()
     }
 
     fn bash(folder: &Folder, script: &str, limit: usize) -> Arc<Terminal> {
