@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use super::args::stable_stringify;
 use super::rule::{severity, Rule, SHELL_TOOL_NAMES};
 use super::shell::{self, Inner, Unparsed};
+use super::widening::widening_option;
 use super::Mode;
 
 /// `bash -c "bash -c '…'"` is followed this deep; deeper scripts are not allowed by any rule.
@@ -187,6 +188,17 @@ impl PolicySet {
                 Some(rule) if rule.decision != PolicyDecision::Allow => tally.vote(rule),
                 // An allow matches the command without its assignments: not enough.
                 Some(_) if part.dynamic => tally.no_rule = true,
+                // An option that writes files or runs programs is beyond what any allow was written for.
+                Some(rule) if widening_option(&part.values).is_some() => match mode {
+                    Mode::Yolo => tally.no_rule = true,
+                    Mode::Default => tally.ask_because(format!(
+                        "`{}` carries {}, which writes files or runs programs: the rule allowing it ({}) does not \
+                         cover that",
+                        part.text,
+                        widening_option(&part.values).unwrap_or_default(),
+                        rule.source
+                    )),
+                },
                 Some(rule) if part.redirected && !rule.allow_redirection => match mode {
                     // Gemini CLI does not downgrade for redirection in YOLO: the call
                     // goes to the caller's YOLO default, not to this rule's credit.

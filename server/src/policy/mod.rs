@@ -24,6 +24,7 @@ mod prefix;
 mod rule;
 mod shell;
 mod toml_file;
+pub mod widening;
 
 #[cfg(test)]
 mod tests_eval;

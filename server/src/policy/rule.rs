@@ -64,6 +64,13 @@ pub enum SavedRuleError {
          runner, git without a subcommand, find): make it longer, e.g. the whole command"
     )]
     TooBroad(String),
+    /// The prefix holds an option no rule covers (it writes files or runs
+    /// programs): such a rule would never allow anything.
+    #[error(
+        "the command prefix \"{0}\" holds {1}, which writes files or runs programs: no rule covers it, so each such \
+         command asks (save the prefix without it)"
+    )]
+    Widening(String, &'static str),
 }
 
 /// Checks a command prefix the user is saving as "Always in this folder" (the
@@ -76,6 +83,10 @@ pub fn check_saved_prefix(prefix: &str) -> Result<(), SavedRuleError> {
     }
     if super::too_broad(prefix) {
         return Err(SavedRuleError::TooBroad(prefix.to_string()));
+    }
+    let words: Vec<String> = prefix.split_whitespace().map(str::to_string).collect();
+    if let Some(option) = super::widening::widening_option(&words) {
+        return Err(SavedRuleError::Widening(prefix.to_string(), option));
     }
     Ok(())
 }

@@ -701,3 +701,52 @@ fn a_shell_reading_its_script_from_its_input_asks() {
     }
     assert_eq!(shell(&set, "bash build.sh", Y).decision, None, "a script file is judged by its text");
 }
+
+/// Issue 39: an allow rule written for a program never covers it with an
+/// option of the widening table (it writes files or runs programs); the same
+/// command without it is allowed. The issue's two cases among them.
+#[test]
+fn an_allow_rule_never_covers_an_option_that_writes_files_or_runs_programs() {
+    use super::widening::{Form, WIDENING};
+    for (program, options) in WIDENING {
+        let rules = set(&format!(
+            "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"{program}\"\ndecision = \"allow\"\npriority = 10\n"
+        ));
+        assert_eq!(shell(&rules, &format!("{program} x"), Mode::Default).decision, Some(Allow), "{program} x");
+        for (option, form) in options.iter() {
+            let command = match form {
+                Form::Long => format!("{program} x {option}=y"),
+                _ => format!("{program} x {option} y"),
+            };
+            let default = shell(&rules, &command, Mode::Default);
+            assert_eq!(default.decision, Some(AskUser), "{command}: {default:?}");
+            assert!(default.message.as_deref().is_some_and(|why| why.contains(option)), "{command}: {default:?}");
+            assert_eq!(
+                shell(&rules, &command, Mode::Yolo).decision,
+                None,
+                "{command}: YOLO's own default, not the rule"
+            );
+        }
+    }
+    let git_log =
+        set("[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"git log\"\ndecision = \"allow\"\npriority = 10\n");
+    let bashrc = "git log -1 --format=x --output=$HOME/.bashrc";
+    assert_ne!(shell(&git_log, bashrc, Mode::Default).decision, Some(Allow), "{bashrc}");
+    let cargo =
+        set("[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"cargo test\"\ndecision = \"allow\"\npriority = 10\n");
+    let runner = "cargo test --config 'target.\"cfg(all())\".runner=[\"sh\",\"-c\",\"x\"]'";
+    assert_eq!(shell(&cargo, runner, Mode::Default).decision, Some(AskUser), "{runner}");
+    assert_eq!(shell(&cargo, "cargo test -p hub", Mode::Default).decision, Some(Allow));
+}
+
+#[test]
+fn a_saved_prefix_holding_a_widening_option_is_refused_with_the_reason() {
+    use super::rule::{check_saved_prefix, SavedRuleError};
+    assert_eq!(check_saved_prefix("git log"), Ok(()));
+    assert_eq!(
+        check_saved_prefix("git log --output=notes.txt"),
+        Err(SavedRuleError::Widening("git log --output=notes.txt".into(), "--output"))
+    );
+    let said = check_saved_prefix("curl -o").unwrap_err().to_string();
+    assert!(said.contains("-o") && said.contains("writes files or runs programs"), "{said}");
+}
