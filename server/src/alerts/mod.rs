@@ -45,14 +45,15 @@ pub fn http_client() -> reqwest::Client {
 }
 
 /// [`http_client`], connecting to `host` only at `addresses` (checked before):
-/// no second lookup may lead it elsewhere.
-pub fn pinned_client(host: &str, addresses: &[std::net::SocketAddr]) -> reqwest::Client {
+/// no second lookup may lead it elsewhere. `None` if it cannot be built.
+pub fn pinned_client(host: &str, addresses: &[std::net::SocketAddr]) -> Option<reqwest::Client> {
     client_builder()
         .resolve_to_addrs(host, addresses)
         // A proxy would look the name up itself: the pin would hold nothing.
         .no_proxy()
         .build()
-        .expect("the HTTP client builds once a TLS provider is installed")
+        .map_err(|err| tracing::error!("a pinned HTTP client could not be built: {err}"))
+        .ok()
 }
 
 fn client_builder() -> reqwest::ClientBuilder {

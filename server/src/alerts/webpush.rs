@@ -218,7 +218,10 @@ impl WebPush {
             self.client.clone()
         } else {
             match public_addresses(&url).await {
-                Ok(addresses) => super::pinned_client(&host, &addresses),
+                Ok(addresses) => match super::pinned_client(&host, &addresses) {
+                    Some(client) => client,
+                    None => return Sent::Failed,
+                },
                 Err(err) => {
                     tracing::warn!(device, host, "a push message was not sent: {err}");
                     return Sent::Failed;
