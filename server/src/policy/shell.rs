@@ -441,6 +441,35 @@ fn command_part<'t>(node: Node<'t>, source: &str, around: bool, holders: &[Node<
     })
 }
 
+/// What `find … -exec CMD ARGS… ;` (and `-execdir`, `-ok`, `-okdir`) runs:
+/// each such command as a line of a script (`{}` stands for a found path), so
+/// deny and ask rules, guard rails and protected paths judge it as a command.
+/// Words known only when it runs make it dynamic.
+fn find_commands(args: &[Node], source: &str) -> Option<Inner> {
+    let mut lines = Vec::new();
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        i += 1;
+        let Some(word) = literal(*arg, source, false) else { continue };
+        if !matches!(word.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+            continue;
+        }
+        let mut command = Vec::new();
+        while let Some(arg) = args.get(i) {
+            i += 1;
+            let Some(word) = literal(*arg, source, false) else { return Some(Inner::Dynamic) };
+            if word == ";" || word == "+" {
+                break;
+            }
+            command.push(word);
+        }
+        if !command.is_empty() {
+            lines.push(shell_words::join(&command));
+        }
+    }
+    (!lines.is_empty()).then(|| Inner::Script(lines.join("\n")))
+}
+
 /// Where the command starts at each level of wrappers that run the rest of their
 /// arguments as a command (0 first), skipping the options that take a value (so
 /// `sudo -u bob rm -rf /` is also seen as `rm -rf /`).
@@ -494,6 +523,24 @@ fn inner_script(program: &str, args: &[Node], source: &str) -> Option<Inner> {
         "simple_expansion" | "expansion" | "command_substitution" => Inner::Dynamic,
         _ => literal(node, source, true).map(Inner::Script).unwrap_or(Inner::Dynamic),
     };
+    if program == "find" {
+        return find_commands(args, source);
+    }
+    if program == "env" {
+        // `env -S 'rm -f x'` (`--split-string`): the string is split into a command and run.
+        let at = args
+            .iter()
+            .position(|arg| literal(*arg, source, false).is_some_and(|word| word == "-S" || word == "--split-string"));
+        if let Some(value) = at.and_then(|at| args.get(at + 1)) {
+            return Some(script(*value));
+        }
+        let attached = args.iter().find_map(|arg| {
+            let word = literal(*arg, source, false)?;
+            let value = word.strip_prefix("--split-string=").or_else(|| word.strip_prefix("-S"))?;
+            Some(value.to_string()).filter(|value| !value.is_empty())
+        });
+        return attached.map(Inner::Script);
+    }
     if program == "eval" {
         if args.is_empty() {
             return None;

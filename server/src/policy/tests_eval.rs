@@ -750,3 +750,28 @@ fn a_saved_prefix_holding_a_widening_option_is_refused_with_the_reason() {
     let said = check_saved_prefix("curl -o").unwrap_err().to_string();
     assert!(said.contains("-o") && said.contains("writes files or runs programs"), "{said}");
 }
+
+/// Issue 39: what `find -exec` and `env -S` run is judged as a command: a deny
+/// rule for it holds (they ran past an `rm` deny before).
+#[test]
+fn what_find_exec_and_env_split_string_run_is_judged_as_a_command() {
+    let rules = set(
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"rm\"\ndecision = \"deny\"\npriority = 10\n\n\
+         [[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"find\"\ndecision = \"allow\"\npriority = 10\n\n\
+         [[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"env\"\ndecision = \"allow\"\npriority = 10\n",
+    );
+    for command in [
+        "find . -name '*.tmp' -exec rm {} +",
+        "find . -name x -execdir rm -f {} \\;",
+        "find . -ok sh -c 'rm -rf build' \\;",
+        "env -S 'rm -f x'",
+        "env --split-string='rm -f x'",
+        "env -S'rm -f x'",
+    ] {
+        for mode in [Mode::Default, Mode::Yolo] {
+            assert_eq!(shell(&rules, command, mode).decision, Some(Deny), "{command} in {mode:?}");
+        }
+    }
+    assert_eq!(shell(&rules, "find . -name '*.rs'", Mode::Default).decision, Some(Allow), "plain find as before");
+    assert_eq!(shell(&rules, "env FOO=1", Mode::Default).decision, Some(Allow), "plain env as before");
+}
