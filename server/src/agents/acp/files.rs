@@ -26,35 +26,12 @@ pub fn read(
     path: &Path,
     line: Option<u32>,
     limit: Option<u32>,
-) -> Result<String, ReadError> {
-    let (folder, requested, rel) = place(root, path).map_err(ReadError::Refused)?;
-    let file = folder.open_read(&rel).map_err(|err| match err {
-        Errno::NOENT => ReadError::Missing(requested.clone()),
-        err => ReadError::Refused(format!(
-            "{requested} could not be read ({err}); the hub reads only files inside the folder."
-        )),
-    })?;
-    read_open(file, root, hide_config, masked, &requested, line, limit).map_err(ReadError::Refused)
-}
-
-/// Why a read was not answered with the file's text.
-#[derive(Debug, thiserror::Error)]
-pub enum ReadError {
-    #[error("{0} does not exist.")]
-    Missing(String),
-    #[error("{0}")]
-    Refused(String),
-}
-
-fn read_open(
-    file: std::fs::File,
-    root: &Path,
-    hide_config: bool,
-    masked: &dyn Fn(&Path) -> bool,
-    requested: &str,
-    line: Option<u32>,
-    limit: Option<u32>,
 ) -> Result<String, String> {
+    let (folder, requested, rel) = place(root, path)?;
+    let file = folder.open_read(&rel).map_err(|err| match err {
+        Errno::NOENT => format!("{requested} does not exist."),
+        err => format!("{requested} could not be read ({err}); the hub reads only files inside the folder."),
+    })?;
     // Where it really is (links inside the folder followed): judged there.
     let real = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok();
     if real.as_deref().is_none_or(masked) {
@@ -132,7 +109,7 @@ mod tests {
         let ssh = root.join(".ssh");
         let masked = |path: &Path| path.starts_with(&ssh);
         for path in [".ssh/id_ed25519", "notes.txt"] {
-            let refused = read(&root, false, &masked, &root.join(path), None, None).unwrap_err().to_string();
+            let refused = read(&root, false, &masked, &root.join(path), None, None).unwrap_err();
             assert!(refused.contains("masked"), "{path}: {refused}");
         }
         let refused = write(&root, &masked, &root.join(".ssh/authorized_keys"), "evil").unwrap_err();
@@ -157,15 +134,11 @@ mod tests {
         assert_eq!(read(&root, false, &nothing, &root.join("a.txt"), None, None).unwrap(), "one\ntwo\nthree\n");
         assert_eq!(read(&root, false, &nothing, &root.join("a.txt"), Some(2), Some(1)).unwrap(), "two\n");
         assert_eq!(read(&root, false, &nothing, &root.join("a.txt"), Some(3), None).unwrap(), "three\n");
-        let refused = |path: &Path| read(&root, false, &nothing, path, None, None).unwrap_err().to_string();
+        let refused = |path: &Path| read(&root, false, &nothing, path, None, None).unwrap_err();
         assert!(refused(Path::new("a.txt")).contains("not an absolute path"));
         assert!(refused(outside.path()).contains("inside the folder only"));
-        assert!(
-            matches!(read(&root, false, &nothing, &root.join("out"), None, None), Err(ReadError::Refused(_))),
-            "a link out"
-        );
+        assert!(refused(&root.join("out")).contains("could not be read"), "a link leading out is not followed");
         assert!(read(&root, false, &nothing, &root.join("../a.txt"), None, None).is_err());
-        assert!(matches!(read(&root, false, &nothing, &root.join("none.txt"), None, None), Err(ReadError::Missing(_))));
         assert!(refused(&root.join("none.txt")).contains("does not exist"));
     }
 
@@ -176,7 +149,7 @@ mod tests {
         std::fs::write(root.join(".claude/settings.json"), "{\"hooks\":{}}").unwrap();
         std::os::unix::fs::symlink(".claude/settings.json", root.join("innocent.json")).unwrap();
         for path in [".claude/settings.json", "innocent.json"] {
-            let refused = read(&root, true, &nothing, &root.join(path), None, None).unwrap_err().to_string();
+            let refused = read(&root, true, &nothing, &root.join(path), None, None).unwrap_err();
             assert!(refused.contains("hidden until the folder is trusted"), "{path}: {refused}");
             assert_eq!(
                 read(&root, false, &nothing, &root.join(path), None, None).unwrap(),

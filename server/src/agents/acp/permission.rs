@@ -80,6 +80,26 @@ pub(super) async fn judge_off_thread(
     }
 }
 
+/// Where the gate starts the call now: the folder's rules, the session's
+/// grants, the protected paths and YOLO.
+fn gate_start(hub: &dyn HubPort, runtime: &SessionRuntime, call: &RuleCall) -> gate::Ruling {
+    let yolo = hub.yolo(&runtime.id);
+    let verdict = rules_verdict(hub, runtime, call, yolo);
+    let (granted, turn_granted) = {
+        let state = runtime.state();
+        (state.agent.allowed_tools.contains(&call.name), state.agent.turn_tools.contains(&call.name))
+    };
+    gate::start(Facts {
+        refused: false,
+        read_only: false,
+        granted,
+        turn_granted,
+        protected: runtime.touches_settings(&call.name, &call.args),
+        yolo,
+        verdict: &verdict,
+    })
+}
+
 /// Judges the call `tool_id` as the agent has described it so far (`fields`,
 /// every sighting merged), with the rule that decided it or made it ask, for
 /// the call's line. A request answered here is recorded in the audit trail.
@@ -94,22 +114,7 @@ pub(super) fn judge(
     user_decides: bool,
 ) -> (Judged, Option<PolicyNote>) {
     let call = rule_call(fields);
-    let yolo = hub.yolo(&runtime.id);
-    let verdict = rules_verdict(hub, runtime, &call, yolo);
-    let (granted, turn_granted) = {
-        let state = runtime.state();
-        (state.agent.allowed_tools.contains(&call.name), state.agent.turn_tools.contains(&call.name))
-    };
-    let protected = runtime.touches_settings(&call.name, &call.args);
-    let start = gate::start(Facts {
-        refused: false,
-        read_only: false,
-        granted,
-        turn_granted,
-        protected,
-        yolo,
-        verdict: &verdict,
-    });
+    let start = gate_start(hub, runtime, &call);
     let note = start.note;
     let allowed = match start.initial {
         Initial::Pending | Initial::Asking => return (Judged::Ask(call), note),
@@ -157,21 +162,7 @@ pub(super) fn judge_unasked(
     call: &RuleCall,
     picked_mode: Option<&str>,
 ) -> Result<(), String> {
-    let yolo = hub.yolo(&runtime.id);
-    let verdict = rules_verdict(hub, runtime, call, yolo);
-    let (granted, turn_granted) = {
-        let state = runtime.state();
-        (state.agent.allowed_tools.contains(&call.name), state.agent.turn_tools.contains(&call.name))
-    };
-    let start = gate::start(Facts {
-        refused: false,
-        read_only: false,
-        granted,
-        turn_granted,
-        protected: runtime.touches_settings(&call.name, &call.args),
-        yolo,
-        verdict: &verdict,
-    });
+    let start = gate_start(hub, runtime, call);
     // Nothing spoke (no rule, guard rail or protection made it ask): only then
     // does the mode the user picked count.
     let nothing_spoke = start.note.is_none();

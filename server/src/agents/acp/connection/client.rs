@@ -100,8 +100,7 @@ impl Driver {
                 // Off the async workers, answered when done: the driver goes on.
                 tokio::task::spawn_blocking(move || {
                     let masked = masked_by(&terms);
-                    let read = files::read(&root, hide, &masked, &request.path, request.line, request.limit)
-                        .map_err(|err| err.to_string());
+                    let read = files::read(&root, hide, &masked, &request.path, request.line, request.limit);
                     let _ = answer(responder, read.map(ReadTextFileResponse::new));
                 });
                 Ok(())
