@@ -12,6 +12,7 @@ use protocol::api::{PolicyDecision, PolicyProblem};
 use serde_json::{json, Value};
 
 use super::args::stable_stringify;
+use super::render;
 use super::rule::{severity, Rule, SHELL_TOOL_NAMES};
 use super::shell::{self, Inner, Unparsed};
 use super::widening::widening_option;
@@ -175,6 +176,11 @@ impl PolicySet {
                      expansion): it cannot be checked against the rules"
                 ));
             }
+            if let Some(why) = &part.unreadable {
+                tally.no_rule = true;
+                let shown: String = part.text.chars().take(80).collect();
+                tally.ask_because(format!("`{shown}`: {why}, so what it runs cannot be checked against the rules"));
+            }
             let own = self.best(tool, &part_args(&part.text), mode, |_| true);
             for variant in &part.variants {
                 if let Some(rule) = self.best(tool, &part_args(variant), mode, |_| true) {
@@ -229,6 +235,13 @@ impl PolicySet {
                     tally.merge(inner);
                 }
             }
+        }
+        // What runs without a card is the rendering of this parse (see `render`):
+        // where bash would read the text otherwise, or the rendering cannot say
+        // it, it asks, in YOLO too (a deny of what was seen still speaks).
+        if let Err(why) = render::faithful(command) {
+            let shown: String = command.chars().take(80).collect();
+            tally.ask_because(format!("the hub cannot be sure bash runs this as judged ({why}): `{shown}`"));
         }
         tally
     }

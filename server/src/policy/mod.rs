@@ -16,16 +16,21 @@
 //! Pure except `files` (which reads the directories); no clock, no locks elsewhere.
 
 mod args;
+mod bash_words;
 mod evaluate;
 mod export;
 mod files;
 mod guard_rails;
 mod prefix;
+pub mod render;
 mod rule;
+mod runners;
 mod shell;
 mod toml_file;
 pub mod widening;
 
+#[cfg(test)]
+mod tests_differential;
 #[cfg(test)]
 mod tests_eval;
 #[cfg(test)]
@@ -34,6 +39,8 @@ mod tests_files;
 mod tests_gemini;
 #[cfg(test)]
 mod tests_guard_rails;
+#[cfg(test)]
+mod tests_render;
 #[cfg(test)]
 mod tests_shell;
 

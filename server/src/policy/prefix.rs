@@ -3,6 +3,7 @@
 //! starts with it, so a bare program that runs code given in its arguments
 //! (`python3`, `find`, `git`) would allow anything.
 
+use super::runners::is_assignment;
 use super::shell;
 
 /// The first simple command's name, plus its first argument when that looks like a
@@ -226,9 +227,4 @@ fn is_c_flag(word: &str) -> bool {
 fn looks_like_subcommand(word: &str) -> bool {
     word.chars().next().is_some_and(|c| c.is_ascii_lowercase())
         && word.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_' | ':'))
-}
-
-fn is_assignment(word: &str) -> bool {
-    word.split_once('=')
-        .is_some_and(|(name, _)| !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
 }

@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use tree_sitter::{Node, ParseOptions, Parser, Tree};
 
+use super::runners::{self, basename, inner_script, wrapper_levels};
+
 /// Gemini CLI gives up parsing after one second; so does the hub.
 const PARSE_TIMEOUT: Duration = Duration::from_secs(1);
 
@@ -51,6 +53,9 @@ pub struct Part {
     /// resolved; a word with no static value as written), redirection targets
     /// included: what protected paths are checked against.
     pub values: Vec<String>,
+    /// Why what it runs cannot be read from its words (`xargs`, `git -c`, a git
+    /// alias; see `runners::unreadable`): like an opaque part, it asks.
+    pub unreadable: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,7 +87,7 @@ thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
 }
 
-fn parse(command: &str) -> Result<Tree, Unparsed> {
+pub(super) fn parse(command: &str) -> Result<Tree, Unparsed> {
     PARSER.with(|cell| {
         let mut slot = cell.borrow_mut();
         let parser = slot.get_or_insert_with(|| {
@@ -285,6 +290,7 @@ fn whole_part(node: Node, source: &str, around: bool) -> Part {
             .iter()
             .map(|word| literal(*word, source, false).unwrap_or_else(|| text_of(*word, source).to_string()))
             .collect(),
+        unreadable: None,
     }
 }
 
@@ -366,7 +372,7 @@ fn has_child(node: Node, kind: &str) -> bool {
     found
 }
 
-fn text_of<'s>(node: Node, source: &'s str) -> &'s str {
+pub(super) fn text_of<'s>(node: Node, source: &'s str) -> &'s str {
     &source[node.start_byte()..node.end_byte()]
 }
 
@@ -383,6 +389,7 @@ fn command_part<'t>(node: Node<'t>, source: &str, around: bool, holders: &[Node<
     let redirected = around || own_redirect(node, source);
     let mut variants = Vec::new();
     let mut inner = None;
+    let mut unreadable = None;
     // The command at each level of wrappers: `sudo env rm x` is also `env rm x` and `rm x`.
     for start in wrapper_levels(&words, source) {
         let Some(program) = words.get(start) else { break };
@@ -412,6 +419,9 @@ fn command_part<'t>(node: Node<'t>, source: &str, around: bool, holders: &[Node<
         }
         if let Some(base) = &base {
             inner = inner_script(base, &words[start + 1..], source).or(inner);
+            let args: Vec<Option<String>> =
+                words[start + 1..].iter().map(|word| literal(*word, source, false)).collect();
+            unreadable = unreadable.or_else(|| runners::unreadable(base, &args));
         }
     }
     // The name, the arguments and the redirections' targets, not the
@@ -438,159 +448,15 @@ fn command_part<'t>(node: Node<'t>, source: &str, around: bool, holders: &[Node<
         dynamic: has_child(node, "variable_assignment"),
         opaque,
         values,
+        unreadable,
     })
-}
-
-/// What `find … -exec CMD ARGS… ;` (and `-execdir`, `-ok`, `-okdir`) runs:
-/// each such command as a line of a script (`{}` stands for a found path), so
-/// deny and ask rules, guard rails and protected paths judge it as a command.
-/// Words known only when it runs make it dynamic.
-fn find_commands(args: &[Node], source: &str) -> Option<Inner> {
-    let mut lines = Vec::new();
-    let mut i = 0;
-    while let Some(arg) = args.get(i) {
-        i += 1;
-        let Some(word) = literal(*arg, source, false) else { continue };
-        if !matches!(word.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
-            continue;
-        }
-        let mut command = Vec::new();
-        while let Some(arg) = args.get(i) {
-            i += 1;
-            let Some(word) = literal(*arg, source, false) else { return Some(Inner::Dynamic) };
-            if word == ";" || word == "+" {
-                break;
-            }
-            command.push(word);
-        }
-        if !command.is_empty() {
-            lines.push(shell_words::join(&command));
-        }
-    }
-    (!lines.is_empty()).then(|| Inner::Script(lines.join("\n")))
-}
-
-/// Where the command starts at each level of wrappers that run the rest of their
-/// arguments as a command (0 first), skipping the options that take a value (so
-/// `sudo -u bob rm -rf /` is also seen as `rm -rf /`).
-fn wrapper_levels(words: &[Node], source: &str) -> Vec<usize> {
-    let mut levels = vec![0];
-    let mut i = 0;
-    for _ in 0..8 {
-        let Some(name) = words.get(i).and_then(|word| literal(*word, source, false)) else { break };
-        let takes_value: &[&str] = match basename(&name) {
-            "env" => &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"],
-            "sudo" => &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-R", "-T"],
-            "doas" => &["-u", "-C"],
-            "nice" => &["-n", "--adjustment"],
-            "exec" => &["-a"],
-            "xargs" => &["-I", "-n", "-P", "-L", "-d", "-E", "-s", "-a"],
-            "timeout" => &["-s", "-k", "--signal", "--kill-after"],
-            "ionice" => &["-c", "-n", "-p"],
-            "stdbuf" => &["-i", "-o", "-e"],
-            "nohup" | "setsid" | "builtin" | "command" | "time" => &[],
-            _ => break,
-        };
-        let wrapper = basename(&name).to_string();
-        i += 1;
-        while let Some(word) = words.get(i).and_then(|word| literal(*word, source, false)) {
-            let assignment = wrapper == "env" && is_assignment(&word);
-            if !(word.starts_with('-') || assignment) {
-                break;
-            }
-            i += if takes_value.contains(&word.as_str()) { 2 } else { 1 };
-        }
-        if wrapper == "timeout" {
-            i += 1; // the duration
-        }
-        levels.push(i);
-    }
-    levels
-}
-
-fn is_assignment(word: &str) -> bool {
-    word.split_once('=').is_some_and(|(name, _)| {
-        name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    })
-}
-
-/// `sh`/`bash`/… with `-c` (also in a cluster like `-lc`) and then the script,
-/// or reading its script from its input (`Dynamic`); or `eval` with its words
-/// joined. (`bash build.sh` runs a file: judged by its text only.) Gemini CLI's `stripShellWrapper` knows `sh -c` forms.
-fn inner_script(program: &str, args: &[Node], source: &str) -> Option<Inner> {
-    let script = |node: Node| match node.kind() {
-        "simple_expansion" | "expansion" | "command_substitution" => Inner::Dynamic,
-        _ => literal(node, source, true).map(Inner::Script).unwrap_or(Inner::Dynamic),
-    };
-    if program == "find" {
-        return find_commands(args, source);
-    }
-    if program == "env" {
-        // `env -S 'rm -f x'` (`--split-string`): the string is split into a command and run.
-        let at = args
-            .iter()
-            .position(|arg| literal(*arg, source, false).is_some_and(|word| word == "-S" || word == "--split-string"));
-        if let Some(value) = at.and_then(|at| args.get(at + 1)) {
-            return Some(script(*value));
-        }
-        let attached = args.iter().find_map(|arg| {
-            let word = literal(*arg, source, false)?;
-            let value = word.strip_prefix("--split-string=").or_else(|| word.strip_prefix("-S"))?;
-            Some(value.to_string()).filter(|value| !value.is_empty())
-        });
-        return attached.map(Inner::Script);
-    }
-    if program == "eval" {
-        if args.is_empty() {
-            return None;
-        }
-        let words: Option<Vec<String>> = args.iter().map(|arg| literal(*arg, source, true)).collect();
-        return Some(words.map(|words| Inner::Script(words.join(" "))).unwrap_or(Inner::Dynamic));
-    }
-    if !matches!(program, "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "mksh") {
-        return None;
-    }
-    // `-c` anywhere (`bash --rcfile x -c '…'`, `bash script -c …`): when no script is
-    // found after it, what runs is not known.
-    let dashed_c =
-        |word: &str| word.len() > 1 && word.starts_with('-') && !word.starts_with("--") && word[1..].contains('c');
-    let c_anywhere = args.iter().any(|arg| literal(*arg, source, false).is_some_and(|word| dashed_c(&word)));
-    let mut seen_c = false;
-    let mut script_file = false;
-    let mut i = 0;
-    let found = loop {
-        let Some(arg) = args.get(i) else { break None };
-        let Some(word) = literal(*arg, source, false) else {
-            script_file = !seen_c;
-            break seen_c.then(|| script(*arg));
-        };
-        if word.starts_with('-') || word.starts_with('+') {
-            if matches!(word.as_str(), "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file") {
-                i += 1;
-            } else if dashed_c(&word) {
-                seen_c = true;
-            }
-            i += 1;
-            continue;
-        }
-        script_file = !seen_c;
-        break seen_c.then(|| script(*arg));
-    };
-    // No `-c` and no script file: the shell runs what it reads on its input (a
-    // pipe, a here-document, a here-string), which is not judged here.
-    found.or_else(|| (c_anywhere || !script_file).then_some(Inner::Dynamic))
-}
-
-fn basename(name: &str) -> &str {
-    name.rsplit('/').next().filter(|base| !base.is_empty()).unwrap_or(name)
 }
 
 /// A word's value as the shell would see it, when it is known before running:
 /// quotes removed and escapes applied. With `keep_expansions`, `$VAR` and `$( )`
 /// stay as written (what a script inside `bash -c "…"` would be parsed as), else
 /// such a word has no known value.
-fn literal(node: Node, source: &str, keep_expansions: bool) -> Option<String> {
+pub(super) fn literal(node: Node, source: &str, keep_expansions: bool) -> Option<String> {
     let text = text_of(node, source);
     match node.kind() {
         "word" | "command_name" if node.named_child_count() == 0 => Some(unescape(text, |_| true)),
@@ -622,7 +488,7 @@ fn literal(node: Node, source: &str, keep_expansions: bool) -> Option<String> {
 }
 
 /// Special parameters whose value is always a number: known to be harmless text.
-const NUMERIC_SPECIALS: [&str; 4] = ["$$", "$?", "$#", "$!"];
+pub(super) const NUMERIC_SPECIALS: [&str; 4] = ["$$", "$?", "$#", "$!"];
 
 fn has_expansion(node: Node, source: &str) -> bool {
     const EXPANSIONS: [&str; 5] =
@@ -667,7 +533,7 @@ fn unescape(text: &str, escapes: impl Fn(char) -> bool) -> String {
 
 /// The value of `$'…'`, as bash decodes it: `\n`, `\t`… , `\xHH`, `\NNN` (octal),
 /// `\uHHHH`, `\UHHHHHHHH`, `\cX`; so `$'\x70ush'` is `push`.
-fn ansi_c(text: &str) -> String {
+pub(super) fn ansi_c(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     let take = |chars: &mut std::iter::Peekable<std::str::Chars>, radix: u32, max: usize| {

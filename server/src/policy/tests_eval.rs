@@ -498,7 +498,9 @@ fn assignments_and_arithmetic_cannot_ride_along_an_allow() {
         &[
             ("git status", D, Some(Allow), Some("workspace-1")),
             ("a='x[$(touch /tmp/pwn)]'; git status $((a))", D, Some(AskUser), None),
-            ("a='x[$(touch /tmp/pwn)]'; ((a)); git status", D, None, None),
+            // `(( ))` is not rendered: it asks, in YOLO too (it ran there unseen before).
+            ("a='x[$(touch /tmp/pwn)]'; ((a)); git status", D, Some(AskUser), None),
+            ("a='x[$(touch /tmp/pwn)]'; ((a)); git status", Y, Some(AskUser), None),
             ("git status $[a]", D, Some(AskUser), None),
             ("git status ${x[a]}", D, Some(AskUser), None),
             // Known only when it runs, even when it could be worked out: it asks.
@@ -712,11 +714,13 @@ fn an_allow_rule_never_covers_an_option_that_writes_files_or_runs_programs() {
         let rules = set(&format!(
             "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"{program}\"\ndecision = \"allow\"\npriority = 10\n"
         ));
-        assert_eq!(shell(&rules, &format!("{program} x"), Mode::Default).decision, Some(Allow), "{program} x");
+        // git's own command, not a word that could be an alias.
+        let first = if *program == "git" { "log" } else { "x" };
+        assert_eq!(shell(&rules, &format!("{program} {first}"), Mode::Default).decision, Some(Allow), "{program}");
         for (option, form) in options.iter() {
             let command = match form {
-                Form::Long => format!("{program} x {option}=y"),
-                _ => format!("{program} x {option} y"),
+                Form::Long => format!("{program} {first} {option}=y"),
+                _ => format!("{program} {first} {option} y"),
             };
             let default = shell(&rules, &command, Mode::Default);
             assert_eq!(default.decision, Some(AskUser), "{command}: {default:?}");
@@ -774,4 +778,39 @@ fn what_find_exec_and_env_split_string_run_is_judged_as_a_command() {
     }
     assert_eq!(shell(&rules, "find . -name '*.rs'", Mode::Default).decision, Some(Allow), "plain find as before");
     assert_eq!(shell(&rules, "env FOO=1", Mode::Default).decision, Some(Allow), "plain env as before");
+}
+
+/// Issue 39, item 3: what `xargs` adds from its input, what `find -exec` is
+/// handed (`{}`), what `git -c` sets and what a git alias stands for cannot be
+/// read from the words: the call asks, in YOLO too; a deny of what can be read
+/// still denies.
+#[test]
+fn what_runners_take_from_elsewhere_asks_in_yolo() {
+    let rules = set(
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"rm\"\ndecision = \"deny\"\npriority = 10\n\n\
+         [[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"git\"\ndecision = \"allow\"\npriority = 10\n",
+    );
+    for command in [
+        "printf '.gemini/policies' | xargs mkdir -p",
+        "find . -name '.gem*' -exec cp -r {} backup \\;",
+        "find . -name a -exec mv {} {}.bak \\;",
+        "git -c remote.origin.push=+refs/heads/main:refs/heads/main push",
+        "git --config-env=core.pager=PAGER log",
+        "git config alias.fp 'push --force'; git fp",
+        "git -C sub fp",
+    ] {
+        for mode in [Mode::Default, Mode::Yolo] {
+            let verdict = shell(&rules, command, mode);
+            assert_eq!(verdict.decision, Some(AskUser), "{command} in {mode:?}: {verdict:?}");
+            assert!(
+                verdict.message.as_deref().is_some_and(|why| why.contains("cannot be checked")),
+                "{command}: {verdict:?}"
+            );
+        }
+    }
+    assert_eq!(shell(&rules, "printf x | xargs rm", Mode::Yolo).decision, Some(Deny), "a deny still speaks");
+    assert_eq!(shell(&rules, "find . -exec rm {} +", Mode::Yolo).decision, Some(Deny));
+    for plain in ["git status", "git -C sub log --oneline -3", "git --no-pager diff"] {
+        assert_eq!(shell(&rules, plain, Mode::Default).decision, Some(Allow), "{plain}");
+    }
 }

@@ -131,7 +131,7 @@ fn ordinary_commands_pass_the_guard_rails() {
         "curl https://x | shasum",
         "wget https://x.tar.gz && tar xf x.tar.gz",
         "cat ~/.bashrc",
-        "source ~/.bashrc",
+        "wc -l ~/.bashrc",
         "grep x ~/.zshrc",
         "cp ~/.bashrc backup/",
         "cp ~/.ssh/id_rsa.pub /tmp/key.pub",

@@ -12,6 +12,7 @@ mod acp_processes;
 mod agent_loop;
 mod agents_api;
 mod alerts;
+mod as_judged;
 mod audit_store;
 mod binary;
 mod changes_api;

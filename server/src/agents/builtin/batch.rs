@@ -30,7 +30,9 @@ pub(crate) type Judge<'a> = &'a (dyn Fn(&PlannedCall, Grants) -> gate::Ruling + 
 #[derive(Debug, PartialEq, Eq)]
 pub enum Settled {
     /// Run this call: it is saved as running; flush, then run it, then [`finish`].
-    Run { tool_id: String, modified_content: Option<String>, network: bool, unsandboxed: bool },
+    /// `unseen`: the gate let it run without a card, so a command runs as the
+    /// hub's rendering of what was judged (`policy::render`), not as its text.
+    Run { tool_id: String, modified_content: Option<String>, network: bool, unsandboxed: bool, unseen: bool },
     /// Waiting for the user's decisions on these calls.
     Wait(Vec<String>),
     /// Waiting for the answer to this question (its `input_request` is out).
@@ -157,6 +159,7 @@ impl SessionRuntime {
                                 modified_content: None,
                                 network: false,
                                 unsandboxed: false,
+                                unseen: true,
                             });
                         }
                         Initial::Pending | Initial::Asking => {
@@ -182,7 +185,7 @@ impl SessionRuntime {
                 Step::Run { tool_id, modified_content, network, unsandboxed } => {
                     // Running is on disk before the call runs (the caller flushes).
                     self.save(state);
-                    return Ok(Settled::Run { tool_id, modified_content, network, unsandboxed });
+                    return Ok(Settled::Run { tool_id, modified_content, network, unsandboxed, unseen: false });
                 }
                 Step::Skip { tool_id, result, reason } => {
                     if let Some(outcome) = outcome_of_skip(reason) {

@@ -178,7 +178,7 @@ impl Driver {
         }
         let (line, plain_env) = terminal_line(&self.runtime.root, request)?;
         let terminal_id = self.terminals.reserve_id();
-        let tool_id = self.may_run(&terminal_id, &line).await?;
+        let (tool_id, line) = self.may_run(&terminal_id, line).await?;
         let mut args: Vec<OsString> = vec!["--".into()];
         args.extend(plain_env.into_iter().map(OsString::from));
         args.extend(["bash".into(), "-c".into(), OsString::from(&line)]);
@@ -196,13 +196,17 @@ impl Driver {
     /// the hub let run that said this very command (each runs it once); else
     /// it is judged now as a call of its own (the agent did not ask), and what
     /// would need the user is refused: there is no request to put on a card.
-    async fn may_run(&mut self, terminal_id: &str, line: &str) -> Result<Option<String>, String> {
-        if let Some(at) = self.runnable.iter().position(|(_, command)| command == line) {
+    /// What is judged now runs as the hub's rendering of it (`policy::render`).
+    async fn may_run(&mut self, terminal_id: &str, line: String) -> Result<(Option<String>, String), String> {
+        if let Some(at) = self.runnable.iter().position(|(_, command)| *command == line) {
             let (tool_id, _) = self.runnable.remove(at);
-            return Ok(Some(tool_id));
+            return Ok((Some(tool_id), line));
         }
         let call = RuleCall { name: "run_shell_command".into(), args: json!({ "command": line }) };
-        self.judge_unasked(call, terminal_id.to_string(), modes::skips_for_commands).await.map(|()| None)
+        self.judge_unasked(call, terminal_id.to_string(), modes::skips_for_commands).await?;
+        let rendered = crate::policy::render::faithful(&line)
+            .map_err(|why| format!("The hub could not run this command as it was judged ({why})."))?;
+        Ok((None, rendered))
     }
 
     /// Whether the agent may write `path`: a call the hub let run names it
