@@ -58,7 +58,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta name="theme-color" media="(prefers-color-scheme: dark)" content="#0f172a" />
                 // The service worker (public/sw.js) caches the shell only. Plain script, not wasm:
                 // the first load stays as light. Secure contexts only (http://127.0.0.1 is one).
-                <script inner_html=REGISTER_SERVICE_WORKER></script>
+                // The nonce of the page's script-src (server side; none in the browser).
+                <script nonce=leptos::nonce::use_nonce() inner_html=REGISTER_SERVICE_WORKER></script>
                 // inner_html: a text child would carry a hydration marker, which a title shows as text.
                 <title inner_html=title></title>
                 <link rel="stylesheet" href=stylesheet />

@@ -7,30 +7,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createRequire } from 'node:module';
 import { expect } from './expect.mjs';
 import { makeFolder, snapshot } from '../hub.mjs';
 import { openChat, sendPrompt } from '../chat-page.mjs';
 import { hubWithModel } from '../setup.mjs';
+import { violations } from '../axe.mjs';
 import { call, text } from '../fake-model.mjs';
 
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-
 const setup = hubWithModel();
-
-/** Every axe violation on the page as it is now (or in the elements `selector` finds), one readable line per node. */
-async function violations(page, selector) {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: AXE });
-  const found = await page.evaluate(async (selector) => {
-    const result = await window.axe.run(selector ?? document, { resultTypes: ['violations'] });
-    return result.violations.map((v) => ({
-      rule: v.id,
-      impact: v.impact,
-      nodes: v.nodes.map((node) => `${node.target.join(' ')}: ${node.failureSummary.replace(/\s+/g, ' ')}`),
-    }));
-  }, selector);
-  return found.flatMap((v) => v.nodes.map((node) => `${v.rule} (${v.impact}) ${node}`));
-}
 
 test('no axe violation on the hub page as it first loads, nothing focused yet', async () => {
   const page = await (await setup.browser.newContext()).newPage();

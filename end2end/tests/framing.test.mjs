@@ -32,3 +32,32 @@ test('a page on another port cannot show the hub in a frame', async () => {
     framer.close();
   }
 });
+
+// A tight script-src (issue 39, item 9a): the page hydrates under it (its own
+// scripts carry the response's nonce; the wasm may compile), and a script put
+// into the page without the nonce does not run, nor does an inline handler.
+test('the page hydrates under its script policy and an injected script does not run', async () => {
+  const context = await setup.browser.newContext();
+  const page = await context.newPage();
+  const violations = [];
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+  });
+  await page.goto(setup.hub.url);
+  await page.waitForSelector('html[data-hydrated="true"]', { timeout: 10000 });
+  assert.deepEqual(violations, [], 'the page\'s own scripts run under the policy');
+  const ran = await page.evaluate(async () => {
+    const script = document.createElement('script');
+    script.textContent = 'window.__injected = true';
+    document.head.appendChild(script);
+    const image = document.createElement('img');
+    image.setAttribute('onerror', 'window.__handler = true');
+    image.src = 'data:,broken';
+    document.body.appendChild(image);
+    await new Promise((done) => setTimeout(done, 300));
+    return { injected: window.__injected === true, handler: window.__handler === true };
+  });
+  assert.deepEqual(ran, { injected: false, handler: false });
+  assert.ok(violations.length >= 1, 'Chromium reports the refusal');
+  await context.close();
+});

@@ -9,13 +9,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import { createRequire } from 'node:module';
 import { expect } from './expect.mjs';
 import { makeFolder, startHub, snapshot } from '../hub.mjs';
 import { hubWithModel } from '../setup.mjs';
+import { violations } from '../axe.mjs';
 import { call, text } from '../fake-model.mjs';
 
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
 
 const setup = hubWithModel();
@@ -37,20 +36,6 @@ async function waitingCard(folder, reply, message = 'go') {
   const answer = await setup.hub.stream('/api/chat/prompt', { folderPath: folder, message });
   assert.equal(answer.status, 200);
   assert.ok(['waiting_approval', 'waiting_input'].includes(answer.events.at(-1).status), JSON.stringify(answer.events.at(-1)));
-}
-
-/** Every axe violation on the page as it is now, one readable line per node. */
-async function violations(page) {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: AXE });
-  const found = await page.evaluate(async () => {
-    const result = await window.axe.run(document, { resultTypes: ['violations'] });
-    return result.violations.map((v) => ({
-      rule: v.id,
-      impact: v.impact,
-      nodes: v.nodes.map((node) => `${node.target.join(' ')}: ${node.failureSummary.replace(/\s+/g, ' ')}`),
-    }));
-  });
-  return found.flatMap((v) => v.nodes.map((node) => `${v.rule} (${v.impact}) ${node}`));
 }
 
 const noSideScroll = (page) => page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);

@@ -9,25 +9,14 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createRequire } from 'node:module';
 import { expect } from './expect.mjs';
 import { makeFolder, snapshot } from '../hub.mjs';
 import { openChat, sendPrompt } from '../chat-page.mjs';
 import { hubWithModel } from '../setup.mjs';
+import { violations } from '../axe.mjs';
 import { call, text } from '../fake-model.mjs';
 
 const setup = hubWithModel();
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-
-/** Every axe violation in the elements `selector` finds, one line per node. */
-async function violations(page, selector) {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: AXE });
-  return page.evaluate(async (selector) => {
-    const result = await window.axe.run(selector, { resultTypes: ['violations'] });
-    return result.violations.flatMap((v) => v.nodes.map((node) => `${v.id} (${v.impact}) ${node.target.join(' ')}`));
-  }, selector);
-}
-
 const sessionInUrl = (page) => new URL(page.url()).searchParams.get('session');
 
 /** Makes an isolated session from the page and has its agent run `command` (approved on its card). */

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, LOCATION};
+use axum::http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, LOCATION};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -137,9 +137,30 @@ pub async fn check(State(gate): State<Arc<RemoteAccess>>, mut request: Request, 
 /// The page a phone pairs on: self-contained, the code read from the URL's
 /// fragment (which never reaches a server or its logs).
 pub fn pair_page() -> Response {
-    ([(CONTENT_TYPE, "text/html; charset=utf-8"), (CACHE_CONTROL, "no-store")], include_str!("pair.html"))
+    (
+        [
+            (CONTENT_TYPE, "text/html; charset=utf-8"),
+            (CACHE_CONTROL, "no-store"),
+            (CONTENT_SECURITY_POLICY, PAIR_POLICY.as_str()),
+        ],
+        PAIR_PAGE,
+    )
         .into_response()
 }
+
+const PAIR_PAGE: &str = include_str!("pair.html");
+
+/// The pairing page runs its one script, by hash, and nothing else.
+static PAIR_POLICY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let script = PAIR_PAGE
+        .split_once("<script>")
+        .and_then(|(_, rest)| rest.split_once("</script>"))
+        .map_or("", |(script, _)| script);
+    let hash = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(script.as_bytes()));
+    format!("script-src 'sha256-{hash}'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
+});
 
 #[cfg(test)]
 mod tests {

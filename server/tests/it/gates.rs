@@ -41,8 +41,35 @@ async fn no_answer_of_the_hub_may_be_framed() {
     assert_eq!((page.status, api.status, refused.status), (StatusCode::OK, StatusCode::OK, StatusCode::UNAUTHORIZED));
     for reply in [&page, &api, &refused] {
         assert_eq!(reply.headers["x-frame-options"], "DENY");
-        assert_eq!(reply.headers["content-security-policy"], "frame-ancestors 'none'");
+        let policy = reply.headers["content-security-policy"].to_str().unwrap();
+        assert!(policy.ends_with("frame-ancestors 'none'"), "{policy}");
     }
+}
+
+/// Issue 39, item 9(a): a tight `script-src`. The page runs only the scripts
+/// carrying its response's nonce (a new one per load) and the bundle's files;
+/// every inline script of the page carries it.
+#[tokio::test]
+async fn the_page_runs_only_the_scripts_carrying_its_nonce() {
+    let hub = TestHub::new();
+    let nonce_of = |reply: &Reply| {
+        let policy = reply.headers["content-security-policy"].to_str().unwrap().to_string();
+        assert!(policy.starts_with("script-src 'self' 'nonce-"), "{policy}");
+        assert!(policy.contains("'wasm-unsafe-eval'") && policy.contains("object-src 'none'"), "{policy}");
+        assert!(!policy.contains("unsafe-inline"), "{policy}");
+        policy.split("'nonce-").nth(1).and_then(|rest| rest.split('\'').next()).unwrap().to_string()
+    };
+    let (first, second) = (hub.get("/").await, hub.get("/decisions").await);
+    let (one, two) = (nonce_of(&first), nonce_of(&second));
+    assert!(one.len() >= 22 && one != two, "a fresh nonce per page: {one} {two}");
+    let html = String::from_utf8_lossy(&first.body);
+    let tags: Vec<&str> =
+        html.split("<script").skip(1).map(|rest| rest.split('>').next().unwrap_or_default()).collect();
+    assert!(tags.len() >= 2, "the service worker's registration and the hydration loader: {html}");
+    for tag in tags {
+        assert!(tag.contains(&format!("nonce=\"{one}\"")), "a script without the nonce: <script{tag}>");
+    }
+    assert!(!html.contains(&two));
 }
 
 #[tokio::test]
