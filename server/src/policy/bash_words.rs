@@ -15,9 +15,10 @@ pub enum Token {
     Word(Word),
     /// Digits right before `<` or `>` (`2>`): a file descriptor, not a word.
     Descriptor(String),
+    /// `;`, `&`, `&&`, `|`, `(`, `<`, … (a `;` is kept apart from a newline:
+    /// bash parses and runs a line at a time).
     Operator(&'static str),
-    /// `;` or a newline: bash treats them alike between commands.
-    Separator,
+    Newline,
     /// A here-document's delimiter (its spelling does not matter once the body is known).
     Delimiter,
     Body(String),
@@ -65,7 +66,7 @@ impl Lexer {
                 '\\' if self.peek(1) == Some('\n') => self.at += 2,
                 '\n' => {
                     self.at += 1;
-                    self.tokens.push(Token::Separator);
+                    self.tokens.push(Token::Newline);
                     self.bodies()?;
                 }
                 '#' => {
@@ -98,16 +99,16 @@ impl Lexer {
 
     fn after_operator(&mut self, operator: &'static str) -> Result<(), String> {
         self.at += operator.chars().count();
+        if self.peek(0) == Some('\\') && self.peek(1) == Some('\n') {
+            // Bash joins `&\⏎>` into `&>`: not read here.
+            return Err("a line continuation right after an operator is not read here".into());
+        }
         match (operator, self.peek(0)) {
             (";", Some(';' | '&')) => return Err("`;;` and `;&` (case) are not read here".into()),
             ("<<", Some('-')) => return Err("`<<-` is not read here".into()),
             ("<" | ">" | ">>" | ">|", Some('(')) => return Err("process substitution is not read here".into()),
             ("<", Some('>')) => return Err("`<>` is not read here".into()),
             _ => {}
-        }
-        if operator == ";" {
-            self.tokens.push(Token::Separator);
-            return Ok(());
         }
         self.tokens.push(Token::Operator(operator));
         if operator == "<<" {
@@ -194,7 +195,9 @@ impl Lexer {
                 }
                 '$' if self.peek(0) == Some('\'') => {
                     self.at += 1;
-                    let decoded = ansi_c(&self.ansi_c_body()?);
+                    let body = self.ansi_c_body()?;
+                    plain_escapes(&body)?;
+                    let decoded = ansi_c(&body);
                     if decoded.contains('\0') {
                         return Err("`$'…'` decodes to a NUL byte".into());
                     }
@@ -254,6 +257,7 @@ impl Lexer {
         if !quoted
             && !value.is_empty()
             && value.chars().all(|c| c.is_ascii_digit())
+            && value.parse::<i32>().is_ok()
             && matches!(self.peek(0), Some('<' | '>'))
         {
             self.tokens.push(Token::Descriptor(value));
@@ -341,28 +345,51 @@ fn assignment_head(head: &str) -> bool {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// Separators where bash does not tell them apart: runs of them are one, none
-/// at either end, none right after `&`, `&&`, `||`, `|`, `|&` or `(` and none
-/// right before `)` (a newline there changes nothing).
+/// Newlines where bash does not tell them apart: runs of them are one, none
+/// at either end, none right after `&&`, `||`, `|` or `|&` (the command goes
+/// on to the next line either way).
 fn normalized(tokens: Vec<Token>) -> Vec<Token> {
     let mut out: Vec<Token> = Vec::with_capacity(tokens.len());
     for token in tokens {
-        if token == Token::Separator {
-            let after_joiner = matches!(
-                out.last(),
-                None | Some(Token::Separator) | Some(Token::Operator("&" | "&&" | "||" | "|" | "|&" | "("))
-            );
-            if after_joiner {
-                continue;
-            }
-        }
-        if token == Token::Operator(")") && out.last() == Some(&Token::Separator) {
-            out.pop();
+        if token == Token::Newline
+            && matches!(out.last(), None | Some(Token::Newline) | Some(Token::Operator("&&" | "||" | "|" | "|&")))
+        {
+            continue;
         }
         out.push(token);
     }
-    if out.last() == Some(&Token::Separator) {
+    if out.last() == Some(&Token::Newline) {
         out.pop();
     }
     out
+}
+
+/// The escapes of `$'…'` that `shell::ansi_c` decodes as bash does: the
+/// named ones, and `\xHH` and octal below 0x80 (bash wraps octal past
+/// `\377` and keeps the backslash of an unknown escape).
+fn plain_escapes(body: &str) -> Result<(), String> {
+    let chars: Vec<char> = body.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] != '\\' {
+            i += 1;
+            continue;
+        }
+        let next = chars.get(i + 1).copied().unwrap_or_default();
+        i += 2;
+        // The digits that follow, as `ansi_c` takes them.
+        let (radix, max, first) = match next {
+            'n' | 't' | 'r' | 'a' | 'b' | 'e' | 'E' | 'f' | 'v' | '\\' | '\'' | '"' | '?' => continue,
+            'x' => (16, 2, String::new()),
+            '0'..='7' => (8, 2, next.to_string()),
+            _ => return Err(format!("the escape `\\{next}` in `$'…'` is not read here")),
+        };
+        let more: String = chars[i..].iter().take(max).take_while(|c| c.is_digit(radix)).collect();
+        i += more.len();
+        let value = u32::from_str_radix(&format!("{first}{more}"), radix).unwrap_or(u32::MAX);
+        if value >= 0x80 {
+            return Err(format!("the escape `\\{next}{more}` in `$'…'` is not read here"));
+        }
+    }
+    Ok(())
 }

@@ -118,6 +118,11 @@ impl PolicySet {
             Ok(parts) => parts,
             Err(why) => {
                 tally.unparsed(self.best(tool, args, mode, |_| true), command, why);
+                // Only a comment to the parser (`\ #;rm x`, `\r#;…`): bash must see nothing either.
+                if why == Unparsed::NoCommand && !render::runs_nothing(command) {
+                    let shown: String = command.chars().take(80).collect();
+                    tally.ask_because(format!("the hub sees no command where bash may see one: `{shown}`"));
+                }
                 // What tree-sitter did see in it can still be denied.
                 if why == Unparsed::HereDocument {
                     for part in shell::split_seen(command).unwrap_or_default() {

@@ -26,6 +26,90 @@ const CHANGES_WHAT_RUNS: [&str; 14] = [
     "compgen", "set",
 ];
 
+/// Why bash would run other than what the words say, if so: a builtin that
+/// changes what later text runs, or that evaluates its words as code
+/// (`let 'a[$(cmd)]'`, `printf -v 'a[$(cmd)]'`, `mapfile -C cmd`), or a
+/// word that sets what a program runs (`env GIT_CONFIG_COUNT=1 …`).
+/// `command` and `builtin` (with their options) are looked through.
+fn refused(words: &[String]) -> Option<String> {
+    let mut at = 0;
+    while let Some("command" | "builtin") = words.get(at).map(String::as_str) {
+        at += 1;
+        while words.get(at).is_some_and(|word| word.starts_with('-')) {
+            at += 1;
+        }
+    }
+    let name = words.get(at)?.as_str();
+    let args = &words[at + 1..];
+    if let Some(word) = words.iter().find(|word| sets_what_runs(word)) {
+        return Some(format!("`{word}` sets what bash or a program runs"));
+    }
+    let evaluates = match name {
+        "let" | "mapfile" | "readarray" => true,
+        "printf" => args.iter().any(|arg| arg.starts_with("-v")),
+        "read" => args.iter().any(|arg| arg.contains('[')),
+        "test" => args.iter().any(|arg| arg == "-v"),
+        _ => false,
+    };
+    if evaluates {
+        return Some(format!("`{name}` may evaluate its words as code"));
+    }
+    (CHANGES_WHAT_RUNS.contains(&name) && !(name == "set" && harmless_set(args)))
+        .then(|| format!("`{name}` changes what later commands run"))
+}
+
+/// Variables that set what bash or a program runs: bash's own hooks (its
+/// prompt for traces, its command and alias tables, functions, startup file,
+/// options) and the commands or libraries of common programs (git's
+/// configuration, pager, editor, ssh; the loader; node, perl, ruby, python,
+/// rustc). A list, not a proof: any other variable a program reads is bounded
+/// by the sandbox.
+const RUNS_VARIABLES: [&str; 27] = [
+    "PS4",
+    "PROMPT_COMMAND",
+    "BASH_CMDS",
+    "BASH_ALIASES",
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "POSIXLY_CORRECT",
+    "BASH_COMPAT",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_ASKPASS",
+    "GIT_PROXY_COMMAND",
+    "GIT_EXEC_PATH",
+    "PAGER",
+    "EDITOR",
+    "VISUAL",
+    "SSH_ASKPASS",
+    "NODE_OPTIONS",
+    "PERL5OPT",
+    "RUBYOPT",
+    "PYTHONSTARTUP",
+    "RUSTC_WRAPPER",
+];
+/// And every variable whose name starts so.
+const RUNS_PREFIXES: [&str; 3] = ["GIT_CONFIG", "LD_", "BASH_FUNC_"];
+
+/// `NAME=…` (or `NAME[…]=…`, `NAME+=…`) where NAME sets what runs, or is an array element.
+fn sets_what_runs(word: &str) -> bool {
+    let Some((name, _)) = word.split_once('=') else { return false };
+    let name = name.strip_suffix('+').unwrap_or(name);
+    let (base, element) = match name.split_once('[') {
+        Some((base, _)) => (base, true),
+        None => (name, false),
+    };
+    let is_name = base.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && base.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    is_name
+        && (element || RUNS_VARIABLES.contains(&base) || RUNS_PREFIXES.iter().any(|prefix| base.starts_with(prefix)))
+}
+
 /// Bash's reserved words: first in a command, they are syntax, not a program.
 const RESERVED: [&str; 22] = [
     "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do", "done", "in",
@@ -63,6 +147,11 @@ pub fn faithful(command: &str) -> Result<String, String> {
     Ok(rendered)
 }
 
+/// Whether bash reads no command at all in `text` (blanks and comments only).
+pub fn runs_nothing(text: &str) -> bool {
+    bash_words::tokens(text).is_ok_and(|tokens| tokens.is_empty())
+}
+
 /// The command as tree-sitter parsed it, spelled the hub's way.
 pub fn render(command: &str) -> Result<String, String> {
     let tree = parse(command).map_err(|why| format!("it could not be parsed ({why:?})"))?;
@@ -70,12 +159,12 @@ pub fn render(command: &str) -> Result<String, String> {
     if root.has_error() {
         return Err("it could not be parsed".into());
     }
-    let mut renderer = Renderer { source: command, out: String::new(), bodies: Vec::new() };
+    let mut renderer = Renderer { source: command, out: String::new(), bodies: Vec::new(), row: 0, depth: 0 };
     renderer.block(root)?;
     if !renderer.bodies.is_empty() {
         renderer.newline();
     }
-    Ok(renderer.out.trim_end().to_string())
+    Ok(renderer.out.trim_matches('\n').to_string())
 }
 
 struct Renderer<'s> {
@@ -83,7 +172,15 @@ struct Renderer<'s> {
     out: String,
     /// Here-document bodies (each with its closing line), due after the next newline.
     bodies: Vec<String>,
+    /// The line of the text rendered last: a line of the text is a line of the
+    /// rendering (bash parses and runs a line at a time).
+    row: usize,
+    /// Statements within statements, bounded (the rendering recurses).
+    depth: usize,
 }
+
+/// Deeper than this, a command asks (no one reads such a command anyway).
+const MAX_DEPTH: usize = 64;
 
 impl Renderer<'_> {
     fn emit(&mut self, token: &str) {
@@ -91,6 +188,14 @@ impl Renderer<'_> {
             self.out.push(' ');
         }
         self.out.push_str(token);
+    }
+
+    /// A newline first where `node` starts on a later line of the text.
+    fn line_of(&mut self, node: Node) {
+        if node.start_position().row > self.row {
+            self.newline();
+        }
+        self.row = self.row.max(node.end_position().row);
     }
 
     fn newline(&mut self) {
@@ -113,26 +218,23 @@ impl Renderer<'_> {
         let mut cursor = node.walk();
         let children: Vec<Node> = node.children(&mut cursor).collect();
         for child in children {
+            if child.kind() == "comment" {
+                continue;
+            }
+            let row = self.row;
+            self.line_of(child);
             if !child.is_named() {
-                let token = text_of(child, self.source);
-                match token {
-                    ";" => self.newline(),
-                    "&" => {
-                        self.emit("&");
-                        self.newline();
-                    }
-                    "if" | "while" | "until" | "for" | "select" | "(" | "{" | "in" => self.emit(token),
-                    "then" | "do" | "else" | "elif" | "fi" | "done" | ")" | "}" => {
-                        self.newline();
-                        self.emit(token);
-                    }
+                match text_of(child, self.source) {
+                    ";" => self.out.push(';'),
+                    "&" => self.emit("&"),
+                    token @ ("if" | "while" | "until" | "for" | "select" | "(" | "{" | "in" | "then" | "do"
+                    | "else" | "elif" | "fi" | "done" | ")" | "}") => self.emit(token),
                     other => return Err(format!("`{other}` is not rendered")),
                 }
                 after_statement = false;
                 continue;
             }
             match child.kind() {
-                "comment" => continue,
                 "do_group" | "elif_clause" | "else_clause" => self.block(child)?,
                 "variable_name" if node.kind() == "for_statement" => {
                     let name = text_of(child, self.source);
@@ -142,8 +244,9 @@ impl Renderer<'_> {
                     self.word(child)?
                 }
                 _ => {
-                    if after_statement {
-                        self.newline();
+                    // Two statements on one line with nothing between: not bash as bash reads it.
+                    if after_statement && child.start_position().row <= row {
+                        return Err("two commands on one line without a separator are not rendered".into());
                     }
                     self.statement(child)?;
                     after_statement = true;
@@ -154,6 +257,16 @@ impl Renderer<'_> {
     }
 
     fn statement(&mut self, node: Node) -> Result<(), String> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err("commands nested this deep are not rendered".into());
+        }
+        let rendered = self.statement_at_depth(node);
+        self.depth -= 1;
+        rendered
+    }
+
+    fn statement_at_depth(&mut self, node: Node) -> Result<(), String> {
         match node.kind() {
             "command" => self.command(node),
             "redirected_statement" | "list" | "pipeline" | "negated_command" => self.joined(node),
@@ -163,6 +276,17 @@ impl Renderer<'_> {
             "declaration_command" | "unset_command" => {
                 let mut cursor = node.walk();
                 let children: Vec<Node> = node.children(&mut cursor).collect();
+                let values: Vec<String> =
+                    children.iter().filter_map(|child| literal(*child, self.source, false)).collect();
+                // `-i` evaluates values as arithmetic, `-n` makes a reference, `-f` a function.
+                if let Some(option) =
+                    values.iter().find(|value| value.starts_with('-') && value.contains(['i', 'n', 'f']))
+                {
+                    return Err(format!("a declaration with `{option}` is not rendered"));
+                }
+                if let Some(value) = values.iter().find(|value| sets_what_runs(value)) {
+                    return Err(format!("`{value}` sets what bash or a program runs"));
+                }
                 for child in children {
                     match child.kind() {
                         "variable_assignment" => self.assignment(child)?,
@@ -200,11 +324,16 @@ impl Renderer<'_> {
         for child in children {
             match child.kind() {
                 "&&" | "||" | "|" | "|&" | "!" if !child.is_named() => {
+                    self.line_of(child);
                     let operator = text_of(child, self.source);
                     self.emit(operator);
                 }
                 "file_redirect" | "heredoc_redirect" | "herestring_redirect" => self.redirect(child)?,
-                _ if child.is_named() => self.statement(child)?,
+                "comment" => {}
+                _ if child.is_named() => {
+                    self.line_of(child);
+                    self.statement(child)?
+                }
                 other => return Err(format!("`{other}` is not rendered")),
             }
         }
@@ -217,15 +346,8 @@ impl Renderer<'_> {
             .filter_map(|i| node.child(i))
             .map(|word| literal(word, self.source, false).unwrap_or_default())
             .collect();
-        let name = match words.first().map(String::as_str) {
-            Some("builtin" | "command") => words.get(1).map(String::as_str),
-            other => other,
-        };
-        if let Some(name) = name.filter(|name| CHANGES_WHAT_RUNS.contains(name)) {
-            let set_args = words.iter().skip_while(|word| *word != "set").skip(1).cloned().collect::<Vec<_>>();
-            if name != "set" || !harmless_set(&set_args) {
-                return Err(format!("`{name}` changes what later commands run"));
-            }
+        if let Some(why) = refused(&words) {
+            return Err(why);
         }
         // Tree-sitter reads `then x` or `fi` as a command; bash, as a keyword.
         let name_node = node.child_by_field_name("name");
@@ -270,8 +392,13 @@ impl Renderer<'_> {
     fn assignment(&mut self, node: Node) -> Result<(), String> {
         let name = node.child_by_field_name("name").ok_or("an assignment without a name")?;
         let name = text_of(name, self.source);
-        if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
             return Err(format!("the assignment to `{name}` is not rendered"));
+        }
+        if sets_what_runs(&format!("{name}=")) {
+            return Err(format!("`{name}` sets what bash or a program runs"));
         }
         let mut cursor = node.walk();
         let operator = node
@@ -301,10 +428,9 @@ impl Renderer<'_> {
         match node.kind() {
             "file_redirect" => {
                 let descriptor = match node.child_by_field_name("descriptor") {
-                    Some(fd) if text_of(fd, self.source).chars().all(|c| c.is_ascii_digit()) => {
-                        text_of(fd, self.source)
-                    }
-                    Some(_) => return Err("a named file descriptor is not rendered".into()),
+                    // Past an int, bash takes the digits for a word.
+                    Some(fd) if text_of(fd, self.source).parse::<i32>().is_ok() => text_of(fd, self.source),
+                    Some(_) => return Err("a named or huge file descriptor is not rendered".into()),
                     None => "",
                 };
                 let operator = children

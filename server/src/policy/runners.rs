@@ -36,6 +36,40 @@ pub(super) fn find_commands(args: &[Node], source: &str) -> Option<Inner> {
     (!lines.is_empty()).then(|| Inner::Script(lines.join("\n")))
 }
 
+/// What `env -S 'CMD …'` runs (`--split-string`, any abbreviation of it, or
+/// `S` in a cluster of short options: `-vS'…'`). GNU env reads escapes
+/// (`\_` is a blank) and `${VAR}` in the string: such a string is known only
+/// when it runs.
+fn split_string(args: &[Node], source: &str) -> Option<Inner> {
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        i += 1;
+        let word = literal(*arg, source, false)?;
+        if word == "--" || !word.starts_with('-') {
+            return None;
+        }
+        let value = if let Some(long) = word.strip_prefix("--") {
+            let (name, value) = long.split_once('=').map_or((long, None), |(name, value)| (name, Some(value)));
+            if name.is_empty() || !"split-string".starts_with(name) {
+                continue;
+            }
+            value.map(str::to_string)
+        } else {
+            let Some(at) = word.find('S') else { continue };
+            Some(word[at + 1..].to_string()).filter(|rest| !rest.is_empty())
+        };
+        let value = match value {
+            Some(value) => Some(value),
+            None => args.get(i).and_then(|next| literal(*next, source, false)),
+        };
+        return Some(match value {
+            Some(value) if !value.contains(['\\', '$']) => Inner::Script(value),
+            _ => Inner::Dynamic,
+        });
+    }
+    None
+}
+
 /// A word of `find -exec`'s command, quoted, with each `{}` standing for the
 /// path found (`"$found"`): known only when it runs, so the command asks,
 /// and a deny of its program still holds.
@@ -54,6 +88,16 @@ fn found_path(word: &str) -> String {
 pub(super) fn unreadable(program: &str, args: &[Option<String>]) -> Option<String> {
     match program {
         "xargs" => Some("xargs adds arguments it reads from its input".into()),
+        // Scripts are read as bash reads them; these shells read some otherwise
+        // (dash has no `$'…'`, zsh expands `=rm` to a path).
+        "sh" | "dash" | "zsh" | "ksh" | "ash" | "mksh"
+            if args
+                .iter()
+                .flatten()
+                .any(|arg| arg.len() > 1 && arg.starts_with('-') && !arg.starts_with("--") && arg.contains('c')) =>
+        {
+            Some(format!("the hub reads a script as bash does, and {program} may read it otherwise"))
+        }
         "git" => {
             let mut i = 0;
             while let Some(word) = args.get(i) {
@@ -67,7 +111,11 @@ pub(super) fn unreadable(program: &str, args: &[Option<String>]) -> Option<Strin
                     _ if word.starts_with("--config-env=") => {
                         return Some("`git --config-env` sets what git runs for this run".into())
                     }
-                    "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix" => i += 2,
+                    _ if word.starts_with("--exec-path=") => {
+                        return Some("`git --exec-path=…` sets where git finds its commands".into())
+                    }
+                    "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix" | "--attr-source"
+                    | "--shallow-file" | "--list-cmds" => i += 2,
                     _ if word.starts_with('-') => i += 1,
                     _ if GIT_COMMANDS.contains(&word) => return None,
                     _ => return Some(format!("`git {word}` is not one of git's own commands: it may be an alias")),
@@ -80,7 +128,7 @@ pub(super) fn unreadable(program: &str, args: &[Option<String>]) -> Option<Strin
 }
 
 /// Git's own commands (`git help -a`, porcelain and plumbing in common use).
-const GIT_COMMANDS: [&str; 93] = [
+const GIT_COMMANDS: [&str; 92] = [
     "add",
     "am",
     "annotate",
@@ -99,7 +147,6 @@ const GIT_COMMANDS: [&str; 93] = [
     "checkout-index",
     "cherry",
     "cherry-pick",
-    "citool",
     "clean",
     "clone",
     "commit",
@@ -233,19 +280,7 @@ pub(super) fn inner_script(program: &str, args: &[Node], source: &str) -> Option
         return find_commands(args, source);
     }
     if program == "env" {
-        // `env -S 'rm -f x'` (`--split-string`): the string is split into a command and run.
-        let at = args
-            .iter()
-            .position(|arg| literal(*arg, source, false).is_some_and(|word| word == "-S" || word == "--split-string"));
-        if let Some(value) = at.and_then(|at| args.get(at + 1)) {
-            return Some(script(*value));
-        }
-        let attached = args.iter().find_map(|arg| {
-            let word = literal(*arg, source, false)?;
-            let value = word.strip_prefix("--split-string=").or_else(|| word.strip_prefix("-S"))?;
-            Some(value.to_string()).filter(|value| !value.is_empty())
-        });
-        return attached.map(Inner::Script);
+        return split_string(args, source);
     }
     if program == "eval" {
         if args.is_empty() {

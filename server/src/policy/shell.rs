@@ -418,7 +418,14 @@ fn command_part<'t>(node: Node<'t>, source: &str, around: bool, holders: &[Node<
             }
         }
         if let Some(base) = &base {
-            inner = inner_script(base, &words[start + 1..], source).or(inner);
+            // Each level may run a script of its own (`env -S '…' bash -c '…'`): all are judged.
+            inner = match (inner, inner_script(base, &words[start + 1..], source)) {
+                (None, found) | (found, None) => found,
+                (Some(Inner::Script(outer)), Some(Inner::Script(script))) => {
+                    Some(Inner::Script(format!("{outer}\n{script}")))
+                }
+                _ => Some(Inner::Dynamic),
+            };
             let args: Vec<Option<String>> =
                 words[start + 1..].iter().map(|word| literal(*word, source, false)).collect();
             unreadable = unreadable.or_else(|| runners::unreadable(base, &args));

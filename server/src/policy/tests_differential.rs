@@ -106,7 +106,7 @@ fn simple(dice: &mut Dice) -> String {
 
 fn runner(dice: &mut Dice) -> String {
     let name = dice.pick(&["alpha", "rm", "touch", "beta"]);
-    match dice.below(16) {
+    match dice.below(26) {
         0 => format!("find . -name a -exec {name} {{}} +"),
         1 => format!("find . -maxdepth 0 -execdir {name} x \\;"),
         2 => format!("printf 'x\\n' | xargs {name}"),
@@ -122,6 +122,17 @@ fn runner(dice: &mut Dice) -> String {
         12 => format!("shopt -s expand_aliases\nalias r={name}\nr x"),
         13 => format!("f() {{ {name} x; }}; f"),
         14 => format!("bash -c \"alpha; {name} z\""),
+        // From the hostile review of the first version.
+        16 => format!("\r#;{name} x"),
+        17 => format!("\\ #;{name} x"),
+        18 => format!("command -- trap '{name} t' EXIT; alpha"),
+        19 => format!("let 'a[$({name} l)]'"),
+        20 => format!("printf -v 'a[$({name} p)]' y"),
+        21 => format!("sh -c \"alpha \\$'\\\\'' #'; {name} s\""),
+        22 => format!("env -vS'{name} e'"),
+        23 => format!("alpha &\\\n> {name}"),
+        24 => format!("eval $'alpha \\#;{name} v'"),
+        25 => "$'\\562\\555' o".to_string(),
         _ => format!("env A=1 {name}"),
     }
 }

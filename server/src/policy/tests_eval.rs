@@ -470,14 +470,15 @@ fn leading_assignments_are_never_allowed() {
         &set,
         &[
             ("git status", D, Some(Allow), Some("workspace-1")),
+            // Variables that set what a program runs ask, in YOLO too (`render::RUNS_VARIABLES`).
             (
                 "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch /tmp/pwn' git status",
                 D,
-                None,
+                Some(AskUser),
                 None,
             ),
-            ("GIT_EXTERNAL_DIFF=x git status", Y, None, None),
-            ("LD_PRELOAD=/tmp/x.so git status", D, None, None),
+            ("GIT_EXTERNAL_DIFF=x git status", Y, Some(AskUser), None),
+            ("LD_PRELOAD=/tmp/x.so git status", D, Some(AskUser), None),
             ("PATH=/tmp git status", D, None, None),
             ("FOO=1 rm -rf x", D, Some(Deny), Some("workspace-2")),
         ],
@@ -813,4 +814,33 @@ fn what_runners_take_from_elsewhere_asks_in_yolo() {
     for plain in ["git status", "git -C sub log --oneline -3", "git --no-pager diff"] {
         assert_eq!(shell(&rules, plain, Mode::Default).decision, Some(Allow), "{plain}");
     }
+}
+
+/// The hostile review's cases at the judge (issue 39, round three): a text
+/// the parser reads as a comment only, scripts for shells other than bash,
+/// `env -S` spelled otherwise, options that hide a git alias.
+#[test]
+fn what_a_hostile_review_found_asks_or_is_denied_in_yolo() {
+    let rules =
+        set("[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"rm\"\ndecision = \"deny\"\npriority = 10\n");
+    for command in [
+        "\r#;rm -rf x",
+        "\\ #;rm -rf x",
+        "bash -c $'\\r#;rm -rf x'",
+        "sh -c \"alpha \\$'\\\\'' #'; rm -rf x\"",
+        "zsh -c '=rm -rf x'",
+        "env -S 'rm\\_-rf\\_x'",
+        "git --attr-source log fp",
+        "git --shallow-file status fp",
+        "git citool",
+        "git --exec-path=/tmp/x log",
+    ] {
+        let verdict = shell(&rules, command, Mode::Yolo);
+        assert!(matches!(verdict.decision, Some(AskUser | Deny)), "{command:?}: {verdict:?}");
+    }
+    for command in ["env -vS'rm -rf x'", "env --split-str='rm -rf x'", "env -i -S 'rm -rf x'"] {
+        assert_eq!(shell(&rules, command, Mode::Yolo).decision, Some(Deny), "{command}");
+    }
+    assert_eq!(shell(&rules, "# just a note", Mode::Yolo).decision, None, "a comment runs nothing");
+    assert_eq!(shell(&rules, "sh build.sh", Mode::Yolo).decision, None, "a script file is judged by its text");
 }

@@ -145,7 +145,8 @@ pub async fn run(folder: &Folder, args: ShellArgs, timeout: Duration, terms: &Te
     if args.command.trim().is_empty() {
         return Err(ToolFailure::new("invalid_arguments", "The command is empty."));
     }
-    let mut started = start(folder, "bash", &["-c".into(), args.command.clone().into()], terms)?;
+    // `--`: a command starting with `-` or `+` is a command, not bash's options.
+    let mut started = start(folder, "bash", &["-c".into(), "--".into(), args.command.clone().into()], terms)?;
     let child = &mut started.child;
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err(ToolFailure::new("io_error", "The command's output could not be read."));

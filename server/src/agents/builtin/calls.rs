@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::model::ToolCallRequest;
 use super::question;
+use super::state::PlannedCall;
 use crate::agents::log::EventLog;
 use crate::tools::{Tool, ToolFailure, Workspace};
 
@@ -153,6 +154,27 @@ impl<'a> CallIds<'a> {
     }
 }
 
+/// A command the gate let run without a card, as the hub's rendering of the
+/// parse it judged: no disagreement between the parser and bash can hide a
+/// command in its text. The judge asked for any command it cannot render, so
+/// a failure here is a bug, and the call fails rather than run its text.
+pub(super) fn as_judged(mut call: PlannedCall) -> PlannedCall {
+    if call.tool != Some(Tool::RunShellCommand) || call.failure.is_some() {
+        return call;
+    }
+    let command = call.args.get("command").and_then(serde_json::Value::as_str).unwrap_or_default();
+    match crate::policy::render::faithful(command) {
+        Ok(rendered) => call.args["command"] = serde_json::Value::String(rendered),
+        Err(why) => {
+            call.failure = Some(ToolFailure::new(
+                "internal",
+                format!("The hub could not run this command as it was judged ({why}); it did not run."),
+            ))
+        }
+    }
+    call
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,5 +227,26 @@ mod tests {
         assert_eq!(ids.assign("hub-9-9"), ("hub-3-5".to_string(), Some("hub-9-9".to_string())), "the hub's form");
         let earlier = [json!({"role": "assistant", "tool_calls": [{"id": "old"}]})];
         assert_ne!(CallIds::new(&earlier, &log, 4).assign("old").0, "old", "given in the conversation before");
+    }
+
+    /// A command the gate let run without a card runs as its rendering; one
+    /// that does not render fails rather than run its text; other tools are
+    /// left as they are.
+    #[test]
+    fn what_runs_unseen_is_the_rendering_of_what_was_judged() {
+        let call = |tool, command: &str| PlannedCall {
+            model_id: None,
+            tool: Some(tool),
+            name: "x".into(),
+            args: json!({ "command": command }),
+            failure: None,
+        };
+        let rendered = as_judged(call(Tool::RunShellCommand, "git commit -m \"a b\" # note"));
+        assert_eq!(rendered.args["command"], "git commit -m 'a b'");
+        assert!(rendered.failure.is_none());
+        let refused = as_judged(call(Tool::RunShellCommand, "git status \\\t#;touch x"));
+        assert!(refused.failure.is_some_and(|failure| failure.message.contains("did not run")));
+        let other = as_judged(call(Tool::ReadFile, "a b # c"));
+        assert_eq!(other.args["command"], "a b # c");
     }
 }

@@ -685,7 +685,7 @@ impl Turn {
                 let state = self.runtime.state();
                 state.agent.builtin.paused.as_ref().and_then(|paused| paused.calls.get(&tool_id).cloned())
             };
-            let result = match call.map(|call| if unseen { as_judged(call) } else { call }) {
+            let result = match call.map(|call| if unseen { calls::as_judged(call) } else { call }) {
                 Some(PlannedCall { failure: Some(failure), .. }) => Err(failure),
                 Some(PlannedCall { tool: Some(tool), args, .. }) => {
                     let mut terms = self.hub.sandbox_terms(&self.runtime.id);
@@ -705,27 +705,6 @@ impl Turn {
             self.runtime.finish(&tool_id, event, text)?;
         }
     }
-}
-
-/// A command the gate let run without a card, as the hub's rendering of the
-/// parse it judged: no disagreement between the parser and bash can hide a
-/// command in its text. The judge asked for any command it cannot render, so
-/// a failure here is a bug, and the call fails rather than run its text.
-fn as_judged(mut call: PlannedCall) -> PlannedCall {
-    if call.tool != Some(Tool::RunShellCommand) || call.failure.is_some() {
-        return call;
-    }
-    let command = call.args.get("command").and_then(serde_json::Value::as_str).unwrap_or_default();
-    match crate::policy::render::faithful(command) {
-        Ok(rendered) => call.args["command"] = serde_json::Value::String(rendered),
-        Err(why) => {
-            call.failure = Some(tools::ToolFailure::new(
-                "internal",
-                format!("The hub could not run this command as it was judged ({why}); it did not run."),
-            ))
-        }
-    }
-    call
 }
 
 /// Whether the sandbox refused `command` in an earlier call of the session

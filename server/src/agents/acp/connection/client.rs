@@ -181,7 +181,7 @@ impl Driver {
         let (tool_id, line) = self.may_run(&terminal_id, line).await?;
         let mut args: Vec<OsString> = vec!["--".into()];
         args.extend(plain_env.into_iter().map(OsString::from));
-        args.extend(["bash".into(), "-c".into(), OsString::from(&line)]);
+        args.extend(["bash".into(), "-c".into(), "--".into(), OsString::from(&line)]);
         let folder =
             Folder::held(&self.runtime.root).map_err(|err| format!("The folder could not be opened: {err}."))?;
         let limit = request.output_byte_limit.map_or(MAX_OUTPUT, |limit| usize::try_from(limit).unwrap_or(usize::MAX));
@@ -200,7 +200,10 @@ impl Driver {
     async fn may_run(&mut self, terminal_id: &str, line: String) -> Result<(Option<String>, String), String> {
         if let Some(at) = self.runnable.iter().position(|(_, command)| *command == line) {
             let (tool_id, _) = self.runnable.remove(at);
-            return Ok((Some(tool_id), line));
+            // The gate let it run only if it renders (`policy::render`): then it runs as
+            // rendered. A line the user approved on a card that does not render runs as seen.
+            let rendered = crate::policy::render::faithful(&line).unwrap_or(line);
+            return Ok((Some(tool_id), rendered));
         }
         let call = RuleCall { name: "run_shell_command".into(), args: json!({ "command": line }) };
         self.judge_unasked(call, terminal_id.to_string(), modes::skips_for_commands).await?;
