@@ -120,20 +120,9 @@ impl Lexer {
                 self.at += 1;
             }
             let raw: String = self.chars[start..self.at].iter().collect();
-            let plain = |text: &str| !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-            let delimiter = if plain(&raw) {
-                (raw, false)
-            } else {
-                let inside = raw
-                    .strip_prefix('\'')
-                    .and_then(|rest| rest.strip_suffix('\''))
-                    .or_else(|| raw.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')))
-                    .filter(|inside| plain(inside))
-                    .ok_or_else(|| {
-                        format!("the here-document delimiter `{raw}` is not a plain or wholly quoted word")
-                    })?;
-                (inside.to_string(), true)
-            };
+            let (delimiter, quoted) = heredoc_delimiter(&raw)
+                .ok_or_else(|| format!("the here-document delimiter `{raw}` is not a plain or wholly quoted word"))?;
+            let delimiter = (delimiter.to_string(), quoted);
             self.heredocs.push(delimiter);
             self.tokens.push(Token::Delimiter);
         }
@@ -330,6 +319,21 @@ impl Lexer {
         self.at += 1;
         Ok(text)
     }
+}
+
+/// A here-document's delimiter as written after `<<`, if this reading covers
+/// it: a plain word (`EOF`), or one wholly in single or double quotes; and
+/// whether it was quoted (the body is then taken as it is).
+pub(super) fn heredoc_delimiter(raw: &str) -> Option<(&str, bool)> {
+    let plain = |text: &str| !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if plain(raw) {
+        return Some((raw, false));
+    }
+    raw.strip_prefix('\'')
+        .and_then(|rest| rest.strip_suffix('\''))
+        .or_else(|| raw.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')))
+        .filter(|inside| plain(inside))
+        .map(|inside| (inside, true))
 }
 
 /// Blanks, newlines and bash's metacharacters end a word.

@@ -475,18 +475,8 @@ impl Renderer<'_> {
             .find(|child| child.kind() == "heredoc_start")
             .ok_or("a here-document without a delimiter")?;
         let raw = text_of(*start, self.source);
-        let plain = |text: &str| !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        let (delimiter, quoted) = if plain(raw) {
-            (raw, false)
-        } else {
-            let inside = raw
-                .strip_prefix('\'')
-                .and_then(|rest| rest.strip_suffix('\''))
-                .or_else(|| raw.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')))
-                .filter(|inside| plain(inside))
-                .ok_or_else(|| format!("the here-document delimiter `{raw}` is not rendered"))?;
-            (inside, true)
-        };
+        let (delimiter, quoted) = bash_words::heredoc_delimiter(raw)
+            .ok_or_else(|| format!("the here-document delimiter `{raw}` is not rendered"))?;
         let body =
             children.iter().find(|child| child.kind() == "heredoc_body").map_or("", |body| text_of(*body, self.source));
         let end = children.iter().find(|child| child.kind() == "heredoc_end").map(|end| text_of(*end, self.source));
