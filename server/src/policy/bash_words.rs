@@ -256,6 +256,10 @@ impl Lexer {
             // Only line continuations: no word.
             return Ok(());
         }
+        // `{fd}>file`: bash opens a new descriptor and names it; not read here.
+        if !quoted && value.starts_with('{') && value.ends_with('}') && matches!(self.peek(0), Some('<' | '>')) {
+            return Err("a named file descriptor is not read here".into());
+        }
         let assigns = assignment_head(&head);
         self.tokens.push(Token::Word(Word { value, quoted, assigns }));
         Ok(())

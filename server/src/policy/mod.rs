@@ -21,6 +21,7 @@ mod evaluate;
 mod export;
 mod files;
 mod guard_rails;
+mod hidden_runs;
 mod prefix;
 pub mod render;
 mod rule;

@@ -15,126 +15,14 @@
 use tree_sitter::Node;
 
 use super::bash_words;
+use super::hidden_runs::{refused, runs_through, sets_what_runs};
 use super::shell::{literal, parse, text_of, NUMERIC_SPECIALS};
-
-/// Builtins that change how later text is read or what a name runs (`alias`
-/// with `shopt -s expand_aliases`, `hash -p`, `enable -f`), run a file or a
-/// string later (`source`, `trap`), or reach the history: what runs after
-/// them is not what was judged.
-const CHANGES_WHAT_RUNS: [&str; 14] = [
-    "alias", "unalias", "shopt", "source", ".", "enable", "hash", "trap", "bind", "fc", "history", "complete",
-    "compgen", "set",
-];
-
-/// Why bash would run other than what the words say, if so: a builtin that
-/// changes what later text runs, or that evaluates its words as code
-/// (`let 'a[$(cmd)]'`, `printf -v 'a[$(cmd)]'`, `mapfile -C cmd`), or a
-/// word that sets what a program runs (`env GIT_CONFIG_COUNT=1 …`).
-/// `command` and `builtin` (with their options) are looked through.
-fn refused(words: &[String]) -> Option<String> {
-    let mut at = 0;
-    while let Some("command" | "builtin") = words.get(at).map(String::as_str) {
-        at += 1;
-        while words.get(at).is_some_and(|word| word.starts_with('-')) {
-            at += 1;
-        }
-    }
-    let name = words.get(at)?.as_str();
-    let args = &words[at + 1..];
-    if let Some(word) = words.iter().find(|word| sets_what_runs(word)) {
-        return Some(format!("`{word}` sets what bash or a program runs"));
-    }
-    let evaluates = match name {
-        "let" | "mapfile" | "readarray" => true,
-        "printf" => args.iter().any(|arg| arg.starts_with("-v")),
-        "read" => args.iter().any(|arg| arg.contains('[')),
-        "test" => args.iter().any(|arg| arg == "-v"),
-        _ => false,
-    };
-    if evaluates {
-        return Some(format!("`{name}` may evaluate its words as code"));
-    }
-    (CHANGES_WHAT_RUNS.contains(&name) && !(name == "set" && harmless_set(args)))
-        .then(|| format!("`{name}` changes what later commands run"))
-}
-
-/// Variables that set what bash or a program runs: bash's own hooks (its
-/// prompt for traces, its command and alias tables, functions, startup file,
-/// options) and the commands or libraries of common programs (git's
-/// configuration, pager, editor, ssh; the loader; node, perl, ruby, python,
-/// rustc). A list, not a proof: any other variable a program reads is bounded
-/// by the sandbox.
-const RUNS_VARIABLES: [&str; 27] = [
-    "PS4",
-    "PROMPT_COMMAND",
-    "BASH_CMDS",
-    "BASH_ALIASES",
-    "BASH_ENV",
-    "ENV",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "POSIXLY_CORRECT",
-    "BASH_COMPAT",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_SSH",
-    "GIT_SSH_COMMAND",
-    "GIT_PAGER",
-    "GIT_EDITOR",
-    "GIT_ASKPASS",
-    "GIT_PROXY_COMMAND",
-    "GIT_EXEC_PATH",
-    "PAGER",
-    "EDITOR",
-    "VISUAL",
-    "SSH_ASKPASS",
-    "NODE_OPTIONS",
-    "PERL5OPT",
-    "RUBYOPT",
-    "PYTHONSTARTUP",
-    "RUSTC_WRAPPER",
-];
-/// And every variable whose name starts so.
-const RUNS_PREFIXES: [&str; 3] = ["GIT_CONFIG", "LD_", "BASH_FUNC_"];
-
-/// `NAME=…` (or `NAME[…]=…`, `NAME+=…`) where NAME sets what runs, or is an array element.
-fn sets_what_runs(word: &str) -> bool {
-    let Some((name, _)) = word.split_once('=') else { return false };
-    let name = name.strip_suffix('+').unwrap_or(name);
-    let (base, element) = match name.split_once('[') {
-        Some((base, _)) => (base, true),
-        None => (name, false),
-    };
-    let is_name = base.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && base.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    is_name
-        && (element || RUNS_VARIABLES.contains(&base) || RUNS_PREFIXES.iter().any(|prefix| base.starts_with(prefix)))
-}
 
 /// Bash's reserved words: first in a command, they are syntax, not a program.
 const RESERVED: [&str; 22] = [
     "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do", "done", "in",
     "function", "time", "{", "}", "!", "[[", "]]", "coproc",
 ];
-
-/// `set` options that change no reading: exit on error, unset variables, trace, pipefail.
-fn harmless_set(args: &[String]) -> bool {
-    let mut options = args.iter();
-    while let Some(arg) = options.next() {
-        let flags = arg.strip_prefix('-').or_else(|| arg.strip_prefix('+'));
-        match flags {
-            Some(flags) if !flags.is_empty() && flags.chars().all(|c| matches!(c, 'e' | 'u' | 'x' | 'o')) => {
-                if flags.contains('o') {
-                    match options.next().map(String::as_str) {
-                        Some("errexit" | "nounset" | "xtrace" | "pipefail") => {}
-                        _ => return false,
-                    }
-                }
-            }
-            _ => return false,
-        }
-    }
-    true
-}
 
 /// The rendering of `command`, when bash reads it as tree-sitter did; else why not.
 pub fn faithful(command: &str) -> Result<String, String> {
@@ -238,6 +126,9 @@ impl Renderer<'_> {
                 "do_group" | "elif_clause" | "else_clause" => self.block(child)?,
                 "variable_name" if node.kind() == "for_statement" => {
                     let name = text_of(child, self.source);
+                    if runs_through(name) {
+                        return Err(format!("a loop over `{name}` sets what bash runs"));
+                    }
                     self.emit(name);
                 }
                 _ if node.kind() == "for_statement" && node.child_by_field_name("body") != Some(child) => {
@@ -284,8 +175,13 @@ impl Renderer<'_> {
                 {
                     return Err(format!("a declaration with `{option}` is not rendered"));
                 }
-                if let Some(value) = values.iter().find(|value| sets_what_runs(value)) {
-                    return Err(format!("`{value}` sets what bash or a program runs"));
+                let name_of =
+                    |value: &String| value.split_once('=').map_or(value.clone(), |(name, _)| name.to_string());
+                if let Some(value) = values
+                    .iter()
+                    .find(|value| sets_what_runs(value) || value.contains('[') || runs_through(&name_of(value)))
+                {
+                    return Err(format!("`{value}` sets what bash or a program runs, or an array element"));
                 }
                 for child in children {
                     match child.kind() {

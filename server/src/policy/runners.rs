@@ -41,29 +41,30 @@ pub(super) fn find_commands(args: &[Node], source: &str) -> Option<Inner> {
 /// (`\_` is a blank) and `${VAR}` in the string: such a string is known only
 /// when it runs.
 fn split_string(args: &[Node], source: &str) -> Option<Inner> {
+    let options = options_of("env")?;
     let mut i = 0;
     while let Some(arg) = args.get(i) {
-        i += 1;
         let word = literal(*arg, source, false)?;
-        if word == "--" || !word.starts_with('-') {
+        if word == "--" || !word.starts_with('-') || word == "-" {
             return None;
         }
+        let width = option_width(&options, "env", &word)?;
         let value = if let Some(long) = word.strip_prefix("--") {
             let (name, value) = long.split_once('=').map_or((long, None), |(name, value)| (name, Some(value)));
-            if name.is_empty() || !"split-string".starts_with(name) {
-                continue;
-            }
-            value.map(str::to_string)
+            "split-string".starts_with(name).then(|| value.map(str::to_string))
         } else {
-            let Some(at) = word.find('S') else { continue };
-            Some(word[at + 1..].to_string()).filter(|rest| !rest.is_empty())
+            // `S` in a cluster takes the rest of the word, or the next word.
+            word.find('S')
+                .filter(|at| !word[1..*at].contains(['u', 'C', 'a']))
+                .map(|at| Some(word[at + 1..].to_string()).filter(|rest| !rest.is_empty()))
         };
-        let value = match value {
-            Some(value) => Some(value),
-            None => args.get(i).and_then(|next| literal(*next, source, false)),
-        };
+        i += width;
+        let Some(value) = value else { continue };
+        let value = value.or_else(|| args.get(i - 1).and_then(|next| literal(*next, source, false)));
+        // GNU env reads escapes (`\_` is a blank) and `${VAR}` in it, and puts its words
+        // back among env's own arguments (`-S '-u X rm'` holds options): known only when it runs.
         return Some(match value {
-            Some(value) if !value.contains(['\\', '$']) => Inner::Script(value),
+            Some(value) if !value.contains(['\\', '$']) && !value.trim_start().starts_with('-') => Inner::Script(value),
             _ => Inner::Dynamic,
         });
     }
@@ -223,42 +224,158 @@ const GIT_COMMANDS: [&str; 92] = [
     "write-tree",
 ];
 
-/// Where the command starts at each level of wrappers that run the rest of their
-/// arguments as a command (0 first), skipping the options that take a value (so
-/// `sudo -u bob rm -rf /` is also seen as `rm -rf /`).
-pub(super) fn wrapper_levels(words: &[Node], source: &str) -> Vec<usize> {
+/// A wrapper's options, read as getopt reads them: short ones that take a
+/// value (`-u NAME`, `-uNAME`, `-vu NAME`), short flags, long ones that take a
+/// value (`--unset NAME`, `--unset=NAME`, or a unique prefix of them), long
+/// flags, and how many operands come before the command (timeout's duration).
+struct Options {
+    short_values: &'static str,
+    short_flags: &'static str,
+    long_values: &'static [&'static str],
+    long_flags: &'static [&'static str],
+    operands: usize,
+}
+
+const NONE: Options = Options { short_values: "", short_flags: "", long_values: &[], long_flags: &[], operands: 0 };
+
+/// The wrappers that run the rest of their words as a command.
+fn options_of(wrapper: &str) -> Option<Options> {
+    Some(match wrapper {
+        "env" => Options {
+            short_values: "uCSa",
+            short_flags: "i0v",
+            long_values: &["unset", "chdir", "split-string", "argv0"],
+            long_flags: &[
+                "ignore-environment",
+                "null",
+                "debug",
+                "block-signal",
+                "default-signal",
+                "ignore-signal",
+                "list-signal-handling",
+            ],
+            operands: 0,
+        },
+        "sudo" => Options {
+            short_values: "ughpCDrtURT",
+            short_flags: "AbEeHiKklnPSsVvB",
+            long_values: &["user", "group", "host", "prompt", "close-from", "chdir", "role", "type", "other-user"],
+            long_flags: &["askpass", "background", "preserve-env", "login", "non-interactive", "stdin", "shell"],
+            operands: 0,
+        },
+        "doas" => Options { short_values: "uC", short_flags: "ns", ..NONE },
+        "nice" => Options { short_values: "n", long_values: &["adjustment"], ..NONE },
+        "exec" => Options { short_values: "a", short_flags: "cl", ..NONE },
+        "xargs" => Options {
+            short_values: "IinPLldEesa",
+            short_flags: "0prtxo",
+            long_values: &[
+                "replace",
+                "max-args",
+                "max-procs",
+                "max-lines",
+                "delimiter",
+                "eof",
+                "max-chars",
+                "arg-file",
+            ],
+            long_flags: &["null", "interactive", "no-run-if-empty", "verbose", "exit", "open-tty"],
+            operands: 0,
+        },
+        "timeout" => Options {
+            short_values: "sk",
+            short_flags: "fpv",
+            long_values: &["signal", "kill-after"],
+            long_flags: &["foreground", "preserve-status", "verbose"],
+            operands: 1,
+        },
+        "ionice" => Options {
+            short_values: "cn",
+            short_flags: "t",
+            long_values: &["class", "classdata"],
+            long_flags: &["ignore"],
+            operands: 0,
+        },
+        "stdbuf" => Options { short_values: "ioe", long_values: &["input", "output", "error"], ..NONE },
+        "setsid" => Options { short_flags: "cfw", long_flags: &["ctty", "fork", "wait"], ..NONE },
+        "command" => Options { short_flags: "pvV", ..NONE },
+        "time" => Options { short_flags: "p", ..NONE },
+        "nohup" | "builtin" => NONE,
+        _ => return None,
+    })
+}
+
+/// Where the command starts at each level of wrappers that run the rest of
+/// their words as a command (0 first): `sudo -u bob env -i rm -rf /` is also
+/// `env -i rm -rf /` and `rm -rf /`. An option a wrapper's table does not
+/// know ends the reading (returned): where its command starts is not known.
+pub(super) fn wrapper_levels(words: &[Node], source: &str) -> (Vec<usize>, Option<String>) {
     let mut levels = vec![0];
     let mut i = 0;
     for _ in 0..8 {
         let Some(name) = words.get(i).and_then(|word| literal(*word, source, false)) else { break };
-        let takes_value: &[&str] = match basename(&name) {
-            "env" => &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"],
-            "sudo" => &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-R", "-T"],
-            "doas" => &["-u", "-C"],
-            "nice" => &["-n", "--adjustment"],
-            "exec" => &["-a"],
-            "xargs" => &["-I", "-n", "-P", "-L", "-d", "-E", "-s", "-a"],
-            "timeout" => &["-s", "-k", "--signal", "--kill-after"],
-            "ionice" => &["-c", "-n", "-p"],
-            "stdbuf" => &["-i", "-o", "-e"],
-            "nohup" | "setsid" | "builtin" | "command" | "time" => &[],
-            _ => break,
-        };
         let wrapper = basename(&name).to_string();
+        let Some(options) = options_of(&wrapper) else { break };
         i += 1;
         while let Some(word) = words.get(i).and_then(|word| literal(*word, source, false)) {
-            let assignment = wrapper == "env" && is_assignment(&word);
-            if !(word.starts_with('-') || assignment) {
+            if word == "--" {
+                i += 1;
                 break;
             }
-            i += if takes_value.contains(&word.as_str()) { 2 } else { 1 };
+            // env takes any word with `=` as a variable, not only a valid name.
+            if wrapper == "env" && word.contains('=') && !word.starts_with('-') {
+                i += 1;
+                continue;
+            }
+            if !word.starts_with('-') || word == "-" {
+                break;
+            }
+            match option_width(&options, &wrapper, &word) {
+                Some(width) => i += width,
+                None => return (levels, Some(format!("`{wrapper} {word}`"))),
+            }
         }
-        if wrapper == "timeout" {
-            i += 1; // the duration
-        }
+        i += options.operands;
         levels.push(i);
     }
-    levels
+    (levels, None)
+}
+
+/// How many words an option takes up (1, or 2 with its value), or None when
+/// the wrapper does not know it.
+fn option_width(options: &Options, wrapper: &str, word: &str) -> Option<usize> {
+    if let Some(long) = word.strip_prefix("--") {
+        let (name, value) = long.split_once('=').map_or((long, None), |(name, value)| (name, Some(value)));
+        let exact = |list: &[&str]| list.contains(&name);
+        let prefixed = |list: &[&str]| list.iter().filter(|option| option.starts_with(name)).count();
+        let takes_value = if exact(options.long_values) {
+            true
+        } else if exact(options.long_flags) {
+            false
+        } else {
+            match (prefixed(options.long_values), prefixed(options.long_flags)) {
+                (1, 0) => true,
+                (0, 1) => false,
+                _ => return None,
+            }
+        };
+        return Some(if takes_value && value.is_none() { 2 } else { 1 });
+    }
+    let cluster = &word[1..];
+    // `nice -10 cmd`: the old form of `-n 10`.
+    if wrapper == "nice" && cluster.chars().all(|c| c.is_ascii_digit()) {
+        return Some(1);
+    }
+    for (at, c) in cluster.char_indices() {
+        if options.short_values.contains(c) {
+            // The value is the rest of the word, or the next word.
+            return Some(if at + c.len_utf8() < cluster.len() { 1 } else { 2 });
+        }
+        if !options.short_flags.contains(c) {
+            return None;
+        }
+    }
+    Some(1)
 }
 
 pub(super) fn is_assignment(word: &str) -> bool {

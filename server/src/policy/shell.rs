@@ -391,7 +391,12 @@ fn command_part<'t>(node: Node<'t>, source: &str, around: bool, holders: &[Node<
     let mut inner = None;
     let mut unreadable = None;
     // The command at each level of wrappers: `sudo env rm x` is also `env rm x` and `rm x`.
-    for start in wrapper_levels(&words, source) {
+    let (levels, unknown_option) = wrapper_levels(&words, source);
+    if let Some(option) = unknown_option {
+        unreadable =
+            Some(format!("{option} is an option the hub does not know, so where its command starts is not read"));
+    }
+    for start in levels {
         let Some(program) = words.get(start) else { break };
         let rest = &source[program.end_byte()..node.end_byte()];
         let effective = source[program.start_byte()..node.end_byte()].trim().to_string();
@@ -418,12 +423,11 @@ fn command_part<'t>(node: Node<'t>, source: &str, around: bool, holders: &[Node<
             }
         }
         if let Some(base) = &base {
-            // Each level may run a script of its own (`env -S '…' bash -c '…'`): all are judged.
+            // Each level may run a script of its own.
             inner = match (inner, inner_script(base, &words[start + 1..], source)) {
                 (None, found) | (found, None) => found,
-                (Some(Inner::Script(outer)), Some(Inner::Script(script))) => {
-                    Some(Inner::Script(format!("{outer}\n{script}")))
-                }
+                // Two scripts (`env -S '…' bash -c '…'`): joined, one could swallow the
+                // other (a here-document); judged apart, they are not, so it asks.
                 _ => Some(Inner::Dynamic),
             };
             let args: Vec<Option<String>> =

@@ -838,6 +838,29 @@ fn what_a_hostile_review_found_asks_or_is_denied_in_yolo() {
         let verdict = shell(&rules, command, Mode::Yolo);
         assert!(matches!(verdict.decision, Some(AskUser | Deny)), "{command:?}: {verdict:?}");
     }
+    // The second review: env's options and assignments, two scripts at two levels,
+    // wrappers' options in clusters and abbreviated, an option no table knows.
+    for command in
+        ["env -S '-v rm x'", "env -S '-u <<E' bash -c $'rm x\nE'", "timeout --frobnicate 5 rm x", "nice -zz rm x"]
+    {
+        let verdict = shell(&rules, command, Mode::Yolo);
+        assert!(matches!(verdict.decision, Some(AskUser | Deny)), "{command:?}: {verdict:?}");
+    }
+    for command in [
+        "env -u X -S 'rm x'",
+        "env a.b=1 rm x",
+        "env -vu HOME rm x",
+        "env --ch . rm x",
+        "timeout --k 1 5 rm x",
+        "timeout -vk 1 5 rm x",
+        "nice --adj 5 rm x",
+        "nice -10 rm x",
+        "stdbuf --output L rm x",
+        "ionice --class 2 rm x",
+        "exec -la name rm x",
+    ] {
+        assert_eq!(shell(&rules, command, Mode::Yolo).decision, Some(Deny), "{command}");
+    }
     for command in ["env -vS'rm -rf x'", "env --split-str='rm -rf x'", "env -i -S 'rm -rf x'"] {
         assert_eq!(shell(&rules, command, Mode::Yolo).decision, Some(Deny), "{command}");
     }

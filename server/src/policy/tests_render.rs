@@ -96,6 +96,18 @@ fn what_a_hostile_review_found_asks() {
         "alpha &\\\n> x",
         "alpha 2147483648>out",
         "1A=x alpha",
+        // The second review: integer variables, PS4 set without `=`, `[ -v`, `unset` of an element, `jobs -x`.
+        "RANDOM='a[$(rm x)]'",
+        "export RANDOM=1",
+        "read RANDOM <<< x",
+        "for OPTIND in x; do true; done",
+        "read PS4 <<<x; set -x; true",
+        "for PS4 in x; do set -x; true; done",
+        "'[' -v 'a[$(rm x)]' ']'",
+        "a=1; unset 'a[$(rm x)]'",
+        "jobs -x rm x",
+        "echo {a}>x",
+        "env 'BASH_FUNC_ls%%=() { rm x; }' bash -c ls",
     ] {
         asks(command);
     }
