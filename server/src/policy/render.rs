@@ -83,7 +83,14 @@ impl Renderer<'_> {
         if node.start_position().row > self.row {
             self.newline();
         }
-        self.row = self.row.max(node.end_position().row);
+        self.row = self.row.max(node.start_position().row);
+    }
+
+    /// After `node` is rendered: the line of its last character that is not
+    /// a blank (a here-document's body and end are part of it).
+    fn past(&mut self, node: Node) {
+        let text = text_of(node, self.source).trim_end();
+        self.row = self.row.max(node.start_position().row + text.matches('\n').count());
     }
 
     fn newline(&mut self) {
@@ -113,6 +120,8 @@ impl Renderer<'_> {
             self.line_of(child);
             if !child.is_named() {
                 match text_of(child, self.source) {
+                    // A newline the parser keeps as a token (`if a⏎then`).
+                    "\n" => self.newline(),
                     ";" => self.out.push(';'),
                     "&" => self.emit("&"),
                     token @ ("if" | "while" | "until" | "for" | "select" | "(" | "{" | "in" | "then" | "do"
@@ -123,7 +132,10 @@ impl Renderer<'_> {
                 continue;
             }
             match child.kind() {
-                "do_group" | "elif_clause" | "else_clause" => self.block(child)?,
+                "do_group" | "elif_clause" | "else_clause" => {
+                    self.block(child)?;
+                    self.past(child);
+                }
                 "variable_name" if node.kind() == "for_statement" => {
                     let name = text_of(child, self.source);
                     if runs_through(name) {
@@ -140,6 +152,7 @@ impl Renderer<'_> {
                         return Err("two commands on one line without a separator are not rendered".into());
                     }
                     self.statement(child)?;
+                    self.past(child);
                     after_statement = true;
                 }
             }
@@ -228,7 +241,8 @@ impl Renderer<'_> {
                 "comment" => {}
                 _ if child.is_named() => {
                     self.line_of(child);
-                    self.statement(child)?
+                    self.statement(child)?;
+                    self.past(child);
                 }
                 other => return Err(format!("`{other}` is not rendered")),
             }

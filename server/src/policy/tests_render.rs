@@ -37,6 +37,9 @@ fn everyday_commands_render_as_themselves_or_requoted() {
     renders("echo $$ > pid; exec sleep 1", "echo $$ > pid; exec sleep 1");
     // A line of the text is a line of the rendering: bash parses and runs a line at a time.
     renders("a; b\nc # note\n\nd &\ne", "a; b\nc\nd &\ne");
+    renders("if true\nthen echo a\nfi", "if true\nthen echo a\nfi");
+    renders("(\n  cd a\n  ls\n)", "(\ncd a\nls\n)");
+    renders("while false\ndo\n  echo x\ndone", "while false\ndo\necho x\ndone");
 }
 
 #[test]
