@@ -474,6 +474,19 @@ async fn a_decision_from_a_paired_device_names_it_in_the_audit() {
         .await
         .unwrap();
     local_decision.text().await.unwrap();
+    // The third card is withdrawn by Stop on the phone: that decision names it too.
+    model.push(crate::common::shell("c3", "echo three"));
+    let third = lines(prompt("three").await.unwrap().text().await.unwrap());
+    assert_eq!(third.last().unwrap()["status"], "waiting_approval", "{third:?}");
+    let stopped = phone
+        .post(hub.remote_url(&format!("/api/sessions/{session}/cancel")))
+        .header(COOKIE, device.clone())
+        .header(ORIGIN, format!("https://{NAME}:{}", hub.remote.port()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stopped.status(), StatusCode::OK);
+    stopped.text().await.unwrap();
     let audit = local
         .get(format!("{}/api/audit?sessionId={session}", hub.local))
         .bearer_auth(&hub.token)
@@ -489,6 +502,8 @@ async fn a_decision_from_a_paired_device_names_it_in_the_audit() {
     let id = listed["devices"][0]["id"].clone();
     assert_eq!(row("c1")["device"], json!({"id": id, "name": "Test phone"}), "{rows:?}");
     assert!(row("c2").get("device").is_none(), "decided on the hub's machine: {rows:?}");
+    assert_eq!(row("c3")["decision"], "stopped", "{rows:?}");
+    assert_eq!(row("c3")["device"], json!({"id": id, "name": "Test phone"}), "Stop from the phone: {rows:?}");
 }
 
 /// Idle connections held by unpaired peers (other addresses of the loopback
