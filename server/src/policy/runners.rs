@@ -45,30 +45,48 @@ fn split_string(args: &[Node], source: &str) -> Option<Inner> {
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         let word = literal(*arg, source, false)?;
-        if word == "--" || !word.starts_with('-') || word == "-" {
+        if word == "-" {
+            i += 1;
+            continue;
+        }
+        if word == "--" || !word.starts_with('-') {
             return None;
         }
-        let width = option_width(&options, "env", &word)?;
-        let value = if let Some(long) = word.strip_prefix("--") {
-            let (name, value) = long.split_once('=').map_or((long, None), |(name, value)| (name, Some(value)));
-            "split-string".starts_with(name).then(|| value.map(str::to_string))
-        } else {
-            // `S` in a cluster takes the rest of the word, or the next word.
-            word.find('S')
-                .filter(|at| !word[1..*at].contains(['u', 'C', 'a']))
-                .map(|at| Some(word[at + 1..].to_string()).filter(|rest| !rest.is_empty()))
+        i += option_width(&options, "env", &word)?;
+        if !splits(&word) {
+            continue;
+        }
+        // The value: after `=`, the rest of a cluster after `S`, or the next word.
+        let value = match word.strip_prefix("--") {
+            Some(long) => long.split_once('=').map(|(_, value)| value.to_string()),
+            None => word.find('S').map(|at| word[at + 1..].to_string()).filter(|rest| !rest.is_empty()),
         };
-        i += width;
-        let Some(value) = value else { continue };
         let value = value.or_else(|| args.get(i - 1).and_then(|next| literal(*next, source, false)));
         // GNU env reads escapes (`\_` is a blank) and `${VAR}` in it, and puts its words
-        // back among env's own arguments (`-S '-u X rm'` holds options): known only when it runs.
+        // back among env's own arguments, before the words after it (`-S '-u X rm'`,
+        // `-S timeout 5 rm x`): unless it is all there is, and plain, it is known only
+        // when it runs.
+        let alone = i >= args.len();
         return Some(match value {
-            Some(value) if !value.contains(['\\', '$']) && !value.trim_start().starts_with('-') => Inner::Script(value),
+            Some(value) if alone && !value.contains(['\\', '$']) && !value.trim_start().starts_with('-') => {
+                Inner::Script(value)
+            }
             _ => Inner::Dynamic,
         });
     }
     None
+}
+
+/// Whether an option word of env is its split string (`-S`, `-vS…`, `--split-string`,
+/// or an abbreviation), and not the value of `-u`, `-C` or `-a` before it.
+fn splits(word: &str) -> bool {
+    match word.strip_prefix("--") {
+        Some(long) => {
+            let name = long.split_once('=').map_or(long, |(name, _)| name);
+            !name.is_empty() && "split-string".starts_with(name)
+        }
+        None => word.find('S').is_some_and(|at| !word[1..at].contains(['u', 'C', 'a'])),
+    }
 }
 
 /// A word of `find -exec`'s command, quoted, with each `{}` standing for the
@@ -322,13 +340,20 @@ pub(super) fn wrapper_levels(words: &[Node], source: &str) -> (Vec<usize>, Optio
                 i += 1;
                 break;
             }
-            // env takes any word with `=` as a variable, not only a valid name.
-            if wrapper == "env" && word.contains('=') && !word.starts_with('-') {
+            // env and sudo take any word with `=` as a variable, not only a valid name;
+            // env takes a lone `-` as `-i`.
+            let variable = word.contains('=') && !word.starts_with(['-', '=']);
+            if matches!(wrapper.as_str(), "env" | "sudo") && variable || wrapper == "env" && word == "-" {
                 i += 1;
                 continue;
             }
             if !word.starts_with('-') || word == "-" {
                 break;
+            }
+            // `env -S '…' more words`: env splits the string back among its own
+            // arguments; what it runs is judged as `split_string` reads it.
+            if wrapper == "env" && splits(&word) {
+                return (levels, None);
             }
             match option_width(&options, &wrapper, &word) {
                 Some(width) => i += width,

@@ -840,9 +840,20 @@ fn what_a_hostile_review_found_asks_or_is_denied_in_yolo() {
     }
     // The second review: env's options and assignments, two scripts at two levels,
     // wrappers' options in clusters and abbreviated, an option no table knows.
-    for command in
-        ["env -S '-v rm x'", "env -S '-u <<E' bash -c $'rm x\nE'", "timeout --frobnicate 5 rm x", "nice -zz rm x"]
-    {
+    for command in [
+        "env -S '-v rm x'",
+        "env -S '-u <<E' bash -c $'rm x\nE'",
+        "timeout --frobnicate 5 rm x",
+        "nice -zz rm x",
+        // The third review: env -S followed by more words, `env -`, sudo's variables.
+        "env -S timeout 5 rm x",
+        "env -S 'nice -n' 5 rm x",
+        "env -Stimeout 5 rm x",
+        "env - rm x",
+        "env -i - rm x",
+        "sudo X=1 rm -rf /tmp/x",
+        "sudo -u root X=1 rm x",
+    ] {
         let verdict = shell(&rules, command, Mode::Yolo);
         assert!(matches!(verdict.decision, Some(AskUser | Deny)), "{command:?}: {verdict:?}");
     }
