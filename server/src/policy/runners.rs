@@ -89,6 +89,11 @@ fn splits(word: &str) -> bool {
     }
 }
 
+/// `-c` for a shell, also in a cluster (`-lc`, `-ec`).
+fn dashed_c(word: &str) -> bool {
+    word.len() > 1 && word.starts_with('-') && !word.starts_with("--") && word[1..].contains('c')
+}
+
 /// A word of `find -exec`'s command, quoted, with each `{}` standing for the
 /// path found (`"$found"`): known only when it runs, so the command asks,
 /// and a deny of its program still holds.
@@ -109,12 +114,7 @@ pub(super) fn unreadable(program: &str, args: &[Option<String>]) -> Option<Strin
         "xargs" => Some("xargs adds arguments it reads from its input".into()),
         // Scripts are read as bash reads them; these shells read some otherwise
         // (dash has no `$'…'`, zsh expands `=rm` to a path).
-        "sh" | "dash" | "zsh" | "ksh" | "ash" | "mksh"
-            if args
-                .iter()
-                .flatten()
-                .any(|arg| arg.len() > 1 && arg.starts_with('-') && !arg.starts_with("--") && arg.contains('c')) =>
-        {
+        "sh" | "dash" | "zsh" | "ksh" | "ash" | "mksh" if args.iter().flatten().any(|arg| dashed_c(arg)) => {
             Some(format!("the hub reads a script as bash does, and {program} may read it otherwise"))
         }
         "git" => {
@@ -436,8 +436,6 @@ pub(super) fn inner_script(program: &str, args: &[Node], source: &str) -> Option
     }
     // `-c` anywhere (`bash --rcfile x -c '…'`, `bash script -c …`): when no script is
     // found after it, what runs is not known.
-    let dashed_c =
-        |word: &str| word.len() > 1 && word.starts_with('-') && !word.starts_with("--") && word[1..].contains('c');
     let c_anywhere = args.iter().any(|arg| literal(*arg, source, false).is_some_and(|word| dashed_c(&word)));
     let mut seen_c = false;
     let mut script_file = false;
